@@ -1,0 +1,33 @@
+import type { Knex } from 'knex';
+import * as m001 from './001_create_users_and_token_blacklist';
+import * as m002 from './002_create_campaigns_and_links';
+import * as m003 from './003_create_contacts';
+import * as m004 from './004_create_checkouts_and_donations';
+import * as m005 from './005_create_newsletter_subscriptions';
+import * as m006 from './006_create_shop_orders';
+import * as m007 from './007_create_webhook_endpoints_events_attempts';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/**
+ * Migrations listed explicitly so that the same list runs from TypeScript (tests) and compiled JavaScript (dist),
+ * with no directory scan that depends on file extensions. Append only.
+ */
+const migrations: ReadonlyArray<[string, Migration]> = [
+  ['001_create_users_and_token_blacklist', m001],
+  ['002_create_campaigns_and_links', m002],
+  ['003_create_contacts', m003],
+  ['004_create_checkouts_and_donations', m004],
+  ['005_create_newsletter_subscriptions', m005],
+  ['006_create_shop_orders', m006],
+  ['007_create_webhook_endpoints_events_attempts', m007],
+];
+
+export const migrationSource: Knex.MigrationSource<[string, Migration]> = {
+  getMigrations: async () => [...migrations],
+  getMigrationName: ([name]) => name,
+  getMigration: async ([, migration]) => migration,
+};

@@ -1,0 +1,39 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { Config } from '../config';
+import type { Db } from '../db/knex';
+import type { Logger } from '../logger';
+import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
+import { errorMiddleware } from './errors';
+
+export interface AppDependencies {
+  db: Db;
+  config: Config;
+  log: Logger;
+  /** Seconds since the epoch; tests pass their own to move past token expiry. */
+  clock?: Clock;
+}
+
+/** What every router factory receives. */
+export interface RouteContext extends AppDependencies {
+  tokens: TokenSettings;
+}
+
+/** Builds the HTTP application; it holds no state of its own, so any number of processes can serve it. */
+export function createApp(deps: AppDependencies): Koa {
+  const context: RouteContext = {
+    ...deps,
+    tokens: { secret: deps.config.auth.jwtSecret, clock: deps.clock ?? systemClock },
+  };
+  const app = new Koa();
+  app.proxy = true;
+  app.use(errorMiddleware(deps.log));
+
+  const router = new Router();
+  router.get('/healthz', async function healthz(ctx) {
+    await context.db.raw('SELECT 1');
+    ctx.body = { status: 'ok' };
+  });
+  app.use(router.routes()).use(router.allowedMethods());
+  return app;
+}

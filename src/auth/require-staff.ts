@@ -1,0 +1,55 @@
+import type { Context, Next } from 'koa';
+import type { Db } from '../db/knex';
+import { ApiError } from '../api/errors';
+import { type TokenSettings, verifyToken } from './tokens';
+import { findActiveUser, type User, verifyCredentials } from './users';
+
+export interface AuthState {
+  user: User;
+}
+
+const challenge = { 'WWW-Authenticate': 'Bearer realm="api", Basic realm="api"' };
+const notAuthenticated = (message: string) => new ApiError(401, 'not_authenticated', message, challenge);
+
+function parseBasic(encoded: string): { username: string; password: string } | undefined {
+  const decoded = Buffer.from(encoded, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+async function authenticate(db: Db, tokens: TokenSettings, header: string): Promise<User> {
+  const [scheme, credentials, ...rest] = header.trim().split(/\s+/);
+  if (!credentials || rest.length > 0) throw notAuthenticated('Malformed Authorization header');
+  switch (scheme.toLowerCase()) {
+    case 'bearer': {
+      const claims = verifyToken(tokens, credentials, 'access');
+      const user = await findActiveUser(db, claims.user_id);
+      if (!user) throw notAuthenticated('User not found or inactive');
+      return user;
+    }
+    case 'basic': {
+      const parsed = parseBasic(credentials);
+      const user = parsed && (await verifyCredentials(db, parsed.username, parsed.password));
+      if (!user) throw notAuthenticated('Invalid username or password');
+      return user;
+    }
+    default:
+      throw notAuthenticated('Unsupported authentication scheme; use Bearer or Basic');
+  }
+}
+
+/**
+ * Bearer (access JWT) or HTTP Basic; only staff accounts pass. 401 when the credentials are missing or wrong,
+ * 403 when they are right but the account is not staff.
+ */
+export function requireStaff(db: Db, tokens: TokenSettings) {
+  return async function staffOnly(ctx: Context, next: Next) {
+    const header = ctx.get('Authorization');
+    if (!header) throw notAuthenticated('Authentication credentials were not provided');
+    const user = await authenticate(db, tokens, header);
+    if (!user.is_staff) throw new ApiError(403, 'permission_denied', 'Staff permission required');
+    ctx.state.user = user;
+    await next();
+  };
+}

@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import jwt from 'jsonwebtoken';
+import { ApiError } from '../api/errors';
+import type { User } from './users';
+
+export const ACCESS_TOKEN_LIFETIME_SECONDS = 5 * 60;
+export const REFRESH_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
+
+export type TokenType = 'access' | 'refresh';
+
+export interface TokenClaims {
+  token_type: TokenType;
+  user_id: number;
+  jti: string;
+  iat: number;
+  exp: number;
+}
+
+/** Seconds since the epoch; injected so that tests can move past an expiry without sleeping. */
+export type Clock = () => number;
+export const systemClock: Clock = () => Math.floor(Date.now() / 1000);
+
+export interface TokenSettings {
+  secret: string;
+  clock: Clock;
+}
+
+function sign(settings: TokenSettings, user: User, tokenType: TokenType, lifetime: number): string {
+  const iat = settings.clock();
+  const claims: TokenClaims = { token_type: tokenType, user_id: user.id, jti: randomUUID(), iat, exp: iat + lifetime };
+  return jwt.sign(claims, settings.secret, { algorithm: 'HS256', noTimestamp: true });
+}
+
+export function issueTokenPair(settings: TokenSettings, user: User): { access: string; refresh: string } {
+  return {
+    access: sign(settings, user, 'access', ACCESS_TOKEN_LIFETIME_SECONDS),
+    refresh: sign(settings, user, 'refresh', REFRESH_TOKEN_LIFETIME_SECONDS),
+  };
+}
+
+export const tokenNotValid = (message = 'Token is invalid or expired') =>
+  new ApiError(401, 'token_not_valid', message, { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
+
+/**
+ * Verifies signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type.
+ * Every failure is the same 401, so the response does not tell an attacker which check failed.
+ */
+export function verifyToken(settings: TokenSettings, token: string, expectedType: TokenType): TokenClaims {
+  let claims: unknown;
+  try {
+    claims = jwt.verify(token, settings.secret, { algorithms: ['HS256'], clockTimestamp: settings.clock() });
+  } catch {
+    throw tokenNotValid();
+  }
+  const c = claims as Partial<TokenClaims>;
+  if (
+    typeof c !== 'object' ||
+    c.token_type !== expectedType ||
+    typeof c.user_id !== 'number' ||
+    typeof c.jti !== 'string' ||
+    typeof c.exp !== 'number'
+  ) {
+    throw tokenNotValid();
+  }
+  return c as TokenClaims;
+}

@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+
+/** The repository root, so that relative defaults do not depend on the working directory. */
+export const projectRoot = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const environmentSchema = z.object({
+  NODE_ENV: z.string().default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  DATABASE_URL: z.string().url().optional(),
+  EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
+  DATA_DIR: z.string().default(path.join(projectRoot, '.data')),
+  TEMPORAL_ADDRESS: z.string().optional(),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('webhook-delivery'),
+  TEMPORAL_DEV_SERVER_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  TEMPORAL_UI_URL: z.string().url().optional(),
+  TEMPORAL_CLI_PATH: z.string().optional(),
+  TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
+  JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
+  ADMIN_USERNAME: z.string().min(1).default('admin'),
+  ADMIN_PASSWORD: z.string().min(8).optional(),
+  SEED_DEMO_DATA: booleanFlag.optional(),
+  PLATFORM_CART_LOGIC: booleanFlag.default(true),
+  PLATFORM_IS_STAGING: booleanFlag.default(false),
+  ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  production: boolean;
+  http: { port: number; host: string };
+  database: { url?: string; embeddedPort: number; dataDir: string };
+  temporal: {
+    address?: string;
+    namespace: string;
+    taskQueue: string;
+    devServerPort: number;
+    uiPort: number;
+    uiUrl?: string;
+    cliPath?: string;
+    testServerPath?: string;
+  };
+  auth: { jwtSecret: string; jwtSecretGenerated: boolean };
+  demo: { adminUsername: string; adminPassword?: string; seed: boolean };
+  platform: { cartLogic: boolean; isStaging: boolean };
+  webhooks: { allowInsecureUrls: boolean };
+  logLevel: string;
+}
+
+/**
+ * Reads the one typed configuration from the environment; nothing else reads process.env.
+ * Production refuses to start without a JWT secret: a built-in default would let anyone mint tokens.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  const e = parsed.data;
+  const production = e.NODE_ENV === 'production';
+  if (production && !e.JWT_SECRET) {
+    throw new Error('Invalid configuration: JWT_SECRET is required when NODE_ENV=production');
+  }
+  return {
+    production,
+    http: { port: e.PORT, host: e.HOST },
+    database: { url: e.DATABASE_URL, embeddedPort: e.EMBEDDED_POSTGRES_PORT, dataDir: path.resolve(e.DATA_DIR) },
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      devServerPort: e.TEMPORAL_DEV_SERVER_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      uiUrl: e.TEMPORAL_UI_URL,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      testServerPath: e.TEMPORAL_TEST_SERVER_PATH,
+    },
+    auth: {
+      jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString('hex'),
+      jwtSecretGenerated: !e.JWT_SECRET,
+    },
+    demo: {
+      adminUsername: e.ADMIN_USERNAME,
+      adminPassword: e.ADMIN_PASSWORD,
+      seed: e.SEED_DEMO_DATA ?? !production,
+    },
+    platform: { cartLogic: e.PLATFORM_CART_LOGIC, isStaging: e.PLATFORM_IS_STAGING },
+    webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,33 @@
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import { Model } from 'objection';
+import { migrationSource } from '../../migrations';
+
+// Amounts are bigint minor units and event ids are bigserial; both stay far below 2^53, so plain numbers are exact.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+// NUMERIC (discount percentages) is returned as a number for the same reason.
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value: string) => Number(value));
+
+export type Db = Knex;
+
+export interface DbOptions {
+  connectionString: string;
+  pool?: { min?: number; max?: number };
+}
+
+/** Creates the Knex instance and binds the Objection models to it. */
+export function createDb({ connectionString, pool }: DbOptions): Db {
+  const db = knexFactory({
+    client: 'pg',
+    connection: { connectionString },
+    pool: { min: pool?.min ?? 0, max: pool?.max ?? 10 },
+    migrations: { migrationSource, tableName: 'knex_migrations' },
+  });
+  Model.knex(db);
+  return db;
+}
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest()) as [number, string[]];
+  return applied;
+}

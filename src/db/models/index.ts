@@ -1,0 +1,7 @@
+export * from './campaign';
+export * from './checkout';
+export * from './contact';
+export * from './newsletter-subscription';
+export * from './shop-order';
+export * from './user';
+export * from './webhook';

@@ -1,0 +1,43 @@
+import path from 'node:path';
+import { mkdir } from 'node:fs/promises';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { devServerExecutable } from './binaries';
+
+export interface DevServerOptions {
+  dataDir: string;
+  port: number;
+  uiPort: number;
+  namespace: string;
+  cliPath?: string;
+}
+
+export interface DevServerHandle {
+  address: string;
+  uiUrl: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the Temporal CLI dev server with its Web UI. Its state is file-backed under the data directory, so
+ * workflows sleeping in retry backoff survive a restart of `npm start`.
+ */
+export async function startDevServer(options: DevServerOptions): Promise<DevServerHandle> {
+  await mkdir(options.dataDir, { recursive: true });
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: devServerExecutable(options.cliPath),
+      ip: '127.0.0.1',
+      port: options.port,
+      ui: true,
+      uiPort: options.uiPort,
+      namespace: options.namespace,
+      dbFilename: path.join(options.dataDir, 'temporal.sqlite'),
+      extraArgs: ['--log-level', 'warn'],
+    },
+  });
+  return {
+    address: `127.0.0.1:${options.port}`,
+    uiUrl: `http://127.0.0.1:${options.uiPort}`,
+    stop: () => env.teardown(),
+  };
+}

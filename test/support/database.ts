@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto';
+import { createDb, type Db } from '../../src/db/knex';
+
+const TEMPLATE_DATABASE = 'app_template';
+
+function urlFor(database: string): string {
+  const url = new URL(process.env.TEST_DATABASE_URL as string);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** A fresh, migrated database of its own for one test file, copied from the template made in global setup. */
+export async function createTestDatabase(): Promise<{ db: Db; url: string }> {
+  const name = `test_${randomBytes(6).toString('hex')}`;
+  const admin = createDb({ connectionString: urlFor('postgres'), pool: { max: 1 } });
+  try {
+    await admin.raw(`CREATE DATABASE ${name} TEMPLATE ${TEMPLATE_DATABASE}`);
+  } finally {
+    await admin.destroy();
+  }
+  const url = urlFor(name);
+  return { db: createDb({ connectionString: url }), url };
+}
