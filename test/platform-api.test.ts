@@ -255,15 +255,18 @@ describe('checkouts', () => {
     expect(await app.db('contacts').where({ email }).pluck('environment')).toEqual(expect.arrayContaining(['PRODUCTION', 'TEST']));
   });
 
-  test('a returning donor keeps one contact whose address and custom field answers follow the latest donation', async () => {
+  test('a returning donor keeps one contact: address and answers follow the latest donation, consent stays', async () => {
     const email = 'returning@example.ch';
     const first = await postCheckout(checkoutBody({ donor: { ...donor, email, custom_fields: { Anlass: 'Hochzeit', Quittung: true } } }));
     const second = await postCheckout(
-      checkoutBody({ donor: { ...donor, email: 'Returning@Example.ch', city: 'Bern', postal_code: '3011', custom_fields: { Anlass: 'Taufe' } } }),
+      checkoutBody({
+        donor: { ...donor, email: 'Returning@Example.ch', city: 'Bern', postal_code: '3011', newsletter: false, custom_fields: { Anlass: 'Taufe' } },
+      }),
     );
     expect(second.body.contact_id).toBe(first.body.contact_id);
     const contact = await app.db('contacts').where({ id: first.body.contact_id }).first();
-    expect(contact).toMatchObject({ city: 'Bern', postal_code: '3011', custom_fields: { Anlass: 'Taufe', Quittung: true } });
+    // An unticked newsletter box does not withdraw the consent given with the first donation.
+    expect(contact).toMatchObject({ city: 'Bern', postal_code: '3011', newsletter: true, custom_fields: { Anlass: 'Taufe', Quittung: true } });
     // Each checkout keeps the answers given with it.
     expect((await app.db('checkouts').where({ number: first.body.number }).first()).custom_fields).toEqual({ Anlass: 'Hochzeit', Quittung: true });
   });

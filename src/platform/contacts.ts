@@ -37,7 +37,8 @@ const PERSON_COLUMNS = [
 /**
  * Finds the contact of an e-mail address in one environment (case-insensitive) or creates it, in one statement so
  * that concurrent calls cannot create two. An existing contact takes the given name and address (the latest
- * donation knows them best); custom field answers are merged, newer answers replacing older ones.
+ * donation knows them best); custom field answers are merged, newer answers replacing older ones; newsletter
+ * consent is only ever added.
  */
 export async function upsertContact(
   trx: Knex.Transaction,
@@ -56,7 +57,9 @@ export async function upsertContact(
     created_at: now,
     updated_at: now,
   };
-  const updates = Object.keys(plain).map((column) => `"${column}" = EXCLUDED."${column}"`);
+  const updates = PERSON_COLUMNS.map((column) => `"${column}" = EXCLUDED."${column}"`);
+  // An unticked box on a later donation is not an unsubscription: consent once given stays.
+  if (newsletter !== undefined) updates.push('newsletter = contacts.newsletter OR EXCLUDED.newsletter');
   if (custom_fields) updates.push('custom_fields = contacts.custom_fields || EXCLUDED.custom_fields');
   updates.push('updated_at = EXCLUDED.updated_at');
   const { rows } = await trx.raw<{ rows: ContactModel[] }>(

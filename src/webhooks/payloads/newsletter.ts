@@ -14,7 +14,7 @@ export interface SignUpFields {
   confirmed_at: Date;
 }
 
-export interface ContactFields {
+export interface LinkedContact {
   gender: string;
   first_name: string;
   last_name: string;
@@ -26,7 +26,7 @@ export interface ContactFields {
  * A sign-up linked to a contact shows the contact's salutation, name, e-mail and language; whatever the contact
  * lacks (empty) comes from the sign-up.
  */
-export function subscriptionView(signUp: SignUpFields, contact: ContactFields | null): NewsletterSubscriptionView {
+export function subscriptionView(signUp: SignUpFields, contact: LinkedContact | null): NewsletterSubscriptionView {
   return {
     id: signUp.id,
     contactId: signUp.contact_id,
