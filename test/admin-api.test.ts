@@ -94,6 +94,8 @@ describe('webhook endpoint configuration', () => {
       [{ basic_auth_username: 'crm' }, /set both or neither/],
       [{ basic_auth_username: 'a:b', basic_auth_password: 'x' }, /must not contain a colon/],
       [{ signing_secret: 'short' }, /signing_secret/],
+      [{ signing_secret: 'long-enough-but-\u0000-nul' }, /signing_secret/],
+      [{ url: 'https://crm.example.org/\u0000' }, /url/],
     ];
     for (const [body, message] of cases) {
       const response = await endpoint(body);

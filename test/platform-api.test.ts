@@ -438,6 +438,18 @@ describe('reconciliations', () => {
     expect(again).toEqual([]);
   });
 
+  test('two reports of one payment at the same moment: one is recorded, the other is a 409', async () => {
+    await useEndpoint({ payload_version: 'v2' });
+    const checkout = await postCheckout(checkoutBody());
+    const body = { transaction_id: checkout.body.transaction_id, paid_out_amount: 48.5, fee_amount: 1.5, payout_currency: 'CHF' };
+    let statuses: number[] = [];
+    const events = await eventsCreatedBy(async () => {
+      statuses = (await Promise.all([reconcile(body), reconcile(body), reconcile(body)])).map((r) => r.status).sort();
+    });
+    expect(statuses).toEqual([201, 409, 409]);
+    expect(events).toHaveLength(1);
+  });
+
   test('v2.1: one event with positions and the total amounts', async () => {
     await useEndpoint({ payload_version: 'v2.1' });
     const checkout = await postCheckout(checkoutBody({ positions: [{ amount: 40, campaign_id: water }, { amount: 60, campaign_id: school }] }));
@@ -514,6 +526,17 @@ describe('newsletter', () => {
       expect(again.body.confirmed_at).toBe('2025-03-30T00:30:00Z');
     });
     expect(secondClick).toEqual([]);
+  });
+
+  test('simultaneous sign-ups of one address create one sign-up; simultaneous clicks one event', async () => {
+    await useEndpoint();
+    const body = { email: 'twice@example.ch', language: 'de' };
+    const signUps = await Promise.all([1, 2, 3].map(() => app.request('POST', '/platform/newsletter-subscriptions', body)));
+    expect(signUps.map((r) => r.status).sort()).toEqual([200, 200, 201]);
+    expect(new Set(signUps.map((r) => r.body.subscription_id)).size).toBe(1);
+    const path = `/platform/newsletter-subscriptions/${signUps[0].body.subscription_id}/confirm`;
+    const events = await eventsCreatedBy(() => Promise.all([1, 2, 3].map(() => app.request('POST', path))));
+    expect(events).toHaveLength(1);
   });
 
   test('unknown sign-ups are 404, malformed ids 400', async () => {
@@ -608,6 +631,10 @@ describe('validation and access', () => {
       [checkoutBody({ payment: { transaction_id: 'x', method: 'VIS', status: 'pending' } }), /payment.status: only a QR invoice/],
       [checkoutBody({ positions: [{ amount: 10, campaign_id: 987654 }] }), /positions.0.campaign_id: campaign 987654 does not exist/],
       [[1, 2], /expected object/],
+      [checkoutBody({ positions: [{ amount: 10, campaign_id: 2 ** 40 }] }), /positions.0.campaign_id/],
+      [checkoutBody({ positions: [{ amount: 1e12 }] }), /positions.0.amount/],
+      [checkoutBody({ donor: { ...donor, city: 'Zü\u0000rich' } }), /donor.city: must not contain NUL/],
+      [checkoutBody({ donor: { ...donor, custom_fields: { Anlass: 'a\u0000' } } }), /donor.custom_fields.Anlass/],
     ];
     for (const [body, message] of cases) {
       const response = await postCheckout(body);

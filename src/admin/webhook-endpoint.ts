@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config';
 import type { WebhookEndpointModel } from '../db/models';
 import { badRequest } from '../api/errors';
+import { storableText } from '../platform/input-schemas';
 import { formatTimestamp } from '../shared/time';
 import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor } from '../webhooks/endpoint-rules';
 import { findEndpoint, saveEndpoint, settingsOf } from '../webhooks/endpoint-store';
@@ -10,14 +11,14 @@ import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../webhooks/payload-versions';
 
 export const endpointChangeInput = z.object({
-  url: z.string().trim().min(1).max(4096).optional(),
+  url: storableText(4096).trim().min(1).optional(),
   active: z.boolean().optional(),
   payload_version: z.enum(PAYLOAD_VERSIONS).optional(),
   events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length * 2).optional(),
   // A colon cannot be part of a basic-auth user name: it separates name and password.
-  basic_auth_username: z.string().min(1).max(200).regex(/^[^:]*$/, 'must not contain a colon').nullable().optional(),
-  basic_auth_password: z.string().min(1).max(200).nullable().optional(),
-  signing_secret: z.string().min(16).max(512).regex(/^\S+$/, 'must not contain whitespace').nullable().optional(),
+  basic_auth_username: storableText(200).min(1).regex(/^[^:]*$/, 'must not contain a colon').nullable().optional(),
+  basic_auth_password: storableText(200).min(1).nullable().optional(),
+  signing_secret: storableText(512).min(16).regex(/^\S+$/, 'must not contain whitespace').nullable().optional(),
 });
 
 /**

@@ -13,14 +13,22 @@ export const emailInput = z.email().max(254);
 
 /** Codes such as VIS, TWI or INV; other providers' codes (PAYPAL) occur too. */
 export const paymentMethodInput = z.string().regex(/^[A-Z][A-Z0-9_]{1,31}$/, 'must be a payment method code such as VIS');
-export const transactionIdInput = z.string().trim().min(1).max(200);
+/** Text as Postgres can store it: a NUL character would make the insert fail instead of being a 400. */
+export const storableText = (max: number) => z.string().max(max).regex(/^[^\u0000]*$/, 'must not contain NUL characters');
 
-const text = (max: number) => z.string().trim().max(max);
+/** A reference to a row: within Postgres `integer`, so that a huge number is a 400 rather than a database error. */
+export const rowIdInput = z.number().int().positive().max(2_147_483_647);
+
+const text = (max: number) => storableText(max).trim();
+export const transactionIdInput = text(200).min(1);
 export const requiredText = (max: number) => text(max).min(1);
 export const optionalText = (max: number) => text(max).nullable().default(null);
 
-/** An amount in the currency's units: a number with at most two decimals. */
-export const amountInput = z.number().refine((value) => toMinor(value) !== undefined, 'must be a number with at most 2 decimals');
+/** An amount in the currency's units: a number with at most two decimals, below a billion. */
+export const amountInput = z
+  .number()
+  .max(999_999_999.99)
+  .refine((value) => toMinor(value) !== undefined, 'must be a number with at most 2 decimals');
 export const positiveAmountInput = amountInput.refine((value) => value > 0, 'must be greater than 0');
 export const nonNegativeAmountInput = amountInput.refine((value) => value >= 0, 'must not be negative');
 
@@ -33,7 +41,7 @@ export function minorOf(amount: number): number {
 
 /** Answers to the donation form's custom fields: text, or true/false for checkboxes. */
 export const customFieldsInput = z
-  .record(z.string().trim().min(1).max(100), z.union([z.string().max(1000), z.boolean()]))
+  .record(text(100).min(1), z.union([storableText(1000), z.boolean()]))
   .refine((fields) => Object.keys(fields).length <= 50, 'at most 50 custom fields')
   .default({});
 

@@ -16,6 +16,7 @@ import {
   paymentStatusInput,
   positiveAmountInput,
   requiredText,
+  rowIdInput,
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
@@ -30,7 +31,7 @@ import {
 
 const positionInput = z.object({
   amount: positiveAmountInput,
-  campaign_id: z.number().int().positive().nullable().default(null),
+  campaign_id: rowIdInput.nullable().default(null),
   purpose: optionalText(200),
   // Follow-up payments of a recurring donation are recorded through the recurring-payments call, not here.
   payment_type: z.enum(['single', 'recurring_init', 'crowdfunding']).default('single'),

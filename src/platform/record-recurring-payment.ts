@@ -6,12 +6,19 @@ import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderRecurringCompleted } from '../webhooks/payloads/donation';
 import { recordWebhookEvents } from '../webhooks/record-events';
 import type { CommandResult, PlatformContext } from './context';
-import { minorOf, paymentMethodInput, paymentStatusInput, positiveAmountInput, transactionIdInput } from './input-schemas';
+import {
+  minorOf,
+  paymentMethodInput,
+  paymentStatusInput,
+  positiveAmountInput,
+  rowIdInput,
+  transactionIdInput,
+} from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import { findPaymentByTransactionId, insertPayment, loadPaymentSnapshot, type PaymentRecord, presentPayment } from './payments';
 
 export const recurringPaymentInput = z.object({
-  recurring_id: z.number().int().positive(),
+  recurring_id: rowIdInput,
   payment: z.object({
     transaction_id: transactionIdInput,
     // Both follow from the recurring donation; when given they must agree with it.

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { badRequest } from '../api/errors';
 import type { NewsletterSubscriptionModel } from '../db/models';
 import type { CommandResult, PlatformContext } from './context';
-import { emailInput, genderInput, languageInput, optionalText } from './input-schemas';
+import { emailInput, genderInput, languageInput, optionalText, rowIdInput } from './input-schemas';
 import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
 
 export const signUpInput = z.object({
@@ -14,7 +14,7 @@ export const signUpInput = z.object({
   language: languageInput,
   channel: z.enum(['donation_form', 'form', 'api']).default('api'),
   /** The contact this sign-up belongs to; without it a live contact with the same e-mail is linked when there is one. */
-  contact_id: z.number().int().positive().optional(),
+  contact_id: rowIdInput.optional(),
 });
 
 export type SignUpInput = z.output<typeof signUpInput>;
