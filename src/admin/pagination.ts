@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
 import { badRequest, notFound } from '../api/errors';
 
-export const DEFAULT_PAGE_SIZE = 100;
-export const MAX_PAGE_SIZE = 1000;
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
 
 export interface Page {
   page: number;

@@ -25,7 +25,7 @@ export const requiredText = (max: number) => text(max).min(1);
 export const optionalText = (max: number) => text(max).nullable().default(null);
 
 /** An amount in the currency's units: a number with at most two decimals, below a billion. */
-export const amountInput = z
+const amountInput = z
   .number()
   .max(999_999_999.99)
   .refine((value) => toMinor(value) !== undefined, 'must be a number with at most 2 decimals');
@@ -40,7 +40,7 @@ export function minorOf(amount: number): number {
 }
 
 /** Answers to the donation form's custom fields: text, or true/false for checkboxes. */
-export const customFieldsInput = z
+const customFieldsInput = z
   .record(text(100).min(1), z.union([storableText(1000), z.boolean()]))
   .refine((fields) => Object.keys(fields).length <= 50, 'at most 50 custom fields')
   .default({});
@@ -61,7 +61,5 @@ export const donorInput = z.object({
   newsletter: z.boolean().default(false),
   custom_fields: customFieldsInput,
 });
-
-export type DonorInput = z.output<typeof donorInput>;
 
 export const paymentStatusInput = z.enum(['completed', 'pending']);

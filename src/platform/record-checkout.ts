@@ -103,10 +103,7 @@ export async function recordCheckout(
   if (invoiceSettings.mode === 'text' && !invoiceSettings.text) {
     throw badRequest('invoice_reference_text is required: the platform has no invoice reference text configured');
   }
-  await assertCampaignsExist(
-    trx,
-    input.positions.map((position) => position.campaign_id),
-  );
+  await assertCampaignsExist(trx, input.positions.map((position) => position.campaign_id));
 
   const now = ctx.now();
   const contact = await upsertContact(trx, input.environment, input.donor, now);

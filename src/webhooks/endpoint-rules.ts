@@ -52,7 +52,7 @@ function bareHost(hostname: string): string {
   return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
 }
 
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   const host = bareHost(hostname).toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   if (host === '::1') return true;
