@@ -5,6 +5,8 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
 import { errorMiddleware } from './errors';
+import { createPlatformRouter } from '../platform/routes';
+import { createAdminApiRouter } from '../admin/routes';
 
 export interface AppDependencies {
   db: Db;
@@ -35,5 +37,8 @@ export function createApp(deps: AppDependencies): Koa {
     ctx.body = { status: 'ok' };
   });
   app.use(router.routes()).use(router.allowedMethods());
+  for (const mounted of [createPlatformRouter(context), createAdminApiRouter(context)]) {
+    app.use(mounted.routes()).use(mounted.allowedMethods({ throw: true }));
+  }
   return app;
 }
