@@ -1,10 +1,12 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import type { Client as TemporalClient } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
 import { errorMiddleware } from './errors';
+import { createResendRouter } from '../admin/resend-route';
 
 export interface AppDependencies {
   db: Db;
@@ -12,6 +14,8 @@ export interface AppDependencies {
   log: Logger;
   /** Seconds since the epoch; tests pass their own to move past token expiry. */
   clock?: Clock;
+  /** For the admin resend; without it a resend answers 503. */
+  temporalClient?: TemporalClient;
 }
 
 /** What every router factory receives. */
@@ -35,5 +39,7 @@ export function createApp(deps: AppDependencies): Koa {
     ctx.body = { status: 'ok' };
   });
   app.use(router.routes()).use(router.allowedMethods());
+  const resend = createResendRouter(context);
+  app.use(resend.routes()).use(resend.allowedMethods());
   return app;
 }
