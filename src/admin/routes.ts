@@ -6,7 +6,7 @@ import { jsonBody, parseBody } from '../api/json-body';
 import { requireStaff } from '../auth/require-staff';
 import type { DeliveryStatus } from '../db/models';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
-import { DELIVERY_STATUSES } from '../webhooks/status-labels';
+import { DELIVERY_STATUSES } from '../webhooks/delivery-status';
 import { pageOf, paginated } from './pagination';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
 import { type EventFilters, findWebhookEvent, listWebhookEvents } from './webhook-events';

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { DeliveryStatus, WebhookDeliveryAttemptModel, WebhookEventModel } from '../db/models';
 import { formatTimestamp } from '../shared/time';
 import type { WebhookEventType } from '../webhooks/event-types';
-import { STATUS_LABELS } from '../webhooks/status-labels';
+import { DELIVERY_STATUS_LABELS } from '../webhooks/delivery-status';
 import type { Page } from './pagination';
 
 export interface EventFilters {
@@ -18,7 +18,7 @@ function presentEvent(row: WebhookEventModel) {
     event: row.event_type,
     created_at: utc(row.created_at),
     status: row.status,
-    status_label: STATUS_LABELS[row.status],
+    status_label: DELIVERY_STATUS_LABELS[row.status],
     attempts: row.attempts,
     last_response_code: row.last_response_code,
     last_response_body: row.last_response_body,

@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import type { Client as TemporalClient } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
@@ -7,6 +8,7 @@ import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
 import { errorMiddleware } from './errors';
 import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
+import { createResendRouter } from '../admin/resend-route';
 
 export interface AppDependencies {
   db: Db;
@@ -14,6 +16,8 @@ export interface AppDependencies {
   log: Logger;
   /** Seconds since the epoch; tests pass their own to move past token expiry. */
   clock?: Clock;
+  /** For the admin resend; without it a resend answers 503. */
+  temporalClient?: TemporalClient;
 }
 
 /** What every router factory receives. */
@@ -37,7 +41,7 @@ export function createApp(deps: AppDependencies): Koa {
     ctx.body = { status: 'ok' };
   });
   app.use(router.routes()).use(router.allowedMethods());
-  for (const mounted of [createPlatformRouter(context), createAdminApiRouter(context)]) {
+  for (const mounted of [createPlatformRouter(context), createAdminApiRouter(context), createResendRouter(context)]) {
     app.use(mounted.routes()).use(mounted.allowedMethods({ throw: true }));
   }
   return app;
