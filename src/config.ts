@@ -31,6 +31,8 @@ const environmentSchema = z.object({
   PLATFORM_CART_LOGIC: booleanFlag.default(true),
   PLATFORM_IS_STAGING: booleanFlag.default(false),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
+  // Read by the create-staff-user command only (never from argv, where `ps` would show it).
+  STAFF_PASSWORD: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -52,6 +54,7 @@ export interface Config {
   demo: { adminUsername: string; adminPassword?: string; seed: boolean };
   platform: { cartLogic: boolean; isStaging: boolean };
   webhooks: { allowInsecureUrls: boolean };
+  cli: { staffPassword?: string };
   logLevel: string;
 }
 
@@ -95,6 +98,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     platform: { cartLogic: e.PLATFORM_CART_LOGIC, isStaging: e.PLATFORM_IS_STAGING },
     webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
+    cli: { staffPassword: e.STAFF_PASSWORD },
     logLevel: e.LOG_LEVEL,
   };
 }

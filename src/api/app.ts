@@ -5,6 +5,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
 import { errorMiddleware } from './errors';
+import { createApiRouter } from './routes';
 
 export interface AppDependencies {
   db: Db;
@@ -35,5 +36,7 @@ export function createApp(deps: AppDependencies): Koa {
     ctx.body = { status: 'ok' };
   });
   app.use(router.routes()).use(router.allowedMethods());
+  const api = createApiRouter(context);
+  app.use(api.routes()).use(api.allowedMethods({ throw: true }));
   return app;
 }

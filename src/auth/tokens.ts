@@ -42,10 +42,11 @@ export const tokenNotValid = (message = 'Token is invalid or expired') =>
   new ApiError(401, 'token_not_valid', message, { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
 
 /**
- * Verifies signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type.
- * Every failure is the same 401, so the response does not tell an attacker which check failed.
+ * Verifies signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type
+ * (either type when none is expected). Every failure is the same 401, so the response does not tell an attacker
+ * which check failed.
  */
-export function verifyToken(settings: TokenSettings, token: string, expectedType: TokenType): TokenClaims {
+export function verifyToken(settings: TokenSettings, token: string, expectedType?: TokenType): TokenClaims {
   let claims: unknown;
   try {
     claims = jwt.verify(token, settings.secret, { algorithms: ['HS256'], clockTimestamp: settings.clock() });
@@ -55,7 +56,7 @@ export function verifyToken(settings: TokenSettings, token: string, expectedType
   const c = claims as Partial<TokenClaims>;
   if (
     typeof c !== 'object' ||
-    c.token_type !== expectedType ||
+    (expectedType ? c.token_type !== expectedType : c.token_type !== 'access' && c.token_type !== 'refresh') ||
     typeof c.user_id !== 'number' ||
     typeof c.jti !== 'string' ||
     typeof c.exp !== 'number'
