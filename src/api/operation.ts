@@ -42,7 +42,16 @@ export function defineOperation<Q, P, B>(operation: Operation<Q, P, B>): Operati
   return operation as unknown as Operation;
 }
 
-const parseJsonBody = bodyParser({ enableTypes: ['json'], strict: true, jsonLimit: '16kb' });
+const parseJsonBody = bodyParser({
+  enableTypes: ['json'],
+  strict: true,
+  jsonLimit: '16kb',
+  onerror(err: Error & { status?: number }) {
+    // A body that is not JSON (or a JSON scalar) is the client's mistake, whatever the parser's wording.
+    if (err.status === 400) throw new ApiError(400, 'malformed_json', 'Malformed JSON body');
+    throw err;
+  },
+});
 
 function requireJson(): Middleware {
   return async function jsonOnly(ctx, next) {

@@ -28,7 +28,8 @@ export interface TokenSettings {
 function sign(settings: TokenSettings, user: User, tokenType: TokenType, lifetime: number): string {
   const iat = settings.clock();
   const claims: TokenClaims = { token_type: tokenType, user_id: user.id, jti: randomUUID(), iat, exp: iat + lifetime };
-  return jwt.sign(claims, settings.secret, { algorithm: 'HS256', noTimestamp: true });
+  // iat and exp come from the injected clock; jsonwebtoken keeps them as given.
+  return jwt.sign(claims, settings.secret, { algorithm: 'HS256' });
 }
 
 export function issueTokenPair(settings: TokenSettings, user: User): { access: string; refresh: string } {
