@@ -29,6 +29,8 @@ export function createApp(deps: AppDependencies): Koa {
   const app = new Koa();
   app.proxy = true;
   app.use(errorMiddleware(deps.log));
+  // Errors after the response has begun (a client that leaves mid-stream) reach only this listener.
+  app.on('error', (err: Error) => deps.log.warn({ err }, 'response not completed'));
 
   const router = new Router();
   router.get('/healthz', async function healthz(ctx) {

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import pg from 'pg';
 import { upsertUser } from '../auth/users';
 import { type Config, loadConfig } from '../config';
-import { startEmbeddedPostgres } from '../db/embedded-postgres';
 import { createDb, type Db, migrateToLatest } from '../db/knex';
 
 /*
@@ -31,6 +31,18 @@ async function firstLine(input: Readable): Promise<string> {
   return text.split(/\r?\n/)[0];
 }
 
+async function answers(connectionString: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /**
  * DATABASE_URL when set. Otherwise the embedded default: the running service's Postgres when it is up, else the
  * embedded cluster in DATA_DIR, started for this command alone (and stopped after it).
@@ -41,13 +53,12 @@ async function openDatabase(config: Config): Promise<{ db: Db; close: () => Prom
     return { db, close: () => db.destroy() };
   }
   const runningUrl = `postgres://postgres:postgres@127.0.0.1:${config.database.embeddedPort}/${EMBEDDED_DATABASE}`;
-  const running = createDb({ connectionString: runningUrl, pool: { max: 1 } });
-  try {
-    await running.raw('SELECT 1');
-    return { db: running, close: () => running.destroy() };
-  } catch {
-    await running.destroy();
+  if (await answers(runningUrl)) {
+    const db = createDb({ connectionString: runningUrl, pool: { max: 1 } });
+    return { db, close: () => db.destroy() };
   }
+  // Loaded only here: the package is an ES module, which Jest's CommonJS runtime (the tests use DATABASE_URL) cannot load.
+  const { startEmbeddedPostgres } = await import('../db/embedded-postgres.js');
   const server = await startEmbeddedPostgres({
     dataDir: path.join(config.database.dataDir, 'postgres'),
     port: config.database.embeddedPort,
