@@ -6,6 +6,7 @@ import * as m004 from './004_create_checkouts_and_donations';
 import * as m005 from './005_create_newsletter_subscriptions';
 import * as m006 from './006_create_shop_orders';
 import * as m007 from './007_create_webhook_endpoints_events_attempts';
+import * as m008 from './008_notify_webhook_event_inserted';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -24,6 +25,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['005_create_newsletter_subscriptions', m005],
   ['006_create_shop_orders', m006],
   ['007_create_webhook_endpoints_events_attempts', m007],
+  ['008_notify_webhook_event_inserted', m008],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

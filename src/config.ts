@@ -30,11 +30,15 @@ const environmentSchema = z.object({
   SEED_DEMO_DATA: booleanFlag.optional(),
   PLATFORM_CART_LOGIC: booleanFlag.default(true),
   PLATFORM_IS_STAGING: booleanFlag.default(false),
+  PLATFORM_INVOICE_REFERENCE_MODE: z.enum(['qr', 'text', 'purpose']).default('qr'),
+  PLATFORM_INVOICE_REFERENCE_TEXT: z.string().min(1).max(140).optional(),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
   // Read by the create-staff-user command only (never from argv, where `ps` would show it).
   STAFF_PASSWORD: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
+
+export type InvoiceReferenceMode = 'qr' | 'text' | 'purpose';
 
 export interface Config {
   production: boolean;
@@ -52,7 +56,12 @@ export interface Config {
   };
   auth: { jwtSecret: string; jwtSecretGenerated: boolean };
   demo: { adminUsername: string; adminPassword?: string; seed: boolean };
-  platform: { cartLogic: boolean; isStaging: boolean };
+  platform: {
+    cartLogic: boolean;
+    isStaging: boolean;
+    /** What a QR invoice carries as reference: the 27-digit QR reference, a fixed text, or the donation purpose. */
+    invoiceReference: { mode: InvoiceReferenceMode; text?: string };
+  };
   webhooks: { allowInsecureUrls: boolean };
   cli: { staffPassword?: string };
   logLevel: string;
@@ -72,6 +81,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const production = e.NODE_ENV === 'production';
   if (production && !e.JWT_SECRET) {
     throw new Error('Invalid configuration: JWT_SECRET is required when NODE_ENV=production');
+  }
+  if (e.PLATFORM_INVOICE_REFERENCE_MODE === 'text' && !e.PLATFORM_INVOICE_REFERENCE_TEXT) {
+    throw new Error('Invalid configuration: PLATFORM_INVOICE_REFERENCE_TEXT is required when PLATFORM_INVOICE_REFERENCE_MODE=text');
   }
   return {
     production,
@@ -96,7 +108,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       adminPassword: e.ADMIN_PASSWORD,
       seed: e.SEED_DEMO_DATA ?? !production,
     },
-    platform: { cartLogic: e.PLATFORM_CART_LOGIC, isStaging: e.PLATFORM_IS_STAGING },
+    platform: {
+      cartLogic: e.PLATFORM_CART_LOGIC,
+      isStaging: e.PLATFORM_IS_STAGING,
+      invoiceReference: { mode: e.PLATFORM_INVOICE_REFERENCE_MODE, text: e.PLATFORM_INVOICE_REFERENCE_TEXT },
+    },
     webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
     cli: { staffPassword: e.STAFF_PASSWORD },
     logLevel: e.LOG_LEVEL,

@@ -1,102 +1,99 @@
-import path from 'node:path';
-import type { Server } from 'node:http';
-import { createApp } from './api/app';
-import { type Config, loadConfig } from './config';
-import { startEmbeddedPostgres } from './db/embedded-postgres';
-import { createDb, type Db, migrateToLatest } from './db/knex';
+import { loadConfig } from './config';
+import { migrateToLatest } from './db/knex';
 import { ensureDemoAdmin } from './demo/admin-user';
-import { createLogger, type Logger } from './logger';
-import { startDevServer } from './temporal/dev-server';
-
-type Stop = () => Promise<void>;
-
-async function connectDatabase(config: Config, log: Logger, stops: Stop[]): Promise<Db> {
-  let url = config.database.url;
-  if (!url) {
-    const server = await startEmbeddedPostgres({
-      dataDir: path.join(config.database.dataDir, 'postgres'),
-      port: config.database.embeddedPort,
-      persistent: true,
-    });
-    stops.push(() => server.stop());
-    await server.createDatabase('donations');
-    url = server.connectionString('donations');
-    log.info({ port: config.database.embeddedPort }, 'embedded Postgres started');
-  }
-  const db = createDb({ connectionString: url });
-  stops.push(() => db.destroy());
-  return db;
-}
-
-async function connectTemporal(config: Config, log: Logger, stops: Stop[]): Promise<{ address: string; uiUrl?: string }> {
-  if (config.temporal.address) return { address: config.temporal.address, uiUrl: config.temporal.uiUrl };
-  const server = await startDevServer({
-    dataDir: path.join(config.database.dataDir, 'temporal'),
-    port: config.temporal.devServerPort,
-    uiPort: config.temporal.uiPort,
-    namespace: config.temporal.namespace,
-    cliPath: config.temporal.cliPath,
-  });
-  stops.push(() => server.stop());
-  log.info({ address: server.address, ui: server.uiUrl }, 'Temporal dev server started');
-  return server;
-}
-
-function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
-  return new Promise((resolve, reject) => {
-    const server = app.listen(config.http.port, config.http.host);
-    server.once('listening', () => resolve(server));
-    server.once('error', reject);
-  });
-}
+import { persistedLocalSecret } from './demo/local-secret';
+import { seedDemoData } from './demo/seed';
+import { createLogger } from './logger';
+import { type Runtime, startApi, startRelay, startTemporalClient, startWorker } from './runtime/components';
+import { connectDatabase, connectTemporal } from './runtime/infrastructure';
+import { Lifecycle } from './runtime/lifecycle';
 
 /**
- * The embedded default: Postgres and Temporal (started here unless DATABASE_URL / TEMPORAL_ADDRESS point
- * elsewhere), migrations, demo data, the HTTP API, the worker and the outbox relay, all in one process.
+ * `all` (the default, `npm start`): the embedded default in one process — Postgres and the Temporal dev server
+ * unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere, migrations, demo data, API, worker and outbox relay.
+ * The other roles are the separate services of the production stack (docker-compose.yml).
  */
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const log = createLogger(config.logLevel);
-  const stops: Stop[] = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) {
-      await stop().catch((err: unknown) => log.error({ err }, 'error while stopping'));
-    }
-  };
-  let stopping = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'stopping');
-      void stopAll().then(() => process.exit(0));
-    });
-  }
-
-  try {
+const ROLES = {
+  async all(runtime: Runtime) {
+    const { config, log, lifecycle } = runtime;
     const started = Date.now();
-    const db = await connectDatabase(config, log, stops);
-    const applied = await migrateToLatest(db);
-    log.info({ applied }, 'migrations applied');
-    const temporal = await connectTemporal(config, log, stops);
-
-    const app = createApp({ db, config, log });
-    const server = await listen(app, config);
-    stops.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const { port } = server.address() as { port: number };
-
-    const lines = [`API:         http://localhost:${port}/  (health: /healthz)`];
-    if (temporal.uiUrl) lines.push(`Temporal UI: ${temporal.uiUrl}`);
+    if (config.auth.jwtSecretGenerated && !config.production) {
+      config.auth.jwtSecret = await persistedLocalSecret(config.database.dataDir, 'jwt-secret', 32);
+    }
+    const db = await connectDatabase(config, log, lifecycle, 'embedded-allowed');
+    log.info({ applied: await migrateToLatest(db) }, 'migrations applied');
+    const temporal = await connectTemporal(config, log, lifecycle, 'embedded-allowed');
+    const lines: string[] = [];
     if (config.demo.seed) {
       const admin = await ensureDemoAdmin(db, config);
+      log.info(await seedDemoData(db, config), 'demo data');
       lines.push(`Staff user:  ${admin.username} / ${admin.password}`);
     }
-    if (config.auth.jwtSecretGenerated) lines.push('JWT_SECRET not set: tokens are signed with a key generated for this run');
+    const client = startTemporalClient(runtime, temporal.address);
+    await startWorker(runtime, db, temporal.address);
+    startRelay(runtime, db, client);
+    const port = await startApi(runtime, db, client);
+    lines.unshift(`API:         http://localhost:${port}/  (health: /healthz, docs: /api/swagger/, admin: /admin/)`);
+    if (temporal.uiUrl) lines.splice(1, 0, `Temporal UI: ${temporal.uiUrl}`);
     lines.push(`Ready in ${((Date.now() - started) / 1000).toFixed(1)} s. Ctrl-C stops everything.`);
     process.stdout.write(`\n${lines.join('\n')}\n\n`);
+  },
+
+  async api(runtime: Runtime) {
+    const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
+    const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
+    const port = await startApi(runtime, db, startTemporalClient(runtime, temporal.address));
+    runtime.log.info({ port }, 'API listening');
+  },
+
+  async worker(runtime: Runtime) {
+    const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
+    const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
+    await startWorker(runtime, db, temporal.address);
+    runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue }, 'delivery worker running');
+  },
+
+  async relay(runtime: Runtime) {
+    const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
+    const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
+    startRelay(runtime, db, startTemporalClient(runtime, temporal.address));
+    runtime.log.info('outbox relay running');
+  },
+
+  /** One-off job: migrate, and create or reset the staff user named by ADMIN_USERNAME when ADMIN_PASSWORD is set. */
+  async migrate(runtime: Runtime) {
+    const { config, log, lifecycle } = runtime;
+    const db = await connectDatabase(config, log, lifecycle, 'external-required');
+    log.info({ applied: await migrateToLatest(db) }, 'migrations applied');
+    if (config.demo.adminPassword) {
+      const admin = await ensureDemoAdmin(db, config);
+      log.info({ username: admin.username }, 'staff user created or updated');
+    }
+    await lifecycle.stop();
+  },
+} satisfies Record<string, (runtime: Runtime) => Promise<void>>;
+
+async function main(): Promise<void> {
+  const roleName = process.argv[2] ?? 'all';
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const log = createLogger(config.logLevel);
+  const lifecycle = new Lifecycle(log);
+  if (!Object.hasOwn(ROLES, roleName)) {
+    log.fatal(`unknown role "${roleName}"; use one of: ${Object.keys(ROLES).join(', ')}`);
+    process.exit(2);
+  }
+  lifecycle.exitOnSignals();
+  try {
+    await ROLES[roleName as keyof typeof ROLES]({ config, log, lifecycle });
   } catch (err) {
     log.fatal({ err }, 'start-up failed');
-    await stopAll();
+    await lifecycle.stop();
     process.exit(1);
   }
 }

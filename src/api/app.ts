@@ -1,10 +1,14 @@
 import Koa from 'koa';
 import Router from '@koa/router';
+import type { Client as TemporalClient } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
 import { errorMiddleware } from './errors';
+import { createPlatformRouter } from '../platform/routes';
+import { createAdminApiRouter } from '../admin/routes';
+import { createResendRouter } from '../admin/resend-route';
 import { createApiRouter } from './routes';
 
 export interface AppDependencies {
@@ -13,6 +17,8 @@ export interface AppDependencies {
   log: Logger;
   /** Seconds since the epoch; tests pass their own to move past token expiry. */
   clock?: Clock;
+  /** For the admin resend; without it a resend answers 503. */
+  temporalClient?: TemporalClient;
 }
 
 /** What every router factory receives. */
@@ -38,7 +44,13 @@ export function createApp(deps: AppDependencies): Koa {
     ctx.body = { status: 'ok' };
   });
   app.use(router.routes()).use(router.allowedMethods());
-  const api = createApiRouter(context);
-  app.use(api.routes()).use(api.allowedMethods({ throw: true }));
+  for (const mounted of [
+    createApiRouter(context),
+    createPlatformRouter(context),
+    createAdminApiRouter(context),
+    createResendRouter(context),
+  ]) {
+    app.use(mounted.routes()).use(mounted.allowedMethods({ throw: true }));
+  }
   return app;
 }

@@ -48,10 +48,6 @@ function confirmedSubscriptions(
   return builder;
 }
 
-// What the contact has wins; what it lacks (null or empty) comes from the sign-up.
-const fromContactElseSignUp = (column: string) =>
-  `coalesce(nullif(ct.${column}, ''), ns.${column}) AS ${column}`;
-
 export const newsletterSubscriptionsOperation = (features: VersionFeatures) =>
   defineOperation({
     method: 'get',
@@ -74,12 +70,17 @@ export const newsletterSubscriptionsOperation = (features: VersionFeatures) =>
         .select(
           'ns.id',
           'ns.contact_id',
+          'ns.gender',
+          'ns.first_name',
+          'ns.last_name',
+          'ns.email',
+          'ns.language',
           'ns.confirmed_at',
-          db.raw(fromContactElseSignUp('gender')),
-          db.raw(fromContactElseSignUp('first_name')),
-          db.raw(fromContactElseSignUp('last_name')),
-          db.raw(fromContactElseSignUp('email')),
-          db.raw(fromContactElseSignUp('language')),
+          'ct.gender as contact_gender',
+          'ct.first_name as contact_first_name',
+          'ct.last_name as contact_last_name',
+          'ct.email as contact_email',
+          'ct.language as contact_language',
         )
         .orderBy([{ column: 'ns.confirmed_at' }, { column: 'ns.id' }])
         .limit(query.page_size)

@@ -1,29 +1,26 @@
-import { formatTimestamp } from '../../shared/time';
+import { type LinkedContact, newsletterSubscriptionObject, type SignUpFields, subscriptionView } from '../../webhooks/payloads/newsletter';
 import type { VersionFeatures } from './features';
 
-/** A confirmed sign-up, its person fields already taken from the linked contact where it has them. */
-export interface NewsletterSubscriptionRow {
-  id: number;
-  contact_id: number | null;
-  gender: string;
-  first_name: string | null;
-  last_name: string | null;
-  email: string;
-  language: string;
-  confirmed_at: Date;
+/** A confirmed sign-up with the fields of its linked contact (all null when there is none). */
+export interface NewsletterSubscriptionRow extends SignUpFields {
+  contact_gender: string | null;
+  contact_first_name: string | null;
+  contact_last_name: string | null;
+  contact_email: string | null;
+  contact_language: string | null;
 }
 
-/** The webhook's `newsletter_subscription` object, on the API. */
+/** The webhook's `newsletter_subscription` object, with the same rule for contact versus sign-up fields. */
 export function presentNewsletterSubscription(row: NewsletterSubscriptionRow, features: VersionFeatures) {
-  return {
-    subscription_id: row.id,
-    contact_id: row.contact_id,
-    gender: row.gender,
-    first_name: row.first_name,
-    last_name: row.last_name,
-    email: row.email,
-    language: row.language,
-    opt_in: true as const,
-    opt_in_date: formatTimestamp(row.confirmed_at, features.timestampStyle),
-  };
+  const contact: LinkedContact | null =
+    row.contact_email === null
+      ? null
+      : {
+          gender: row.contact_gender!,
+          first_name: row.contact_first_name!,
+          last_name: row.contact_last_name!,
+          email: row.contact_email,
+          language: row.contact_language!,
+        };
+  return newsletterSubscriptionObject(subscriptionView(row, contact), features.timestampStyle);
 }

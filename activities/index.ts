@@ -1,0 +1,206 @@
+import { performance } from 'node:perf_hooks';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Db } from '../src/db/knex';
+import type { Logger } from '../src/logger';
+import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
+import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES } from '../src/webhooks/delivery-outcome';
+import { type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
+import { RESPONSE_TIMEOUT_MS } from '../src/webhooks/retry-schedule';
+import { signatureHeaders } from '../src/webhooks/signature';
+import { postRequest } from './http-post';
+
+export interface HttpSettings {
+  /** The spec's 30 s in production; tests pass a scaled-down limit instead of waiting half a minute. */
+  timeoutMs: number;
+  userAgent: string;
+}
+
+export interface ActivityDependencies {
+  db: Db;
+  log: Logger;
+  http?: Partial<HttpSettings>;
+  /** Wall time for attempt timestamps and the signature timestamp. */
+  clock?: () => Date;
+}
+
+export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
+  timeoutMs: RESPONSE_TIMEOUT_MS,
+  userAgent: `${SERVICE_NAME}/${SERVICE_VERSION} (webhook delivery)`,
+};
+
+export interface AttemptRequest {
+  eventId: number;
+  /** Row number in webhook_delivery_attempts: 1, 2, … over scheduled and manual attempts alike. */
+  attemptNumber: number;
+  manual: boolean;
+}
+
+/** What one attempt produced; a failed delivery is a normal result, not an exception. */
+export interface AttemptResult extends DeliveryOutcome {
+  startedAtMs: number;
+  durationMs: number;
+}
+
+export interface RecordRequest {
+  eventId: number;
+  attemptNumber: number;
+  attempt: FinishedAttempt;
+  result: AttemptResult;
+  /** When the next scheduled attempt will be made, if one is still due. */
+  nextAttemptAtMs: number | null;
+}
+
+interface EventWithEndpoint {
+  id: number;
+  payload: string;
+  active: boolean;
+  url: string;
+  basic_auth_username: string | null;
+  basic_auth_password: string | null;
+  signing_secret: string | null;
+}
+
+interface AttemptRow {
+  started_at: Date;
+  duration_ms: number;
+  response_code: number | null;
+  response_body: string | null;
+  error: string | null;
+  outcome: 'delivered' | 'failed';
+}
+
+const eventMissing = (eventId: number) =>
+  ApplicationFailure.nonRetryable(`Webhook event ${eventId} does not exist`, 'WebhookEventNotFound');
+
+function requestHeaders(event: EventWithEndpoint, http: HttpSettings, now: Date): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
+  if (event.basic_auth_username) {
+    const credentials = `${event.basic_auth_username}:${event.basic_auth_password ?? ''}`;
+    headers.authorization = `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
+  }
+  if (event.signing_secret) {
+    Object.assign(
+      headers,
+      signatureHeaders({
+        messageId: String(event.id),
+        timestampSeconds: Math.floor(now.getTime() / 1000),
+        body: event.payload,
+        secret: event.signing_secret,
+      }),
+    );
+  }
+  return headers;
+}
+
+const resultFromRow = (row: AttemptRow): AttemptResult => ({
+  outcome: row.outcome,
+  responseCode: row.response_code,
+  responseBody: row.response_body,
+  error: row.error,
+  startedAtMs: row.started_at.getTime(),
+  durationMs: row.duration_ms,
+});
+
+/**
+ * The delivery activities, built from their dependencies. They own all I/O (Postgres, HTTP); the workflow owns
+ * the schedule. Credentials and payloads are read here from Postgres and never pass through workflow history.
+ */
+export function createActivities({ db, log, http: httpOverrides, clock = () => new Date() }: ActivityDependencies) {
+  const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
+
+  return {
+    /** POSTs the stored payload once and reports the outcome. Throws only for infrastructure errors (retried). */
+    async attemptDelivery({ eventId, attemptNumber, manual }: AttemptRequest): Promise<AttemptResult> {
+      const workflowId = Context.current().info.workflowExecution?.workflowId;
+      const logFields = { eventId, workflowId, attempt: attemptNumber, manual };
+      // An attempt recorded already (workflow reset, replayed resend) is reported as it was, never sent again.
+      const recorded: AttemptRow | undefined = await db('webhook_delivery_attempts')
+        .where({ event_id: eventId, number: attemptNumber })
+        .first();
+      if (recorded) {
+        log.warn({ ...logFields, outcome: recorded.outcome }, 'webhook delivery attempt already recorded; not sent again');
+        return resultFromRow(recorded);
+      }
+      const event: EventWithEndpoint | undefined = await db('webhook_events as e')
+        .join('webhook_endpoints as p', 'p.id', 'e.endpoint_id')
+        .where('e.id', eventId)
+        .first(
+          'e.id',
+          'e.payload',
+          'p.active',
+          'p.url',
+          'p.basic_auth_username',
+          'p.basic_auth_password',
+          'p.signing_secret',
+        );
+      if (!event) throw eventMissing(eventId);
+
+      const startedAt = clock();
+      const started = performance.now();
+      const exchange = event.active
+        ? await postRequest(event.url, requestHeaders(event, http, startedAt), Buffer.from(event.payload, 'utf8'), {
+            timeoutMs: http.timeoutMs,
+            maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+          })
+        : ({ kind: 'not-sent', reason: 'the webhook endpoint is switched off' } as const);
+      const result: AttemptResult = {
+        ...classifyExchange(exchange),
+        startedAtMs: startedAt.getTime(),
+        durationMs: Math.round(performance.now() - started),
+      };
+      log.info(
+        { ...logFields, outcome: result.outcome, responseCode: result.responseCode, durationMs: result.durationMs, error: result.error },
+        'webhook delivery attempt',
+      );
+      return result;
+    },
+
+    /**
+     * Writes the attempt row and the event's status transition in one transaction. Idempotent per (event, attempt):
+     * when Temporal retries this activity after a commit it did not hear about, nothing is written twice.
+     */
+    async recordAttempt({ eventId, attemptNumber, attempt, result, nextAttemptAtMs }: RecordRequest): Promise<DeliveryStatus> {
+      return db.transaction(async (trx) => {
+        const event: { status: DeliveryStatus } | undefined = await trx('webhook_events')
+          .where({ id: eventId })
+          .forUpdate()
+          .first('status');
+        if (!event) throw eventMissing(eventId);
+        const inserted = await trx('webhook_delivery_attempts')
+          .insert({
+            event_id: eventId,
+            number: attemptNumber,
+            manual: attempt.kind === 'manual',
+            started_at: new Date(result.startedAtMs),
+            duration_ms: result.durationMs,
+            response_code: result.responseCode,
+            response_body: result.responseBody,
+            error: result.error,
+            outcome: result.outcome,
+          })
+          .onConflict(['event_id', 'number'])
+          .ignore()
+          .returning('id');
+        if (inserted.length === 0) return event.status;
+
+        const status = statusAfterAttempt(event.status, attempt);
+        await trx('webhook_events')
+          .where({ id: eventId })
+          .update({
+            status,
+            attempts: trx.raw('attempts + 1'),
+            last_response_code: result.responseCode,
+            last_response_body: result.responseBody,
+            last_error: result.error,
+            next_attempt_at: status === 'failed' && nextAttemptAtMs !== null ? new Date(nextAttemptAtMs) : null,
+            delivered_at:
+              result.outcome === 'delivered' ? new Date(result.startedAtMs + result.durationMs) : trx.raw('delivered_at'),
+            updated_at: trx.fn.now(),
+          });
+        return status;
+      });
+    },
+  };
+}
+
+export type DeliveryActivities = ReturnType<typeof createActivities>;

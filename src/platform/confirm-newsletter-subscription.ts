@@ -1,0 +1,44 @@
+import type { Knex } from 'knex';
+import { notFound } from '../api/errors';
+import type { ContactModel, NewsletterSubscriptionModel } from '../db/models';
+import { envelopeEnvironment } from '../webhooks/envelope';
+import { renderNewsletterSubscribed, subscriptionView } from '../webhooks/payloads/newsletter';
+import { recordWebhookEvents } from '../webhooks/record-events';
+import type { CommandResult, PlatformContext } from './context';
+import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
+
+/**
+ * The click on the link in the confirmation mail. The first confirmation sets the opt-in date, marks a linked
+ * contact as consenting, and fires newsletter.subscribed; any later click changes nothing and fires nothing.
+ */
+export async function confirmNewsletterSubscription(
+  trx: Knex.Transaction,
+  subscriptionId: number,
+  ctx: PlatformContext,
+): Promise<CommandResult<SignUpRecord>> {
+  // Locked so that two simultaneous clicks cannot both see an unconfirmed sign-up.
+  const signUp: NewsletterSubscriptionModel | undefined = await trx('newsletter_subscriptions')
+    .where({ id: subscriptionId })
+    .forUpdate()
+    .first();
+  if (!signUp) throw notFound(`Newsletter subscription ${subscriptionId} not found`, 'subscription_not_found');
+  if (signUp.confirmed_at) return { created: false, record: presentSignUp(signUp) };
+
+  const now = ctx.now();
+  const [confirmed]: NewsletterSubscriptionModel[] = await trx('newsletter_subscriptions')
+    .where({ id: subscriptionId })
+    .update({ confirmed_at: now })
+    .returning('*');
+  // The confirmed opt-in is the contact's newsletter consent.
+  const contact: ContactModel | null = confirmed.contact_id
+    ? (await trx('contacts').where({ id: confirmed.contact_id }).update({ newsletter: true, updated_at: now }).returning('*'))[0]
+    : null;
+  const view = subscriptionView({ ...confirmed, confirmed_at: now }, contact);
+  await recordWebhookEvents(trx, {
+    type: 'newsletter.subscribed',
+    environment: envelopeEnvironment(null, ctx.platform.isStaging),
+    occurredAt: now,
+    render: (features) => renderNewsletterSubscribed(view, features),
+  });
+  return { created: true, record: presentSignUp(confirmed) };
+}

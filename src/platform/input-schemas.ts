@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { toMinor } from '../shared/money';
+
+/** Building blocks of the write side's request bodies, shared by the platform commands. */
+
+export const environmentInput = z.enum(['TEST', 'PRODUCTION']);
+
+export const currencyInput = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as CHF');
+export const countryInput = z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as CH');
+export const languageInput = z.string().regex(/^[a-z]{2}$/, 'must be an ISO 639-1 code such as de');
+export const genderInput = z.enum(['male', 'female', 'prefer-not-to-say']);
+export const emailInput = z.email().max(254);
+
+/** Codes such as VIS, TWI or INV; other providers' codes (PAYPAL) occur too. */
+export const paymentMethodInput = z.string().regex(/^[A-Z][A-Z0-9_]{1,31}$/, 'must be a payment method code such as VIS');
+/** Text as Postgres can store it: a NUL character would make the insert fail instead of being a 400. */
+export const storableText = (max: number) => z.string().max(max).regex(/^[^\u0000]*$/, 'must not contain NUL characters');
+
+/** A reference to a row: within Postgres `integer`, so that a huge number is a 400 rather than a database error. */
+export const rowIdInput = z.number().int().positive().max(2_147_483_647);
+
+const text = (max: number) => storableText(max).trim();
+export const transactionIdInput = text(200).min(1);
+export const requiredText = (max: number) => text(max).min(1);
+export const optionalText = (max: number) => text(max).nullable().default(null);
+
+/** An amount in the currency's units: a number with at most two decimals, below a billion. */
+const amountInput = z
+  .number()
+  .max(999_999_999.99)
+  .refine((value) => toMinor(value) !== undefined, 'must be a number with at most 2 decimals');
+export const positiveAmountInput = amountInput.refine((value) => value > 0, 'must be greater than 0');
+export const nonNegativeAmountInput = amountInput.refine((value) => value >= 0, 'must not be negative');
+
+/** Minor units of an amount that passed one of the amount schemas above. */
+export function minorOf(amount: number): number {
+  const minor = toMinor(amount);
+  if (minor === undefined) throw new Error(`amount ${amount} was not validated`);
+  return minor;
+}
+
+/** Answers to the donation form's custom fields: text, or true/false for checkboxes. */
+const customFieldsInput = z
+  .record(text(100).min(1), z.union([storableText(1000), z.boolean()]))
+  .refine((fields) => Object.keys(fields).length <= 50, 'at most 50 custom fields')
+  .default({});
+
+export const donorInput = z.object({
+  gender: genderInput,
+  first_name: requiredText(100),
+  last_name: requiredText(100),
+  email: emailInput,
+  company: optionalText(200),
+  po_box: optionalText(100),
+  street: requiredText(200),
+  street_number: text(20),
+  postal_code: requiredText(20),
+  city: requiredText(100),
+  country: countryInput,
+  language: languageInput,
+  newsletter: z.boolean().default(false),
+  custom_fields: customFieldsInput,
+});
+
+export const paymentStatusInput = z.enum(['completed', 'pending']);

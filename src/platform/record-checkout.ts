@@ -1,0 +1,160 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { ApiError, badRequest } from '../api/errors';
+import { envelopeEnvironment } from '../webhooks/envelope';
+import { renderDonationCompleted } from '../webhooks/payloads/donation';
+import { recordWebhookEvents } from '../webhooks/record-events';
+import { upsertContact } from './contacts';
+import type { CommandResult, PlatformContext } from './context';
+import {
+  currencyInput,
+  donorInput,
+  environmentInput,
+  minorOf,
+  optionalText,
+  paymentMethodInput,
+  paymentStatusInput,
+  positiveAmountInput,
+  requiredText,
+  rowIdInput,
+  transactionIdInput,
+} from './input-schemas';
+import { QR_INVOICE_METHOD } from './invoice-reference';
+import {
+  assertCampaignsExist,
+  findPaymentByTransactionId,
+  insertPayment,
+  loadPaymentSnapshot,
+  type PaymentRecord,
+  presentPayment,
+} from './payments';
+
+const positionInput = z.object({
+  amount: positiveAmountInput,
+  campaign_id: rowIdInput.nullable().default(null),
+  purpose: optionalText(200),
+  // Follow-up payments of a recurring donation are recorded through the recurring-payments call, not here.
+  payment_type: z.enum(['single', 'recurring_init', 'crowdfunding']).default('single'),
+  /** Required exactly when payment_type is recurring_init: the recurring donation this first payment starts. */
+  recurring: z.object({ interval: z.enum(['monthly', 'quarterly', 'yearly']) }).optional(),
+});
+
+export const checkoutInput = z
+  .object({
+    environment: environmentInput,
+    currency: currencyInput,
+    donor: donorInput,
+    positions: z.array(positionInput).min(1).max(50),
+    payment: z.object({
+      transaction_id: transactionIdInput,
+      method: paymentMethodInput,
+      status: paymentStatusInput.default('completed'),
+    }),
+    /** Overrides the platform's invoice reference mode for this product (QR invoices only). */
+    invoice_reference_mode: z.enum(['qr', 'text', 'purpose']).optional(),
+    invoice_reference_text: requiredText(140).optional(),
+  })
+  .superRefine((input, issues) => {
+    input.positions.forEach((position, index) => {
+      if ((position.payment_type === 'recurring_init') !== (position.recurring !== undefined)) {
+        issues.addIssue({
+          code: 'custom',
+          path: ['positions', index, 'recurring'],
+          message: 'is required with payment_type recurring_init and allowed only there',
+        });
+      }
+      if (position.payment_type === 'recurring_init' && input.positions.length > 1) {
+        issues.addIssue({
+          code: 'custom',
+          path: ['positions', index, 'payment_type'],
+          message: 'a recurring donation cannot be part of a multi-checkout',
+        });
+      }
+    });
+    if (input.payment.status === 'pending' && input.payment.method !== QR_INVOICE_METHOD) {
+      issues.addIssue({ code: 'custom', path: ['payment', 'status'], message: 'only a QR invoice (INV) can be pending' });
+    }
+  });
+
+export type CheckoutInput = z.output<typeof checkoutInput>;
+
+/**
+ * A completed (or pending QR-invoice) payment with one or more positions: finds or updates the donor's contact,
+ * writes the checkout, its donations, a recurring donation for a recurring_init position, and the
+ * donation.completed events. Idempotent on the transaction id.
+ */
+export async function recordCheckout(
+  trx: Knex.Transaction,
+  input: CheckoutInput,
+  ctx: PlatformContext,
+): Promise<CommandResult<PaymentRecord>> {
+  const existing = await findPaymentByTransactionId(trx, input.payment.transaction_id);
+  if (existing) {
+    if (existing.recurring_donation_id !== null) {
+      throw new ApiError(409, 'transaction_id_in_use', 'payment.transaction_id belongs to a recurring follow-up payment');
+    }
+    return { created: false, record: presentPayment(existing) };
+  }
+
+  const invoiceSettings = {
+    mode: input.invoice_reference_mode ?? ctx.platform.invoiceReference.mode,
+    text: input.invoice_reference_text ?? ctx.platform.invoiceReference.text,
+  };
+  if (invoiceSettings.mode === 'text' && !invoiceSettings.text) {
+    throw badRequest('invoice_reference_text is required: the platform has no invoice reference text configured');
+  }
+  await assertCampaignsExist(trx, input.positions.map((position) => position.campaign_id));
+
+  const now = ctx.now();
+  const contact = await upsertContact(trx, input.environment, input.donor, now);
+  const positions = [];
+  for (const position of input.positions) {
+    const amountMinor = minorOf(position.amount);
+    let recurringDonationId: number | null = null;
+    if (position.recurring) {
+      const [recurring] = await trx('recurring_donations')
+        .insert({
+          environment: input.environment,
+          contact_id: contact.id,
+          campaign_id: position.campaign_id,
+          purpose: position.purpose,
+          amount_minor: amountMinor,
+          currency: input.currency,
+          interval: position.recurring.interval,
+          payment_method: input.payment.method,
+          created_at: now,
+        })
+        .returning('id');
+      recurringDonationId = recurring.id;
+    }
+    positions.push({
+      amountMinor,
+      campaignId: position.campaign_id,
+      purpose: position.purpose,
+      paymentType: position.payment_type,
+      recurringDonationId,
+    });
+  }
+
+  const payment = await insertPayment(trx, {
+    environment: input.environment,
+    contactId: contact.id,
+    currency: input.currency,
+    transactionId: input.payment.transaction_id,
+    method: input.payment.method,
+    status: input.payment.status,
+    customFields: input.donor.custom_fields,
+    followUpOf: null,
+    createdAt: now,
+    invoiceReference: invoiceSettings,
+    positions,
+  });
+  const snapshot = await loadPaymentSnapshot(trx, payment.id);
+  await recordWebhookEvents(trx, {
+    type: 'donation.completed',
+    environment: envelopeEnvironment(input.environment, ctx.platform.isStaging),
+    occurredAt: now,
+    render: (features) => renderDonationCompleted(snapshot, features),
+  });
+  return { created: true, record: presentPayment(payment) };
+}

@@ -1,0 +1,71 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { ApiError, notFound } from '../api/errors';
+import type { ReconciliationModel } from '../db/models';
+import { toAmount } from '../shared/money';
+import { formatTimestamp } from '../shared/time';
+import { envelopeEnvironment } from '../webhooks/envelope';
+import { renderDonationReconciled } from '../webhooks/payloads/donation';
+import { recordWebhookEvents } from '../webhooks/record-events';
+import type { CommandResult, PlatformContext } from './context';
+import { currencyInput, minorOf, nonNegativeAmountInput, transactionIdInput } from './input-schemas';
+import { findPaymentByTransactionId, loadPaymentSnapshot } from './payments';
+
+export const reconciliationInput = z.object({
+  transaction_id: transactionIdInput,
+  paid_out_amount: nonNegativeAmountInput,
+  fee_amount: nonNegativeAmountInput,
+  /** The provider's payout currency, which may differ from the donation currency. */
+  payout_currency: currencyInput,
+});
+
+export type ReconciliationInput = z.output<typeof reconciliationInput>;
+
+function presentReconciliation(transactionId: string, paymentNumber: string, row: ReconciliationModel) {
+  return {
+    transaction_id: transactionId,
+    number: paymentNumber,
+    paid_out_amount: toAmount(row.paid_out_amount_minor),
+    fee_amount: toAmount(row.fee_amount_minor),
+    payout_currency: row.payout_currency,
+    created_at: formatTimestamp(row.created_at, 'utc'),
+  };
+}
+
+export type ReconciliationRecord = ReturnType<typeof presentReconciliation>;
+
+/**
+ * Fee and payout of one payment, reported by its provider exactly once (a second report is a 409), and the
+ * donation.reconciled events. These are rows of their own: they may be delivered before the originating
+ * donation event when that one is still being retried.
+ */
+export async function recordReconciliation(
+  trx: Knex.Transaction,
+  input: ReconciliationInput,
+  ctx: PlatformContext,
+): Promise<CommandResult<ReconciliationRecord>> {
+  const payment = await findPaymentByTransactionId(trx, input.transaction_id);
+  if (!payment) throw notFound(`No payment with transaction_id ${input.transaction_id}`, 'payment_not_found');
+  const already = await trx('reconciliations').where({ checkout_id: payment.id }).first();
+  if (already) throw new ApiError(409, 'already_reconciled', 'This payment has already been reconciled');
+
+  const now = ctx.now();
+  const [row]: ReconciliationModel[] = await trx('reconciliations')
+    .insert({
+      checkout_id: payment.id,
+      paid_out_amount_minor: minorOf(input.paid_out_amount),
+      fee_amount_minor: minorOf(input.fee_amount),
+      payout_currency: input.payout_currency,
+      created_at: now,
+    })
+    .returning('*');
+  const snapshot = await loadPaymentSnapshot(trx, payment.id);
+  await recordWebhookEvents(trx, {
+    type: 'donation.reconciled',
+    environment: envelopeEnvironment(payment.environment, ctx.platform.isStaging),
+    occurredAt: now,
+    render: (features) =>
+      renderDonationReconciled(snapshot, { paidOutMinor: row.paid_out_amount_minor, feeMinor: row.fee_amount_minor }, features),
+  });
+  return { created: true, record: presentReconciliation(payment.transaction_id, payment.number, row) };
+}

@@ -1,0 +1,114 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { ApiError, badRequest, notFound } from '../api/errors';
+import type { RecurringDonationModel } from '../db/models';
+import { envelopeEnvironment } from '../webhooks/envelope';
+import { renderRecurringCompleted } from '../webhooks/payloads/donation';
+import { recordWebhookEvents } from '../webhooks/record-events';
+import type { CommandResult, PlatformContext } from './context';
+import {
+  minorOf,
+  paymentMethodInput,
+  paymentStatusInput,
+  positiveAmountInput,
+  rowIdInput,
+  transactionIdInput,
+} from './input-schemas';
+import { QR_INVOICE_METHOD } from './invoice-reference';
+import { findPaymentByTransactionId, insertPayment, loadPaymentSnapshot, type PaymentRecord, presentPayment } from './payments';
+
+export const recurringPaymentInput = z.object({
+  recurring_id: rowIdInput,
+  payment: z.object({
+    transaction_id: transactionIdInput,
+    // Both follow from the recurring donation; when given they must agree with it.
+    method: paymentMethodInput.optional(),
+    status: paymentStatusInput.optional(),
+  }),
+  /** Defaults to the recurring donation's amount. */
+  amount: positiveAmountInput.optional(),
+});
+
+export type RecurringPaymentInput = z.output<typeof recurringPaymentInput>;
+
+/**
+ * An online follow-up payment is made with the method of the first donation and is completed; a recurring QR
+ * invoice is pending until paid.
+ */
+function followUpStatus(method: string): 'completed' | 'pending' {
+  return method === QR_INVOICE_METHOD ? 'pending' : 'completed';
+}
+
+async function answersOfFirstDonation(trx: Knex.Transaction, recurringId: number): Promise<Record<string, string | boolean>> {
+  const first = await trx('checkouts as c')
+    .join('donations as d', 'd.checkout_id', 'c.id')
+    .where({ 'd.recurring_donation_id': recurringId, 'd.payment_type': 'recurring_init' })
+    .first('c.custom_fields');
+  return first?.custom_fields ?? {};
+}
+
+/**
+ * A follow-up payment of a recurring donation: a checkout of one recurring_interval position for the recurring
+ * donation's contact, campaign and purpose, and its donation.recurring_completed event. It carries the custom
+ * field answers given with the first donation. Idempotent on the transaction id.
+ */
+export async function recordRecurringPayment(
+  trx: Knex.Transaction,
+  input: RecurringPaymentInput,
+  ctx: PlatformContext,
+): Promise<CommandResult<PaymentRecord>> {
+  const existing = await findPaymentByTransactionId(trx, input.payment.transaction_id);
+  if (existing) {
+    if (existing.recurring_donation_id !== input.recurring_id) {
+      throw new ApiError(409, 'transaction_id_in_use', 'payment.transaction_id belongs to another payment');
+    }
+    return { created: false, record: presentPayment(existing) };
+  }
+
+  const recurring: RecurringDonationModel | undefined = await trx('recurring_donations')
+    .where({ id: input.recurring_id })
+    .first();
+  if (!recurring) throw notFound(`Recurring donation ${input.recurring_id} not found`, 'recurring_donation_not_found');
+  if (!recurring.active) {
+    throw new ApiError(409, 'recurring_donation_inactive', `Recurring donation ${input.recurring_id} is not active`);
+  }
+  const method = recurring.payment_method;
+  const status = followUpStatus(method);
+  if (input.payment.method !== undefined && input.payment.method !== method) {
+    throw badRequest(`payment.method: must be ${method}, the method of the first donation`);
+  }
+  if (input.payment.status !== undefined && input.payment.status !== status) {
+    throw badRequest(`payment.status: a follow-up payment by ${method} is ${status}`);
+  }
+
+  const now = ctx.now();
+  const payment = await insertPayment(trx, {
+    environment: recurring.environment,
+    contactId: recurring.contact_id,
+    currency: recurring.currency,
+    transactionId: input.payment.transaction_id,
+    method,
+    status,
+    customFields: await answersOfFirstDonation(trx, recurring.id),
+    followUpOf: recurring.id,
+    createdAt: now,
+    invoiceReference: ctx.platform.invoiceReference,
+    positions: [
+      {
+        amountMinor: input.amount === undefined ? recurring.amount_minor : minorOf(input.amount),
+        campaignId: recurring.campaign_id,
+        purpose: recurring.purpose,
+        paymentType: 'recurring_interval',
+        recurringDonationId: recurring.id,
+      },
+    ],
+  });
+  const snapshot = await loadPaymentSnapshot(trx, payment.id);
+  await recordWebhookEvents(trx, {
+    type: 'donation.recurring_completed',
+    environment: envelopeEnvironment(recurring.environment, ctx.platform.isStaging),
+    occurredAt: now,
+    render: (features) => renderRecurringCompleted(snapshot, features),
+  });
+  return { created: true, record: presentPayment(payment) };
+}

@@ -1,0 +1,66 @@
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { badRequest } from '../api/errors';
+import type { NewsletterSubscriptionModel } from '../db/models';
+import type { CommandResult, PlatformContext } from './context';
+import { emailInput, genderInput, languageInput, optionalText, rowIdInput } from './input-schemas';
+import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
+
+export const signUpInput = z.object({
+  email: emailInput,
+  gender: z.union([genderInput, z.literal('')]).default(''),
+  first_name: optionalText(100),
+  last_name: optionalText(100),
+  language: languageInput,
+  channel: z.enum(['donation_form', 'form', 'api']).default('api'),
+  /** The contact this sign-up belongs to; without it a live contact with the same e-mail is linked when there is one. */
+  contact_id: rowIdInput.optional(),
+});
+
+export type SignUpInput = z.output<typeof signUpInput>;
+
+async function contactToLink(trx: Knex.Transaction, input: SignUpInput): Promise<number | null> {
+  if (input.contact_id !== undefined) {
+    const contact = await trx('contacts').where({ id: input.contact_id }).first('id');
+    if (!contact) throw badRequest(`contact_id: contact ${input.contact_id} does not exist`, 'unknown_contact');
+    return contact.id;
+  }
+  // Sign-ups belong to the platform, not to a payment environment: only live contacts are linked automatically.
+  const contact = await trx('contacts')
+    .where({ environment: 'PRODUCTION' })
+    .whereRaw('lower(email) = lower(?)', [input.email])
+    .first('id');
+  return contact?.id ?? null;
+}
+
+/**
+ * A newsletter sign-up, not yet confirmed (double opt-in: the confirmation fires the event). Idempotent on the
+ * e-mail address: a second sign-up of the same address returns the first, confirmed or not.
+ */
+export async function signUpForNewsletter(
+  trx: Knex.Transaction,
+  input: SignUpInput,
+  ctx: PlatformContext,
+): Promise<CommandResult<SignUpRecord>> {
+  // No unique index on the address, so concurrent sign-ups of one address are serialised by a lock on it.
+  await trx.raw(`SELECT pg_advisory_xact_lock(hashtextextended('newsletter:' || lower(?), 0))`, [input.email]);
+  const existing: NewsletterSubscriptionModel | undefined = await trx('newsletter_subscriptions')
+    .whereRaw('lower(email) = lower(?)', [input.email])
+    .orderBy('id')
+    .first();
+  if (existing) return { created: false, record: presentSignUp(existing) };
+
+  const [row]: NewsletterSubscriptionModel[] = await trx('newsletter_subscriptions')
+    .insert({
+      contact_id: await contactToLink(trx, input),
+      gender: input.gender,
+      first_name: input.first_name,
+      last_name: input.last_name,
+      email: input.email,
+      language: input.language,
+      channel: input.channel,
+      created_at: ctx.now(),
+    })
+    .returning('*');
+  return { created: true, record: presentSignUp(row) };
+}

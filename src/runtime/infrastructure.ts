@@ -1,0 +1,63 @@
+import path from 'node:path';
+import type { Config } from '../config';
+import { startEmbeddedPostgres } from '../db/embedded-postgres';
+import { createDb, type Db } from '../db/knex';
+import type { Logger } from '../logger';
+import { startDevServer } from '../temporal/dev-server';
+import type { Lifecycle } from './lifecycle';
+
+/**
+ * Whether a role may start the embedded Postgres and Temporal dev server when no external ones are configured.
+ * Only the all-in-one start command does; the separate production roles fail fast instead of quietly running
+ * against a private database of their own.
+ */
+export type EmbeddedFallback = 'embedded-allowed' | 'external-required';
+
+export async function connectDatabase(
+  config: Config,
+  log: Logger,
+  lifecycle: Lifecycle,
+  fallback: EmbeddedFallback,
+): Promise<Db> {
+  let url = config.database.url;
+  if (!url) {
+    if (fallback === 'external-required') throw new Error('DATABASE_URL must be set for this role');
+    const server = await startEmbeddedPostgres({
+      dataDir: path.join(config.database.dataDir, 'postgres'),
+      port: config.database.embeddedPort,
+      persistent: true,
+    });
+    lifecycle.onStop(() => server.stop());
+    await server.createDatabase('donations');
+    url = server.connectionString('donations');
+    log.info({ port: config.database.embeddedPort }, 'embedded Postgres started');
+  }
+  const db = createDb({ connectionString: url });
+  lifecycle.onStop(() => db.destroy());
+  return db;
+}
+
+export interface TemporalEndpoint {
+  address: string;
+  uiUrl?: string;
+}
+
+export async function connectTemporal(
+  config: Config,
+  log: Logger,
+  lifecycle: Lifecycle,
+  fallback: EmbeddedFallback,
+): Promise<TemporalEndpoint> {
+  if (config.temporal.address) return { address: config.temporal.address, uiUrl: config.temporal.uiUrl };
+  if (fallback === 'external-required') throw new Error('TEMPORAL_ADDRESS must be set for this role');
+  const server = await startDevServer({
+    dataDir: path.join(config.database.dataDir, 'temporal'),
+    port: config.temporal.devServerPort,
+    uiPort: config.temporal.uiPort,
+    namespace: config.temporal.namespace,
+    cliPath: config.temporal.cliPath,
+  });
+  lifecycle.onStop(() => server.stop());
+  log.info({ address: server.address, ui: server.uiUrl }, 'Temporal dev server started');
+  return { address: server.address, uiUrl: config.temporal.uiUrl ?? server.uiUrl };
+}

@@ -1,0 +1,65 @@
+import {
+  type Client,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
+import { deliverEvent, deliverNowSignal, resendEvent } from '../../workflows';
+
+/** One delivery workflow per event, named after it: starting it twice is rejected by Temporal, not by us. */
+export const deliveryWorkflowId = (eventId: number) => `webhook-event-${eventId}`;
+
+/** A resend after the delivery workflow ended; named after the attempt it makes, so a repeated click is a no-op. */
+export const resendWorkflowId = (eventId: number, attemptNumber: number) =>
+  `webhook-event-${eventId}-resend-${attemptNumber}`;
+
+// REJECT_DUPLICATE: an id that ran before (even if finished) is never run again, so a late retry of a start cannot
+// deliver an event a second time; FAIL: an id that is running now is not started twice.
+const idPolicies = { workflowIdReusePolicy: 'REJECT_DUPLICATE', workflowIdConflictPolicy: 'FAIL' } as const;
+
+/** Starts the delivery workflow of an event. Idempotent: a workflow that exists already counts as started. */
+export async function startDeliveryWorkflow(client: Client, taskQueue: string, eventId: number): Promise<'started' | 'already-started'> {
+  try {
+    await client.workflow.start(deliverEvent, {
+      taskQueue,
+      workflowId: deliveryWorkflowId(eventId),
+      args: [{ eventId }],
+      ...idPolicies,
+    });
+    return 'started';
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return 'already-started';
+    throw err;
+  }
+}
+
+/**
+ * "Resend now" for an event whose first attempt has been made: a signal to its delivery workflow while that still
+ * runs (backoff), otherwise a short workflow making one manual attempt. Returns the workflow that makes it.
+ */
+export async function requestResend(
+  client: Client,
+  taskQueue: string,
+  event: { id: number; attempts: number },
+): Promise<{ workflowId: string }> {
+  const workflowId = deliveryWorkflowId(event.id);
+  try {
+    await client.workflow.getHandle(workflowId).signal(deliverNowSignal);
+    return { workflowId };
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  const attemptNumber = event.attempts + 1;
+  const resendId = resendWorkflowId(event.id, attemptNumber);
+  try {
+    await client.workflow.start(resendEvent, {
+      taskQueue,
+      workflowId: resendId,
+      args: [{ eventId: event.id, attemptNumber }],
+      ...idPolicies,
+    });
+  } catch (err) {
+    // The same resend was requested a moment ago and is under way or done: nothing more to do.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+  return { workflowId: resendId };
+}

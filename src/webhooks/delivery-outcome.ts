@@ -1,0 +1,63 @@
+import type { AttemptOutcome } from './delivery-status';
+
+/** At most this much of a subscriber's answer is read and stored, whatever it sends. */
+export const RESPONSE_BODY_LIMIT_BYTES = 16 * 1024;
+
+const ERROR_TEXT_LIMIT = 1000;
+
+/** What happened on the wire during one attempt, before any judgement. */
+export type HttpExchange =
+  /** A status line arrived in time; `body` holds at most RESPONSE_BODY_LIMIT_BYTES of what followed. */
+  | { kind: 'response'; status: number; location?: string; body: Uint8Array }
+  | { kind: 'timeout'; timeoutMs: number }
+  | { kind: 'connection-error'; message: string }
+  /** Nothing was sent, for a reason on our side (endpoint switched off, unusable URL). */
+  | { kind: 'not-sent'; reason: string };
+
+export interface DeliveryOutcome {
+  outcome: AttemptOutcome;
+  responseCode: number | null;
+  responseBody: string | null;
+  error: string | null;
+}
+
+const bounded = (text: string, limit = ERROR_TEXT_LIMIT) => (text.length > limit ? `${text.slice(0, limit)}…` : text);
+
+/**
+ * The stored form of a response body: the first 16 KiB decoded as UTF-8, invalid sequences replaced (a subscriber
+ * may answer with anything), and NUL characters replaced because Postgres text cannot hold them.
+ */
+export function storableResponseBody(bytes: Uint8Array): string {
+  const limited = bytes.subarray(0, RESPONSE_BODY_LIMIT_BYTES);
+  return new TextDecoder('utf-8', { fatal: false }).decode(limited).replace(/\u0000/g, '\uFFFD');
+}
+
+/**
+ * The spec's rule: a 2xx within the time limit is delivered; any other status (redirects are not followed),
+ * a connection error or no answer in time is a failure.
+ */
+export function classifyExchange(exchange: HttpExchange): DeliveryOutcome {
+  switch (exchange.kind) {
+    case 'response': {
+      const delivered = exchange.status >= 200 && exchange.status < 300;
+      const redirect = exchange.status >= 300 && exchange.status < 400;
+      return {
+        outcome: delivered ? 'delivered' : 'failed',
+        responseCode: exchange.status,
+        responseBody: storableResponseBody(exchange.body),
+        error: redirect ? bounded(`Redirect not followed (Location: ${exchange.location ?? 'none'})`) : null,
+      };
+    }
+    case 'timeout':
+      return {
+        outcome: 'failed',
+        responseCode: null,
+        responseBody: null,
+        error: `No response within ${exchange.timeoutMs / 1000} s`,
+      };
+    case 'connection-error':
+      return { outcome: 'failed', responseCode: null, responseBody: null, error: bounded(`Connection error: ${exchange.message}`) };
+    case 'not-sent':
+      return { outcome: 'failed', responseCode: null, responseBody: null, error: bounded(`Not sent: ${exchange.reason}`) };
+  }
+}

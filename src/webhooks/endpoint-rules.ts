@@ -1,0 +1,154 @@
+import net from 'node:net';
+import type { Config } from '../config';
+import type { PayloadVersion } from '../db/models';
+import { DEFAULT_EVENT_SELECTION, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types';
+import type { EndpointSettings } from './endpoint-store';
+import { versionNeedsCartLogic } from './payload-versions';
+
+export interface UrlPolicy {
+  /** Development only: plain http to this machine (a local test subscriber). */
+  allowHttpToLoopback: boolean;
+  /** Outside production, private and loopback addresses are fine (local subscribers, test networks). */
+  allowPrivateAddresses: boolean;
+}
+
+export function urlPolicyFor(config: Config): UrlPolicy {
+  return { allowHttpToLoopback: config.webhooks.allowInsecureUrls, allowPrivateAddresses: !config.production };
+}
+
+const MAX_URL_LENGTH = 2048;
+
+const privateRanges = new net.BlockList();
+for (const [address, prefix] of [
+  ['0.0.0.0', 8], // "this network"
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16], // link-local, cloud metadata services
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+] as const) {
+  privateRanges.addSubnet(address, prefix, 'ipv4');
+}
+for (const [address, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+] as const) {
+  privateRanges.addSubnet(address, prefix, 'ipv6');
+}
+
+/** True for loopback, private, link-local and unspecified IP addresses (IPv4-mapped IPv6 included). */
+export function isPrivateAddress(ip: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped) return isPrivateAddress(mapped[1]);
+  const family = net.isIP(ip);
+  if (family === 0) return false;
+  return privateRanges.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+function bareHost(hostname: string): string {
+  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  const host = bareHost(hostname).toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (host === '::1') return true;
+  return net.isIPv4(host) && host.startsWith('127.');
+}
+
+/**
+ * The problem with a subscriber URL, or undefined when it is acceptable. Only literal addresses are checked here;
+ * a host name that resolves to a private address must be caught where the address is known, at delivery time
+ * (resolve, then check each address with isPrivateAddress).
+ */
+export function urlProblem(raw: string, policy: UrlPolicy): string | undefined {
+  if (raw.length > MAX_URL_LENGTH) return `url: at most ${MAX_URL_LENGTH} characters`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'url: must be a complete URL such as https://crm.example.org/webhooks';
+  }
+  if (url.username || url.password) return 'url: must not contain credentials; use basic_auth_username and basic_auth_password';
+  if (url.hash) return 'url: must not contain a fragment';
+  const loopback = isLoopbackHost(url.hostname);
+  if (url.protocol === 'http:') {
+    if (!(policy.allowHttpToLoopback && loopback)) return 'url: must use https';
+  } else if (url.protocol !== 'https:') {
+    return 'url: must use https';
+  }
+  if (!policy.allowPrivateAddresses && (loopback || isPrivateAddress(bareHost(url.hostname)))) {
+    return 'url: must not point to a private, loopback or link-local address';
+  }
+  return undefined;
+}
+
+export function payloadVersionProblem(version: PayloadVersion, cartLogic: boolean): string | undefined {
+  if (versionNeedsCartLogic(version) && !cartLogic) {
+    return `payload_version: ${version} can only be chosen when the cart logic of the donation shop is switched on`;
+  }
+  return undefined;
+}
+
+/** The selection in the canonical order of event types, each once. */
+export function normaliseEventSelection(events: readonly WebhookEventType[]): WebhookEventType[] {
+  return WEBHOOK_EVENT_TYPES.filter((type) => events.includes(type));
+}
+
+/**
+ * A change to the endpoint: an absent field keeps the current value (or takes the default on a new endpoint);
+ * null clears an optional one. Credentials are write-only, so leaving them out must not erase them.
+ */
+export interface EndpointChange {
+  url?: string;
+  active?: boolean;
+  payload_version?: PayloadVersion;
+  events?: WebhookEventType[];
+  basic_auth_username?: string | null;
+  basic_auth_password?: string | null;
+  signing_secret?: string | null;
+}
+
+export interface EndpointRules {
+  urlPolicy: UrlPolicy;
+  cartLogic: boolean;
+}
+
+export const NEW_ENDPOINT_DEFAULTS: Omit<EndpointSettings, 'url'> = {
+  active: true,
+  payload_version: 'v1',
+  events: [...DEFAULT_EVENT_SELECTION],
+  basic_auth_username: null,
+  basic_auth_password: null,
+  signing_secret: null,
+};
+
+/** Applies a change to the current settings (undefined: no endpoint yet); the settings, or every problem found. */
+export function applyEndpointChange(
+  current: EndpointSettings | undefined,
+  change: EndpointChange,
+  rules: EndpointRules,
+): { settings: EndpointSettings } | { problems: string[] } {
+  const given = Object.fromEntries(Object.entries(change).filter(([, value]) => value !== undefined)) as EndpointChange;
+  const merged: Omit<EndpointSettings, 'url'> & { url?: string } = { ...(current ?? NEW_ENDPOINT_DEFAULTS), ...given };
+  const problems: string[] = [];
+  const { url } = merged;
+  if (url === undefined) problems.push('url: required for a new endpoint');
+  else {
+    const problem = urlProblem(url, rules.urlPolicy);
+    if (problem) problems.push(problem);
+  }
+  // Only choosing a version is checked: an endpoint keeps its version if the cart logic is switched off later.
+  if (given.payload_version !== undefined && given.payload_version !== current?.payload_version) {
+    const problem = payloadVersionProblem(given.payload_version, rules.cartLogic);
+    if (problem) problems.push(problem);
+  }
+  if ((merged.basic_auth_username === null) !== (merged.basic_auth_password === null)) {
+    problems.push('basic_auth_username and basic_auth_password: set both or neither');
+  }
+  if (url === undefined || problems.length > 0) return { problems };
+  return { settings: { ...merged, url, events: normaliseEventSelection(merged.events) } };
+}

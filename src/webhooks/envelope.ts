@@ -1,0 +1,28 @@
+import type { Environment } from '../db/models';
+import { formatTimestamp } from '../shared/time';
+import type { WebhookEventType } from './event-types';
+
+export type EnvelopeEnvironment = 'prod' | 'stage' | 'test';
+
+/**
+ * The envelope's `environment`: test payments are `test`; live payments are `prod`, or `stage` on a platform
+ * configured as staging. Events without a payment environment (newsletter sign-ups) pass null and get the
+ * platform's own.
+ */
+export function envelopeEnvironment(environment: Environment | null, platformIsStaging: boolean): EnvelopeEnvironment {
+  if (environment === 'TEST') return 'test';
+  return platformIsStaging ? 'stage' : 'prod';
+}
+
+export interface Envelope {
+  id: number;
+  event: WebhookEventType;
+  createdAt: Date;
+  environment: EnvelopeEnvironment;
+  data: Record<string, unknown>;
+}
+
+/** The exact bytes of an event, sent unchanged on every attempt. */
+export function renderEnvelope({ id, event, createdAt, environment, data }: Envelope): string {
+  return JSON.stringify({ id, event, created_at: formatTimestamp(createdAt, 'utc'), environment, data });
+}

@@ -1,0 +1,64 @@
+import { formatTimestamp, type TimestampStyle } from '../../shared/time';
+import type { PayloadFeatures } from '../payload-versions';
+import type { RenderedEvent } from './rendered';
+import type { NewsletterSubscriptionView } from './views';
+
+export interface SignUpFields {
+  id: number;
+  contact_id: number | null;
+  gender: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string;
+  language: string;
+  confirmed_at: Date;
+}
+
+export interface LinkedContact {
+  gender: string;
+  first_name: string;
+  last_name: string;
+  email: string;
+  language: string;
+}
+
+/**
+ * A sign-up linked to a contact shows the contact's salutation, name, e-mail and language; whatever the contact
+ * lacks (empty) comes from the sign-up.
+ */
+export function subscriptionView(signUp: SignUpFields, contact: LinkedContact | null): NewsletterSubscriptionView {
+  return {
+    id: signUp.id,
+    contactId: signUp.contact_id,
+    gender: contact?.gender || signUp.gender,
+    firstName: contact?.first_name || signUp.first_name,
+    lastName: contact?.last_name || signUp.last_name,
+    email: contact?.email || signUp.email,
+    language: contact?.language || signUp.language,
+    confirmedAt: signUp.confirmed_at,
+  };
+}
+
+/** The `newsletter_subscription` object, also what the CRM API lists (with its own timestamp style). */
+export function newsletterSubscriptionObject(view: NewsletterSubscriptionView, timestamps: TimestampStyle) {
+  return {
+    subscription_id: view.id,
+    contact_id: view.contactId,
+    gender: view.gender,
+    first_name: view.firstName,
+    last_name: view.lastName,
+    email: view.email,
+    language: view.language,
+    opt_in: true,
+    opt_in_date: formatTimestamp(view.confirmedAt, timestamps),
+  };
+}
+
+export function renderNewsletterSubscribed(view: NewsletterSubscriptionView, features: PayloadFeatures): RenderedEvent[] {
+  return [
+    {
+      key: `newsletter_subscription:${view.id}`,
+      data: { newsletter_subscription: newsletterSubscriptionObject(view, features.timestamps) },
+    },
+  ];
+}

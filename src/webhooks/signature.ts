@@ -1,0 +1,40 @@
+import { createHmac } from 'node:crypto';
+
+const SECRET_PREFIX = 'whsec_';
+
+/**
+ * The HMAC key of a signing secret. Standard Webhooks secrets are `whsec_` followed by the base64 key; any other
+ * value is used as it stands (its UTF-8 bytes), so an operator can also paste a plain shared secret.
+ */
+export function signingKey(secret: string): Buffer {
+  return secret.startsWith(SECRET_PREFIX)
+    ? Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64')
+    : Buffer.from(secret, 'utf8');
+}
+
+export interface SignatureInput {
+  /** `webhook-id`: our envelope id, the same on every attempt. */
+  messageId: string;
+  /** `webhook-timestamp`: seconds since the epoch at sending time, fresh on every attempt. */
+  timestampSeconds: number;
+  /** The exact bytes of the request body. */
+  body: string;
+  secret: string;
+}
+
+/**
+ * Standard Webhooks headers (https://www.standardwebhooks.com/): `webhook-signature` is `v1,` and the base64
+ * HMAC-SHA256 of `id.timestamp.body`, so consumers can verify deliveries with any Standard Webhooks library.
+ */
+export function signatureHeaders(input: SignatureInput): Record<string, string> {
+  const timestamp = String(input.timestampSeconds);
+  const signature = createHmac('sha256', signingKey(input.secret))
+    .update(`${input.messageId}.${timestamp}.`, 'utf8')
+    .update(input.body, 'utf8')
+    .digest('base64');
+  return {
+    'webhook-id': input.messageId,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': `v1,${signature}`,
+  };
+}

@@ -1,0 +1,238 @@
+import { startTestApp, type TestApp } from './support/test-app';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp({ PLATFORM_CART_LOGIC: 'false' });
+});
+
+afterAll(async () => {
+  await app?.close();
+});
+
+const endpoint = (body?: unknown) => (body === undefined ? app.request('GET', '/admin/api/webhook-endpoint') : app.request('PUT', '/admin/api/webhook-endpoint', body));
+
+describe('webhook endpoint configuration', () => {
+  test('before anything is saved, the defaults of a new endpoint are shown', async () => {
+    const response = await endpoint();
+    expect(response).toEqual({
+      status: 200,
+      body: {
+        configured: false,
+        url: null,
+        active: true,
+        payload_version: 'v1',
+        events: ['donation.completed', 'donation.recurring_completed', 'shop_order.completed'],
+        basic_auth_username: null,
+        basic_auth_password_set: false,
+        signing_secret_set: false,
+        created_at: null,
+        updated_at: null,
+      },
+    });
+  });
+
+  test('saving stores the settings; password and signing secret are never returned', async () => {
+    const saved = await endpoint({
+      url: 'https://crm.example.org/hooks',
+      events: ['newsletter.subscribed', 'donation.completed', 'donation.reconciled'],
+      basic_auth_username: 'crm',
+      basic_auth_password: 'very-secret-password',
+      signing_secret: 'whsec_c2VjcmV0LXNpZ25pbmcta2V5',
+    });
+    expect(saved.status).toBe(200);
+    expect(saved.body).toEqual({
+      configured: true,
+      url: 'https://crm.example.org/hooks',
+      active: true,
+      payload_version: 'v1',
+      events: ['donation.completed', 'donation.reconciled', 'newsletter.subscribed'],
+      basic_auth_username: 'crm',
+      basic_auth_password_set: true,
+      signing_secret_set: true,
+      created_at: '2025-07-15T10:30:00Z',
+      updated_at: '2025-07-15T10:30:00Z',
+    });
+    const shown = await endpoint();
+    expect(shown.body).toEqual(saved.body);
+    for (const response of [saved, shown]) {
+      const text = JSON.stringify(response.body);
+      expect(text).not.toContain('very-secret-password');
+      expect(text).not.toContain('whsec_');
+    }
+    // Stored for the deliveries, which need them in clear.
+    expect(await app.db('webhook_endpoints').first('basic_auth_password', 'signing_secret')).toEqual({
+      basic_auth_password: 'very-secret-password',
+      signing_secret: 'whsec_c2VjcmV0LXNpZ25pbmcta2V5',
+    });
+  });
+
+  test('an edit that leaves out the credentials keeps them; null removes them; still one endpoint', async () => {
+    app.clock.now += 60;
+    const edited = await endpoint({ active: false, url: 'https://crm.example.org/v2/hooks' });
+    expect(edited.body).toMatchObject({ active: false, basic_auth_password_set: true, signing_secret_set: true, updated_at: '2025-07-15T10:31:00Z' });
+    const cleared = await endpoint({ basic_auth_username: null, basic_auth_password: null, signing_secret: null });
+    expect(cleared.body).toMatchObject({ basic_auth_username: null, basic_auth_password_set: false, signing_secret_set: false });
+    expect(await app.db('webhook_endpoints').count('* as n')).toEqual([{ n: 1 }]);
+  });
+
+  test('v2.1 is refused while the cart logic is off', async () => {
+    const response = await endpoint({ payload_version: 'v2.1' });
+    expect(response.status).toBe(400);
+    expect(response.body.error).toMatch(/payload_version: v2.1 can only be chosen when the cart logic/);
+    expect((await endpoint({ payload_version: 'v2' })).body.payload_version).toBe('v2');
+  });
+
+  test('invalid settings are 400s and change nothing', async () => {
+    const before = (await endpoint()).body;
+    const cases: [unknown, RegExp][] = [
+      [{ url: 'http://crm.example.org/hooks' }, /url: must use https/],
+      [{ url: 'https://user:pw@crm.example.org/' }, /url: must not contain credentials/],
+      [{ events: ['donation.refunded'] }, /events.0/],
+      [{ active: 'yes' }, /active/],
+      [{ payload_version: 'v3' }, /payload_version/],
+      [{ basic_auth_username: 'crm' }, /set both or neither/],
+      [{ basic_auth_username: 'a:b', basic_auth_password: 'x' }, /must not contain a colon/],
+      [{ signing_secret: 'short' }, /signing_secret/],
+      [{ signing_secret: 'long-enough-but-\u0000-nul' }, /signing_secret/],
+      [{ url: 'https://crm.example.org/\u0000' }, /url/],
+    ];
+    for (const [body, message] of cases) {
+      const response = await endpoint(body);
+      expect([body, response.status, response.body.error]).toEqual([body, 400, expect.stringMatching(message)]);
+    }
+    expect((await endpoint()).body).toEqual(before);
+  });
+
+  test('plain http to loopback is fine in development', async () => {
+    expect((await endpoint({ url: 'http://127.0.0.1:4567/hooks' })).status).toBe(200);
+  });
+
+  test('staff only', async () => {
+    expect((await app.request('GET', '/admin/api/webhook-endpoint', undefined, {})).status).toBe(401);
+    expect((await app.request('GET', '/admin/api/webhook-endpoint', undefined, app.nonStaff())).status).toBe(403);
+  });
+});
+
+describe('production rules', () => {
+  let production: TestApp;
+  beforeAll(async () => {
+    production = await startTestApp({ NODE_ENV: 'production' });
+  });
+  afterAll(async () => {
+    await production?.close();
+  });
+
+  test('http and private addresses are refused; v2.1 is allowed with the cart logic on', async () => {
+    const put = (body: unknown) => production.request('PUT', '/admin/api/webhook-endpoint', body);
+    expect((await put({ url: 'http://127.0.0.1:4567/hooks' })).body.error).toMatch(/must use https/);
+    expect((await put({ url: 'https://10.0.0.8/hooks' })).body.error).toMatch(/private/);
+    expect((await put({ url: 'https://crm.example.org/hooks', payload_version: 'v2.1' })).body).toMatchObject({ payload_version: 'v2.1' });
+  });
+});
+
+describe('webhook events', () => {
+  let ids: number[];
+
+  beforeAll(async () => {
+    const [{ id: endpointId }] = await app.db('webhook_endpoints').select('id');
+    const rows = [
+      { event_type: 'donation.completed', status: 'delivered', attempts: 1, last_response_code: 200, delivered_at: new Date('2025-07-15T10:30:02Z') },
+      { event_type: 'donation.completed', status: 'failed', attempts: 2, last_response_code: 500, last_response_body: 'oops', next_attempt_at: new Date('2025-07-15T10:50:00Z') },
+      { event_type: 'newsletter.subscribed', status: 'waiting', attempts: 0 },
+      { event_type: 'shop_order.completed', status: 'max_retries_reached', attempts: 5, last_response_code: 404 },
+    ];
+    ids = [];
+    for (const [index, row] of rows.entries()) {
+      const [{ id }] = await app.db('webhook_events')
+        .insert({
+          endpoint_id: endpointId,
+          payload_version: 'v2',
+          source_key: `test:${index}`,
+          payload: JSON.stringify({ id: index, event: row.event_type, data: { n: index } }),
+          created_at: new Date(Date.UTC(2025, 6, 15, 10, index)),
+          ...row,
+        })
+        .returning('id');
+      ids.push(id);
+    }
+    await app.db('webhook_delivery_attempts').insert([
+      { event_id: ids[1], number: 1, started_at: new Date('2025-07-15T10:31:00Z'), duration_ms: 120, response_code: 500, response_body: 'oops', outcome: 'failed' },
+      { event_id: ids[1], number: 2, started_at: new Date('2025-07-15T10:36:00Z'), duration_ms: 30000, error: 'timeout after 30 s', outcome: 'failed' },
+    ]);
+  });
+
+  test('the list is newest first with German status labels', async () => {
+    const response = await app.request('GET', '/admin/api/webhook-events');
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ count: 4, next: null, previous: null });
+    expect(response.body.results.map((e: { id: number }) => e.id)).toEqual([...ids].reverse());
+    expect(response.body.results.map((e: { status_label: string }) => e.status_label)).toEqual([
+      'Maximale Wiederholungen erreicht',
+      'Wartend',
+      'Fehlgeschlagen',
+      'Zugestellt',
+    ]);
+    expect(response.body.results[2]).toEqual({
+      id: ids[1],
+      event: 'donation.completed',
+      created_at: '2025-07-15T10:01:00Z',
+      status: 'failed',
+      status_label: 'Fehlgeschlagen',
+      attempts: 2,
+      last_response_code: 500,
+      last_response_body: 'oops',
+      next_attempt_at: '2025-07-15T10:50:00Z',
+      delivered_at: null,
+    });
+  });
+
+  test('filters by status and by event type, and pages with absolute links', async () => {
+    const failed = await app.request('GET', '/admin/api/webhook-events?status=failed');
+    expect(failed.body.results.map((e: { id: number }) => e.id)).toEqual([ids[1]]);
+    const donations = await app.request('GET', '/admin/api/webhook-events?event=donation.completed&status=delivered');
+    expect(donations.body.results.map((e: { id: number }) => e.id)).toEqual([ids[0]]);
+
+    const first = await app.request('GET', '/admin/api/webhook-events?page_size=3');
+    expect(first.body).toMatchObject({ count: 4, previous: null, next: `${app.baseUrl}/admin/api/webhook-events?page_size=3&page=2` });
+    const second = await app.request('GET', '/admin/api/webhook-events?page_size=3&page=2');
+    expect(second.body.results).toHaveLength(1);
+    expect(second.body.previous).toBe(`${app.baseUrl}/admin/api/webhook-events?page_size=3&page=1`);
+    expect((await app.request('GET', '/admin/api/webhook-events?page_size=3&page=3')).status).toBe(404);
+  });
+
+  test('bad filters are 400s naming the parameter', async () => {
+    for (const [query, name] of [
+      ['status=Wartend', 'status'],
+      ['event=donation.refunded', 'event'],
+      ['page=0', 'page'],
+      ['page_size=1001', 'page_size'],
+      ['page=abc', 'page'],
+    ]) {
+      const response = await app.request('GET', `/admin/api/webhook-events?${query}`);
+      expect([query, response.status, response.body.error]).toEqual([query, 400, expect.stringMatching(new RegExp(`^${name}:`))]);
+    }
+  });
+
+  test('one event with its stored payload and every attempt', async () => {
+    const response = await app.request('GET', `/admin/api/webhook-events/${ids[1]}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      id: ids[1],
+      status_label: 'Fehlgeschlagen',
+      payload_version: 'v2',
+      payload: { id: 1, event: 'donation.completed', data: { n: 1 } },
+      delivery_attempts: [
+        { number: 1, manual: false, started_at: '2025-07-15T10:31:00Z', duration_ms: 120, outcome: 'failed', response_code: 500, response_body: 'oops', error: null },
+        { number: 2, manual: false, started_at: '2025-07-15T10:36:00Z', duration_ms: 30000, outcome: 'failed', response_code: null, response_body: null, error: 'timeout after 30 s' },
+      ],
+    });
+    expect((await app.request('GET', '/admin/api/webhook-events/999999')).status).toBe(404);
+    expect((await app.request('GET', '/admin/api/webhook-events/abc')).status).toBe(400);
+  });
+
+  test('staff only', async () => {
+    expect((await app.request('GET', '/admin/api/webhook-events', undefined, {})).status).toBe(401);
+    expect((await app.request('GET', `/admin/api/webhook-events/${ids[0]}`, undefined, app.nonStaff())).status).toBe(403);
+  });
+});

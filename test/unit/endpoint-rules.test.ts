@@ -1,0 +1,136 @@
+import {
+  applyEndpointChange,
+  isPrivateAddress,
+  normaliseEventSelection,
+  urlProblem,
+  type UrlPolicy,
+} from '../../src/webhooks/endpoint-rules';
+import type { EndpointSettings } from '../../src/webhooks/endpoint-store';
+
+const production: UrlPolicy = { allowHttpToLoopback: false, allowPrivateAddresses: false };
+const development: UrlPolicy = { allowHttpToLoopback: true, allowPrivateAddresses: true };
+
+describe('subscriber URL', () => {
+  test('a public HTTPS URL is fine everywhere', () => {
+    expect(urlProblem('https://crm.example.org/hooks?source=donations', production)).toBeUndefined();
+    expect(urlProblem('https://crm.example.org:8443/hooks', development)).toBeUndefined();
+  });
+
+  test('plain http only to loopback, and only when development allows it', () => {
+    expect(urlProblem('http://crm.example.org/hooks', development)).toBe('url: must use https');
+    expect(urlProblem('http://127.0.0.1:4000/hooks', development)).toBeUndefined();
+    expect(urlProblem('http://localhost:4000/hooks', development)).toBeUndefined();
+    expect(urlProblem('http://[::1]:4000/hooks', development)).toBeUndefined();
+    expect(urlProblem('http://127.0.0.1:4000/hooks', production)).toBe('url: must use https');
+  });
+
+  test('production refuses literal private, loopback and link-local addresses, in any spelling', () => {
+    for (const url of [
+      'https://127.0.0.1/hooks',
+      'https://localhost/hooks',
+      'https://api.localhost/hooks',
+      'https://10.1.2.3/hooks',
+      'https://172.20.0.5/hooks',
+      'https://192.168.1.10/hooks',
+      'https://169.254.169.254/latest/meta-data',
+      'https://0.0.0.0/hooks',
+      'https://[::1]/hooks',
+      'https://[fd00::1]/hooks',
+      'https://[fe80::1]/hooks',
+      'https://[::ffff:10.0.0.1]/hooks',
+      'https://2130706433/hooks', // 127.0.0.1 as one decimal number
+      'https://0x7f.1/hooks',
+    ]) {
+      expect([url, urlProblem(url, production)]).toEqual([url, 'url: must not point to a private, loopback or link-local address']);
+    }
+    expect(urlProblem('https://172.32.0.1/hooks', production)).toBeUndefined();
+    expect(urlProblem('https://[2001:db8::1]/hooks', production)).toBeUndefined();
+  });
+
+  test('other schemes, credentials in the URL and garbage are refused', () => {
+    expect(urlProblem('ftp://crm.example.org/', development)).toBe('url: must use https');
+    expect(urlProblem('file:///etc/passwd', development)).toBe('url: must use https');
+    expect(urlProblem('https://user:secret@crm.example.org/', development)).toMatch(/must not contain credentials/);
+    expect(urlProblem('crm.example.org/hooks', development)).toMatch(/must be a complete URL/);
+    expect(urlProblem(`https://crm.example.org/${'a'.repeat(2100)}`, development)).toMatch(/at most 2048/);
+  });
+
+  test('isPrivateAddress is the check a DNS-resolving delivery can reuse', () => {
+    expect(isPrivateAddress('10.0.0.1')).toBe(true);
+    expect(isPrivateAddress('::ffff:192.168.0.1')).toBe(true);
+    expect(isPrivateAddress('8.8.8.8')).toBe(false);
+    expect(isPrivateAddress('not-an-ip')).toBe(false);
+  });
+});
+
+describe('endpoint settings', () => {
+  const rules = { urlPolicy: development, cartLogic: false };
+
+  test('a new endpoint gets v1, active, and the three preselected events', () => {
+    expect(applyEndpointChange(undefined, { url: 'https://crm.example.org/hooks' }, rules)).toEqual({
+      settings: {
+        url: 'https://crm.example.org/hooks',
+        active: true,
+        payload_version: 'v1',
+        events: ['donation.completed', 'donation.recurring_completed', 'shop_order.completed'],
+        basic_auth_username: null,
+        basic_auth_password: null,
+        signing_secret: null,
+      },
+    });
+  });
+
+  test('a new endpoint needs a URL', () => {
+    expect(applyEndpointChange(undefined, { active: true }, rules)).toEqual({ problems: ['url: required for a new endpoint'] });
+  });
+
+  test('v2.1 is refused without the cart logic and accepted with it', () => {
+    const change = { url: 'https://crm.example.org/hooks', payload_version: 'v2.1' as const };
+    expect(applyEndpointChange(undefined, change, rules)).toEqual({
+      problems: ['payload_version: v2.1 can only be chosen when the cart logic of the donation shop is switched on'],
+    });
+    expect(applyEndpointChange(undefined, change, { ...rules, cartLogic: true })).toMatchObject({
+      settings: { payload_version: 'v2.1' },
+    });
+  });
+
+  const current: EndpointSettings = {
+    url: 'https://crm.example.org/hooks',
+    active: true,
+    payload_version: 'v2.1',
+    events: ['donation.completed'],
+    basic_auth_username: 'crm',
+    basic_auth_password: 'secret',
+    signing_secret: 'whsec_abcdefghijklmnop',
+  };
+
+  test('absent fields keep their value, so write-only credentials survive an edit; null clears them', () => {
+    expect(applyEndpointChange(current, { active: false }, rules)).toEqual({ settings: { ...current, active: false } });
+    expect(applyEndpointChange(current, { basic_auth_username: null, basic_auth_password: null, signing_secret: null }, rules)).toEqual({
+      settings: { ...current, basic_auth_username: null, basic_auth_password: null, signing_secret: null },
+    });
+  });
+
+  test('an endpoint keeps v2.1 when the cart logic was switched off later, unless it changes version', () => {
+    expect(applyEndpointChange(current, { payload_version: 'v2.1' }, rules)).toMatchObject({ settings: { payload_version: 'v2.1' } });
+    expect(applyEndpointChange({ ...current, payload_version: 'v1' }, { payload_version: 'v2.1' }, rules)).toHaveProperty('problems');
+  });
+
+  test('user name and password go together', () => {
+    expect(applyEndpointChange(current, { basic_auth_password: null }, rules)).toEqual({
+      problems: ['basic_auth_username and basic_auth_password: set both or neither'],
+    });
+  });
+
+  test('every problem is reported at once', () => {
+    const result = applyEndpointChange(undefined, { url: 'http://crm.example.org', payload_version: 'v2.1', basic_auth_username: 'x' }, rules);
+    expect(result).toEqual({ problems: [expect.stringMatching(/^url/), expect.stringMatching(/^payload_version/), expect.stringMatching(/^basic_auth/)] });
+  });
+
+  test('the event selection is kept once each, in the canonical order', () => {
+    expect(normaliseEventSelection(['shop_order.completed', 'donation.completed', 'shop_order.completed'])).toEqual([
+      'donation.completed',
+      'shop_order.completed',
+    ]);
+  });
+});

@@ -1,0 +1,29 @@
+import { createHmac } from 'node:crypto';
+import { signatureHeaders, signingKey } from '../../src/webhooks/signature';
+
+test('reproduces the published Standard Webhooks test vector', () => {
+  expect(
+    signatureHeaders({
+      messageId: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      timestampSeconds: 1614265330,
+      body: '{"test": 2432232314}',
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    }),
+  ).toEqual({
+    'webhook-id': 'msg_p5jXN8AQM9LWM0D4loKWxJek',
+    'webhook-timestamp': '1614265330',
+    'webhook-signature': 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+  });
+});
+
+test('a whsec_ secret is base64; anything else is used as its UTF-8 bytes', () => {
+  expect(signingKey('whsec_AQID')).toEqual(Buffer.from([1, 2, 3]));
+  expect(signingKey('plain shared secret')).toEqual(Buffer.from('plain shared secret', 'utf8'));
+});
+
+test('signs the exact body bytes, non-ASCII included', () => {
+  const body = '{"city":"Zürich"}';
+  const { 'webhook-signature': signature } = signatureHeaders({ messageId: '42', timestampSeconds: 1700000000, body, secret: 'k' });
+  const expected = createHmac('sha256', 'k').update(Buffer.from(`42.1700000000.${body}`, 'utf8')).digest('base64');
+  expect(signature).toBe(`v1,${expected}`);
+});

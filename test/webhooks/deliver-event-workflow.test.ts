@@ -1,0 +1,314 @@
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
+import pino from 'pino';
+import { createDb, type Db } from '../../src/db/knex';
+import type { Logger } from '../../src/logger';
+import { deliveryWorkflowId, startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
+import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
+import { createTestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/free-port';
+import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../support/subscriber';
+import { startTcpProxy } from '../support/tcp-proxy';
+import { createTimeSkippingEnvironment } from '../support/temporal';
+import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+let env: TestWorkflowEnvironment;
+let workflowBundle: WorkflowBundle;
+let db: Db;
+let dbUrl: string;
+const subscribers: Subscriber[] = [];
+
+beforeAll(async () => {
+  env = await createTimeSkippingEnvironment();
+  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  ({ db, url: dbUrl } = await createTestDatabase());
+});
+
+afterEach(async () => {
+  await Promise.all(subscribers.splice(0).map((subscriber) => subscriber.close()));
+});
+
+afterAll(async () => {
+  await db?.destroy();
+  await env?.teardown();
+});
+
+interface WorkerOptions {
+  activityDb?: Db;
+  log?: Logger;
+  timeoutMs?: number;
+}
+
+/** Runs `body` while a delivery worker polls a task queue of its own. */
+async function withWorker<T>(body: (taskQueue: string) => Promise<T>, options: WorkerOptions = {}): Promise<T> {
+  const taskQueue = `delivery-${randomUUID()}`;
+  const worker = await createDeliveryWorker({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundle,
+    db: options.activityDb ?? db,
+    log: options.log ?? pino({ level: 'silent' }),
+    http: options.timeoutMs ? { timeoutMs: options.timeoutMs } : {},
+  });
+  return worker.runUntil(body(taskQueue));
+}
+
+/** A subscriber that notes, on each request, the event row as it stood just before that attempt. */
+async function subscriberFor(reply: (request: ReceivedRequest) => Reply | Promise<Reply>, options: { port?: number } = {}) {
+  const stateBefore: Array<Record<string, unknown>> = [];
+  const subscriber = await startSubscriber({
+    port: options.port,
+    now: () => env.currentTimeMs(),
+    reply: async (request) => {
+      const { id } = JSON.parse(request.body.toString('utf8')) as { id: number };
+      stateBefore[request.index] = await eventRow(db, id);
+      return reply(request);
+    },
+  });
+  subscribers.push(subscriber);
+  return { subscriber, stateBefore };
+}
+
+async function startAndFinish(taskQueue: string, eventId: number) {
+  expect(await startDeliveryWorkflow(env.client, taskQueue, eventId)).toBe('started');
+  return env.client.workflow.getHandle(deliveryWorkflowId(eventId)).result();
+}
+
+/** Workflow time between two requests: the scheduled delay, plus the real milliseconds the attempt itself took. */
+function expectGap(earlier: ReceivedRequest, later: ReceivedRequest, delayMs: number) {
+  expect(later.atMs - earlier.atMs).toBeGreaterThanOrEqual(delayMs);
+  expect(later.atMs - earlier.atMs).toBeLessThan(delayMs + 5_000);
+}
+
+test('delivers on the first try and logs the attempt without credentials', async () => {
+  const { subscriber, stateBefore } = await subscriberFor(() => ({ status: 200, body: 'thanks' }));
+  const endpointId = await insertEndpoint(db, { url: subscriber.url, basicAuth: { username: 'crm', password: 's3cret-pw' } });
+  const event = await insertEvent(db, endpointId);
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+
+  expect(await withWorker((taskQueue) => startAndFinish(taskQueue, event.id), { log })).toBe('delivered');
+
+  expect(subscriber.requests).toHaveLength(1);
+  expect(subscriber.requests[0].body.toString('utf8')).toBe(event.payload);
+  expect(subscriber.requests[0].headers.authorization).toBe(`Basic ${Buffer.from('crm:s3cret-pw').toString('base64')}`);
+  expect(stateBefore[0]).toMatchObject({ status: 'waiting', attempts: 0, last_response_code: null });
+  expect(await eventRow(db, event.id)).toMatchObject({
+    status: 'delivered',
+    attempts: 1,
+    last_response_code: 200,
+    last_response_body: 'thanks',
+    last_error: null,
+    next_attempt_at: null,
+  });
+  expect((await eventRow(db, event.id)).delivered_at).toBeInstanceOf(Date);
+  expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, manual: false, outcome: 'delivered', response_code: 200 }]);
+
+  const attemptLogs = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'webhook delivery attempt');
+  expect(attemptLogs).toEqual([
+    expect.objectContaining({ eventId: event.id, workflowId: `webhook-event-${event.id}`, attempt: 1, outcome: 'delivered', responseCode: 200 }),
+  ]);
+  expect(lines.join('\n')).not.toContain('s3cret-pw');
+  expect(lines.join('\n')).not.toContain(Buffer.from('crm:s3cret-pw').toString('base64'));
+});
+
+test('fails twice, then delivers on attempt 3, after exactly 5 and 15 minutes of workflow time', async () => {
+  const answers: Reply[] = [
+    { status: 500, body: 'boom' },
+    { status: 503, body: 'later' },
+    { status: 200, body: '{"received":true}' },
+  ];
+  const { subscriber, stateBefore } = await subscriberFor((request) => answers[request.index]);
+  const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+
+  expect(await withWorker((taskQueue) => startAndFinish(taskQueue, event.id))).toBe('delivered');
+
+  const requests = subscriber.requests;
+  expect(requests).toHaveLength(3);
+  expectGap(requests[0], requests[1], 5 * MINUTE);
+  expectGap(requests[1], requests[2], 15 * MINUTE);
+  // Same envelope, byte for byte, on every retry.
+  for (const request of requests) expect(request.body.toString('utf8')).toBe(event.payload);
+
+  expect(stateBefore[0]).toMatchObject({ status: 'waiting', attempts: 0, next_attempt_at: null });
+  expect(stateBefore[1]).toMatchObject({ status: 'failed', attempts: 1, last_response_code: 500, last_response_body: 'boom' });
+  expect(stateBefore[2]).toMatchObject({ status: 'failed', attempts: 2, last_response_code: 503, last_response_body: 'later' });
+  // The recorded next attempt time is when the next attempt indeed came.
+  for (const index of [1, 2]) {
+    const scheduled = (stateBefore[index].next_attempt_at as Date).getTime();
+    expect(requests[index].atMs - scheduled).toBeGreaterThanOrEqual(0);
+    expect(requests[index].atMs - scheduled).toBeLessThan(5_000);
+  }
+  expect(await eventRow(db, event.id)).toMatchObject({
+    status: 'delivered',
+    attempts: 3,
+    last_response_code: 200,
+    last_response_body: '{"received":true}',
+    next_attempt_at: null,
+  });
+  expect(await attemptRows(db, event.id)).toMatchObject([
+    { number: 1, outcome: 'failed', response_code: 500, response_body: 'boom', manual: false },
+    { number: 2, outcome: 'failed', response_code: 503, response_body: 'later', manual: false },
+    { number: 3, outcome: 'delivered', response_code: 200, response_body: '{"received":true}', manual: false },
+  ]);
+});
+
+test('five failures reach max retries reached after 5 min, 15 min, 1 h and 4 h, and no sixth request follows', async () => {
+  const { subscriber, stateBefore } = await subscriberFor((request) => ({ status: 500, body: `failure ${request.index + 1}` }));
+  const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+
+  await withWorker(async (taskQueue) => {
+    expect(await startAndFinish(taskQueue, event.id)).toBe('max_retries_reached');
+    await env.sleep('2 days');
+  });
+
+  const requests = subscriber.requests;
+  expect(requests).toHaveLength(5);
+  [5 * MINUTE, 15 * MINUTE, HOUR, 4 * HOUR].forEach((delay, index) => expectGap(requests[index], requests[index + 1], delay));
+  stateBefore.slice(1).forEach((state, index) =>
+    expect(state).toMatchObject({ status: 'failed', attempts: index + 1, last_response_body: `failure ${index + 1}` }),
+  );
+  expect(await eventRow(db, event.id)).toMatchObject({
+    status: 'max_retries_reached',
+    attempts: 5,
+    last_response_code: 500,
+    last_response_body: 'failure 5',
+    next_attempt_at: null,
+    delivered_at: null,
+  });
+  expect((await attemptRows(db, event.id)).map((row) => [row.number, row.outcome, row.manual])).toEqual([
+    [1, 'failed', false],
+    [2, 'failed', false],
+    [3, 'failed', false],
+    [4, 'failed', false],
+    [5, 'failed', false],
+  ]);
+});
+
+test('an answer after 31 s is a failure, one after 20 s a delivery (time limit scaled 1:30 to 1 s)', async () => {
+  const answers: Reply[] = [
+    { status: 200, body: 'slow', delayMs: 1_034 },
+    { status: 200, body: 'in time', delayMs: 667 },
+  ];
+  const { subscriber } = await subscriberFor((request) => answers[request.index]);
+  const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+
+  expect(await withWorker((taskQueue) => startAndFinish(taskQueue, event.id), { timeoutMs: 1_000 })).toBe('delivered');
+
+  expectGap(subscriber.requests[0], subscriber.requests[1], 5 * MINUTE);
+  expect(await attemptRows(db, event.id)).toMatchObject([
+    { number: 1, outcome: 'failed', response_code: null, response_body: null, error: 'No response within 1 s' },
+    { number: 2, outcome: 'delivered', response_code: 200, response_body: 'in time' },
+  ]);
+});
+
+test('a refused connection fails the attempt; the subscriber back on its port gets the retry', async () => {
+  const port = await freePort();
+  const event = await insertEvent(db, await insertEndpoint(db, { url: `http://127.0.0.1:${port}/webhooks` }));
+
+  const status = await withWorker(async (taskQueue) => {
+    await startDeliveryWorkflow(env.client, taskQueue, event.id);
+    const failed = await eventually(async () => {
+      const row = await eventRow(db, event.id);
+      return row.status === 'failed' && row;
+    }, { what: 'the first attempt to be recorded' });
+    expect(failed).toMatchObject({ attempts: 1, last_response_code: null, last_response_body: null });
+    expect(failed.last_error).toMatch(/ECONNREFUSED/);
+    await subscriberFor(() => ({ status: 202, body: 'accepted' }), { port });
+    return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+  });
+
+  expect(status).toBe('delivered');
+  expect(await attemptRows(db, event.id)).toMatchObject([
+    { number: 1, outcome: 'failed', response_code: null },
+    { number: 2, outcome: 'delivered', response_code: 202, response_body: 'accepted' },
+  ]);
+});
+
+test('events are independent: a reconciliation is delivered while its originating event is in backoff', async () => {
+  const { subscriber } = await subscriberFor((request) => {
+    const { event } = JSON.parse(request.body.toString('utf8')) as { event: string };
+    const completedAttempts = subscriber.requests.filter((r) => r.body.includes('"event":"donation.completed"')).length;
+    return event === 'donation.completed' && completedAttempts === 1 ? { status: 503, body: 'busy' } : { status: 200 };
+  });
+  const endpointId = await insertEndpoint(db, { url: subscriber.url });
+  const completed = await insertEvent(db, endpointId, { eventType: 'donation.completed', transactionId: 'tx-42' });
+  const reconciled = await insertEvent(db, endpointId, { eventType: 'donation.reconciled', transactionId: 'tx-42' });
+
+  const statuses = await withWorker(async (taskQueue) => {
+    await startDeliveryWorkflow(env.client, taskQueue, completed.id);
+    await startDeliveryWorkflow(env.client, taskQueue, reconciled.id);
+    // One result awaited at a time: time skipping is global to the test server.
+    const reconciledStatus = await env.client.workflow.getHandle(deliveryWorkflowId(reconciled.id)).result();
+    const completedStatus = await env.client.workflow.getHandle(deliveryWorkflowId(completed.id)).result();
+    return [completedStatus, reconciledStatus];
+  });
+
+  expect(statuses).toEqual(['delivered', 'delivered']);
+  const byEvent = (id: number) => subscriber.requests.filter((r) => JSON.parse(r.body.toString('utf8')).id === id);
+  const [completedFirst, completedRetry] = byEvent(completed.id);
+  const [reconciledOnly] = byEvent(reconciled.id);
+  expect(byEvent(reconciled.id)).toHaveLength(1);
+  expect(reconciledOnly.atMs).toBeLessThan(completedRetry.atMs);
+  expectGap(completedFirst, completedRetry, 5 * MINUTE);
+  expect((await eventRow(db, completed.id)).attempts).toBe(2);
+  expect((await eventRow(db, reconciled.id)).attempts).toBe(1);
+});
+
+test('database outages are retried by Temporal and never consume an attempt, nor re-send one', async () => {
+  const postgres = new URL(dbUrl);
+  const proxy = await startTcpProxy({ host: postgres.hostname, port: Number(postgres.port) });
+  const proxiedUrl = new URL(dbUrl);
+  proxiedUrl.port = String(proxy.port);
+  const activityDb = createDb({ connectionString: proxiedUrl.toString() });
+  const { subscriber } = await subscriberFor(async (request) => {
+    if (request.index > 0) return { status: 200 };
+    // Down right after the subscriber answered: the outcome is kept and recorded later, never sent again.
+    await proxy.cut();
+    return { status: 500, body: 'nope' };
+  });
+  const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+  const handle = env.client.workflow.getHandle(deliveryWorkflowId(event.id));
+  const retriedActivity = (type: string) =>
+    eventually(async () => {
+      const { raw } = await handle.describe();
+      return (raw.pendingActivities ?? []).some((a) => a.activityType?.name === type && (a.attempt ?? 0) >= 3);
+    }, { what: `${type} to be retried` });
+
+  try {
+    const status = await withWorker(
+      async (taskQueue) => {
+        // Down before the first attempt: the event cannot be read, so nothing is sent.
+        await proxy.cut();
+        await startDeliveryWorkflow(env.client, taskQueue, event.id);
+        await retriedActivity('attemptDelivery');
+        expect(subscriber.requests).toHaveLength(0);
+        await proxy.restore();
+
+        await subscriber.waitForRequests(1);
+        await retriedActivity('recordAttempt');
+        await proxy.restore();
+        return handle.result();
+      },
+      { activityDb },
+    );
+
+    expect(status).toBe('delivered');
+    expect(subscriber.requests).toHaveLength(2);
+    expectGap(subscriber.requests[0], subscriber.requests[1], 5 * MINUTE);
+    expect(await attemptRows(db, event.id)).toMatchObject([
+      { number: 1, outcome: 'failed', response_code: 500, response_body: 'nope' },
+      { number: 2, outcome: 'delivered', response_code: 200 },
+    ]);
+    expect((await eventRow(db, event.id)).attempts).toBe(2);
+  } finally {
+    await activityDb.destroy();
+    await proxy.close();
+  }
+});

@@ -1,0 +1,263 @@
+import { createHmac } from 'node:crypto';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
+import { DefaultLogger } from '@temporalio/worker';
+import { createActivities, type DeliveryActivities } from '../../activities';
+import { createDb, type Db } from '../../src/db/knex';
+import { createLogger } from '../../src/logger';
+import { createTestDatabase } from '../support/database';
+import { freePort } from '../support/free-port';
+import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../support/subscriber';
+import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+
+const log = createLogger('silent');
+const signedAt = new Date('2025-07-15T10:30:00Z');
+const failed = { outcome: 'failed' as const, responseCode: 503, responseBody: 'busy', error: null, startedAtMs: signedAt.getTime(), durationMs: 12 };
+
+let db: Db;
+let activities: DeliveryActivities;
+let subscriber: Subscriber;
+let replies: (request: ReceivedRequest) => Reply;
+
+// Activity failures are asserted below; the SDK's own logging of them would only clutter the output.
+const quietSdkLogger = new DefaultLogger('ERROR');
+const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> =>
+  new MockActivityEnvironment(
+    { workflowExecution: { workflowId: 'webhook-event-test', runId: 'run' } },
+    { logger: quietSdkLogger },
+  ).run(fn, ...args) as Promise<R>;
+
+beforeAll(async () => {
+  ({ db } = await createTestDatabase());
+  activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt });
+  subscriber = await startSubscriber({ reply: (request) => replies(request) });
+});
+
+beforeEach(() => {
+  replies = () => ({ status: 200, body: 'ok' });
+  subscriber.requests.length = 0;
+});
+
+afterAll(async () => {
+  await subscriber?.close();
+  await db?.destroy();
+});
+
+async function newEvent(endpoint: Partial<Parameters<typeof insertEndpoint>[1]> = {}) {
+  const endpointId = await insertEndpoint(db, { url: subscriber.url, ...endpoint });
+  return insertEvent(db, endpointId);
+}
+
+describe('attemptDelivery', () => {
+  test('POSTs the stored bytes as JSON with a User-Agent and basic auth, without signature headers when no secret is set', async () => {
+    const event = await newEvent({ basicAuth: { username: 'crm', password: 'pässwort:1' } });
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+
+    expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, responseBody: 'ok', error: null });
+    expect(result.startedAtMs).toBe(signedAt.getTime());
+    const [request] = subscriber.requests;
+    expect(request.method).toBe('POST');
+    expect(request.body.toString('utf8')).toBe(event.payload);
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers['user-agent']).toMatch(/^donation-webhooks\/0\.1\.0/);
+    expect(request.headers.authorization).toBe(`Basic ${Buffer.from('crm:pässwort:1').toString('base64')}`);
+    expect(request.headers['webhook-signature']).toBeUndefined();
+    expect(request.headers['webhook-id']).toBeUndefined();
+  });
+
+  test('signs with Standard Webhooks headers when the endpoint has a signing secret', async () => {
+    const key = Buffer.from('a secret key of thirty-two bytes');
+    const event = await newEvent({ signingSecret: `whsec_${key.toString('base64')}` });
+    await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+
+    const [request] = subscriber.requests;
+    const timestamp = String(signedAt.getTime() / 1000);
+    expect(request.headers['webhook-id']).toBe(String(event.id));
+    expect(request.headers['webhook-timestamp']).toBe(timestamp);
+    const expected = createHmac('sha256', key).update(`${event.id}.${timestamp}.`).update(request.body).digest('base64');
+    expect(request.headers['webhook-signature']).toBe(`v1,${expected}`);
+    expect(request.headers.authorization).toBeUndefined();
+  });
+
+  test('does not follow a redirect: one request, a failed attempt naming the target', async () => {
+    replies = (request) =>
+      request.path === '/webhooks' ? { status: 302, headers: { location: '/moved' }, body: 'see /moved' } : { status: 200 };
+    const event = await newEvent();
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: 302, responseBody: 'see /moved' });
+    expect(result.error).toBe('Redirect not followed (Location: /moved)');
+    expect(subscriber.requests.map((r) => r.path)).toEqual(['/webhooks']);
+  });
+
+  test('a non-2xx answer is a failed attempt with its code and body', async () => {
+    replies = () => ({ status: 500, body: '{"error":"database locked"}' });
+    const event = await newEvent();
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: 500, responseBody: '{"error":"database locked"}', error: null });
+  });
+
+  test('an answer after the time limit is a failure (limit scaled down to 300 ms for the test)', async () => {
+    replies = () => ({ status: 200, body: 'too late', delayMs: 400 });
+    const event = await newEvent();
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: null, responseBody: null, error: 'No response within 0.3 s' });
+  });
+
+  test('a 2xx status line in time counts even if the body is still trickling in at the limit', async () => {
+    replies = () => ({ status: 200, body: 'late body', bodyDelayMs: 400 });
+    const event = await newEvent();
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, responseBody: '' });
+  });
+
+  test('reads at most 16 KiB of a huge answer, and survives invalid UTF-8 and NUL bytes', async () => {
+    const huge = Buffer.concat([Buffer.from([0xc3, 0x28, 0x00]), Buffer.alloc(8 * 1024 * 1024, 'x')]);
+    replies = () => ({ status: 400, body: huge });
+    const event = await newEvent();
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+
+    expect(result.outcome).toBe('failed');
+    expect(result.responseBody!.startsWith('\uFFFD(\uFFFDxxx')).toBe(true);
+    expect(Buffer.byteLength(result.responseBody!)).toBeLessThanOrEqual(16 * 1024 + 4);
+    // Postgres takes the stored form as it is.
+    await run(activities.recordAttempt, {
+      eventId: event.id,
+      attemptNumber: 1,
+      attempt: { kind: 'scheduled', number: 1, outcome: 'failed' },
+      result,
+      nextAttemptAtMs: null,
+    });
+    expect((await eventRow(db, event.id)).last_response_body).toBe(result.responseBody);
+  });
+
+  test('a refused connection is a failed attempt', async () => {
+    const event = await newEvent({ url: `http://127.0.0.1:${await freePort()}/webhooks` });
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: null, responseBody: null });
+    expect(result.error).toMatch(/^Connection error: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+  });
+
+  test('sends nothing while the endpoint is switched off, and counts the attempt as failed', async () => {
+    const event = await newEvent({ active: false });
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    expect(result).toMatchObject({ outcome: 'failed', error: 'Not sent: the webhook endpoint is switched off' });
+    expect(subscriber.requests).toHaveLength(0);
+  });
+
+  test('an attempt already recorded is reported as recorded and not sent again', async () => {
+    const event = await newEvent();
+    const first = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    await run(activities.recordAttempt, {
+      eventId: event.id,
+      attemptNumber: 1,
+      attempt: { kind: 'scheduled', number: 1, outcome: first.outcome },
+      result: first,
+      nextAttemptAtMs: null,
+    });
+    const again = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    expect(again).toEqual(first);
+    expect(subscriber.requests).toHaveLength(1);
+  });
+
+  test('an unknown event is a non-retryable failure', async () => {
+    await expect(run(activities.attemptDelivery, { eventId: 987654321, attemptNumber: 1, manual: false })).rejects.toMatchObject({
+      type: 'WebhookEventNotFound',
+      nonRetryable: true,
+    });
+    await expect(run(activities.attemptDelivery, { eventId: 987654321, attemptNumber: 1, manual: false })).rejects.toBeInstanceOf(
+      ApplicationFailure,
+    );
+  });
+});
+
+describe('recordAttempt', () => {
+  test('writes the attempt and the status transition together, with the next attempt time while a retry is due', async () => {
+    const event = await newEvent();
+    const nextAttemptAtMs = signedAt.getTime() + 5 * 60_000;
+    const status = await run(activities.recordAttempt, {
+      eventId: event.id,
+      attemptNumber: 1,
+      attempt: { kind: 'scheduled', number: 1, outcome: 'failed' },
+      result: failed,
+      nextAttemptAtMs,
+    });
+
+    expect(status).toBe('failed');
+    expect(await eventRow(db, event.id)).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      last_response_code: 503,
+      last_response_body: 'busy',
+      last_error: null,
+      next_attempt_at: new Date(nextAttemptAtMs),
+      delivered_at: null,
+    });
+    expect(await attemptRows(db, event.id)).toMatchObject([
+      { number: 1, manual: false, outcome: 'failed', response_code: 503, response_body: 'busy', duration_ms: 12, started_at: signedAt },
+    ]);
+  });
+
+  test('is idempotent per (event, attempt): a retried write changes nothing', async () => {
+    const event = await newEvent();
+    const request = {
+      eventId: event.id,
+      attemptNumber: 1,
+      attempt: { kind: 'scheduled', number: 1, outcome: 'failed' } as const,
+      result: failed,
+      nextAttemptAtMs: signedAt.getTime() + 5 * 60_000,
+    };
+    await run(activities.recordAttempt, request);
+    expect(await run(activities.recordAttempt, request)).toBe('failed');
+    expect((await eventRow(db, event.id)).attempts).toBe(1);
+    expect(await attemptRows(db, event.id)).toHaveLength(1);
+  });
+
+  test('a delivery clears the next attempt time and sets delivered_at', async () => {
+    const event = await newEvent();
+    const delivered = { ...failed, outcome: 'delivered' as const, responseCode: 204, responseBody: '' };
+    const status = await run(activities.recordAttempt, {
+      eventId: event.id,
+      attemptNumber: 1,
+      attempt: { kind: 'manual', outcome: 'delivered' },
+      result: delivered,
+      nextAttemptAtMs: signedAt.getTime() + 60_000,
+    });
+    expect(status).toBe('delivered');
+    expect(await eventRow(db, event.id)).toMatchObject({
+      status: 'delivered',
+      next_attempt_at: null,
+      delivered_at: new Date(signedAt.getTime() + 12),
+      last_response_code: 204,
+    });
+    expect((await attemptRows(db, event.id))[0].manual).toBe(true);
+  });
+});
+
+describe('with the database down', () => {
+  let downDb: Db;
+
+  beforeAll(async () => {
+    downDb = createDb({ connectionString: `postgres://postgres:postgres@127.0.0.1:${await freePort()}/nowhere` });
+  });
+
+  afterAll(async () => {
+    await downDb.destroy();
+  });
+
+  test('both activities throw (Temporal retries them) and nothing is sent', async () => {
+    const event = await newEvent();
+    const down = createActivities({ db: downDb, log });
+    await expect(run(down.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false })).rejects.toThrow(/ECONNREFUSED/);
+    await expect(
+      run(down.recordAttempt, {
+        eventId: event.id,
+        attemptNumber: 1,
+        attempt: { kind: 'scheduled', number: 1, outcome: 'failed' },
+        result: failed,
+        nextAttemptAtMs: null,
+      }),
+    ).rejects.toThrow(/ECONNREFUSED/);
+    expect(subscriber.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
+import type { Db } from '../../src/db/knex';
+import { createLogger } from '../../src/logger';
+import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
+import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
+import { relayPendingEvents, startOutboxRelay } from '../../src/webhooks/outbox-relay';
+import { createTestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
+import { startSubscriber, type Subscriber } from '../support/subscriber';
+import { createTimeSkippingEnvironment } from '../support/temporal';
+import { eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+
+const log = createLogger('silent');
+
+let env: TestWorkflowEnvironment;
+let workflowBundle: WorkflowBundle;
+let db: Db;
+let subscriber: Subscriber;
+let endpointId: number;
+
+beforeAll(async () => {
+  env = await createTimeSkippingEnvironment();
+  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  ({ db } = await createTestDatabase());
+  subscriber = await startSubscriber();
+  endpointId = await insertEndpoint(db, { url: subscriber.url });
+});
+
+beforeEach(async () => {
+  // Each test sees only its own events.
+  await db('webhook_events').whereNull('workflow_started_at').update({ workflow_started_at: db.fn.now() });
+  subscriber.requests.length = 0;
+});
+
+afterAll(async () => {
+  await subscriber?.close();
+  await db?.destroy();
+  await env?.teardown();
+});
+
+const newTaskQueue = () => `relay-${randomUUID()}`;
+
+async function withWorker<T>(taskQueue: string, body: () => Promise<T>): Promise<T> {
+  const worker = await createDeliveryWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, db, log });
+  return worker.runUntil(body());
+}
+
+const started = (eventId: number) =>
+  eventually(async () => (await eventRow(db, eventId)).workflow_started_at !== null, { what: `event ${eventId} to be started` });
+
+/** The backend holding the relay's LISTEN, once it has one. */
+const listenerPid = () =>
+  eventually(
+    async () => {
+      const { rows } = await db.raw(
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN webhook_event_inserted'`,
+      );
+      return rows[0]?.pid as number | undefined;
+    },
+    { what: 'the relay to LISTEN' },
+  );
+
+test('a committed event wakes the relay through NOTIFY and is delivered (the poll interval is an hour)', async () => {
+  const taskQueue = newTaskQueue();
+  const relay = startOutboxRelay({ db, client: env.client, taskQueue, log, pollIntervalMs: 60 * 60_000 });
+  try {
+    await listenerPid();
+    const status = await withWorker(taskQueue, async () => {
+      const event = await insertEvent(db, endpointId);
+      await started(event.id);
+      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+    });
+    expect(status).toBe('delivered');
+    expect(subscriber.requests).toHaveLength(1);
+  } finally {
+    await relay.stop();
+  }
+});
+
+test('after losing its LISTEN connection the relay listens again and still reacts at once', async () => {
+  const taskQueue = newTaskQueue();
+  const relay = startOutboxRelay({ db, client: env.client, taskQueue, log, pollIntervalMs: 60 * 60_000 });
+  try {
+    const firstPid = await listenerPid();
+    await db.raw('SELECT pg_terminate_backend(?)', [firstPid]);
+    const secondPid = await eventually(
+      async () => {
+        const pid = await listenerPid();
+        return pid !== firstPid && pid;
+      },
+      { what: 'a new LISTEN connection' },
+    );
+    expect(secondPid).not.toBe(firstPid);
+    const event = await insertEvent(db, endpointId);
+    await started(event.id);
+  } finally {
+    await relay.stop();
+  }
+});
+
+test('starting is idempotent: a second start of the same event counts as done and sends nothing twice', async () => {
+  const taskQueue = newTaskQueue();
+  const event = await insertEvent(db, endpointId);
+  await withWorker(taskQueue, async () => {
+    expect(await relayPendingEvents({ db, client: env.client, taskQueue })).toBe(1);
+    // As if the relay had crashed between starting the workflow and marking the row.
+    await db('webhook_events').where({ id: event.id }).update({ workflow_started_at: null });
+    expect(await relayPendingEvents({ db, client: env.client, taskQueue })).toBe(1);
+    expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('delivered');
+    // Even after it finished, the same id is not run again.
+    await db('webhook_events').where({ id: event.id }).update({ workflow_started_at: null });
+    expect(await relayPendingEvents({ db, client: env.client, taskQueue })).toBe(1);
+  });
+  expect(subscriber.requests).toHaveLength(1);
+  expect((await eventRow(db, event.id)).workflow_started_at).toBeInstanceOf(Date);
+});
+
+test('parallel relays split the outbox in batches without taking the same row (SKIP LOCKED)', async () => {
+  // No worker polls this queue: the workflows are only started here.
+  const taskQueue = newTaskQueue();
+  const events = [];
+  for (let i = 0; i < 25; i += 1) events.push(await insertEvent(db, endpointId));
+
+  const [first, second] = await Promise.all([
+    relayPendingEvents({ db, client: env.client, taskQueue, batchSize: 10 }),
+    relayPendingEvents({ db, client: env.client, taskQueue, batchSize: 10 }),
+  ]);
+  expect(first + second).toBe(20);
+  expect(await relayPendingEvents({ db, client: env.client, taskQueue, batchSize: 10 })).toBe(5);
+  expect(await relayPendingEvents({ db, client: env.client, taskQueue, batchSize: 10 })).toBe(0);
+
+  const descriptions = await Promise.all(events.map((e) => env.client.workflow.getHandle(deliveryWorkflowId(e.id)).describe()));
+  expect(descriptions.every((d) => d.taskQueue === taskQueue && d.type === 'deliverEvent')).toBe(true);
+  await Promise.all(events.map((e) => env.client.workflow.getHandle(deliveryWorkflowId(e.id)).terminate('test done')));
+});

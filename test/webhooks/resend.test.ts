@@ -1,0 +1,257 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
+import { createApp } from '../../src/api/app';
+import { upsertUser } from '../../src/auth/users';
+import { type Config, loadConfig } from '../../src/config';
+import type { Db } from '../../src/db/knex';
+import { createLogger } from '../../src/logger';
+import { deliveryWorkflowId, startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
+import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
+import { createTestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
+import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../support/subscriber';
+import { createTimeSkippingEnvironment } from '../support/temporal';
+import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+
+const MINUTE = 60_000;
+const log = createLogger('silent');
+const staff = `Basic ${Buffer.from('operator:operator-password').toString('base64')}`;
+const nonStaff = `Basic ${Buffer.from('viewer:viewer-password').toString('base64')}`;
+
+let env: TestWorkflowEnvironment;
+let workflowBundle: WorkflowBundle;
+let db: Db;
+let config: Config;
+const servers: Server[] = [];
+const subscribers: Subscriber[] = [];
+
+beforeAll(async () => {
+  env = await createTimeSkippingEnvironment();
+  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  ({ db } = await createTestDatabase());
+  config = loadConfig({ TEMPORAL_TASK_QUEUE: `resend-${randomUUID()}` });
+  await upsertUser(db, { username: 'operator', password: 'operator-password', isStaff: true });
+  await upsertUser(db, { username: 'viewer', password: 'viewer-password', isStaff: false });
+});
+
+afterEach(async () => {
+  await Promise.all(subscribers.splice(0).map((subscriber) => subscriber.close()));
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  await db?.destroy();
+  await env?.teardown();
+});
+
+async function serve(withTemporal = true): Promise<string> {
+  const app = createApp({ db, config, log, temporalClient: withTemporal ? env.client : undefined });
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  servers.push(server);
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const resend = (baseUrl: string, id: number | string, authorization = staff) =>
+  fetch(`${baseUrl}/admin/api/webhook-events/${id}/resend`, { method: 'POST', headers: { authorization } });
+
+async function subscriberFor(reply: (request: ReceivedRequest) => Reply | Promise<Reply>) {
+  const subscriber = await startSubscriber({ now: () => env.currentTimeMs(), reply });
+  subscribers.push(subscriber);
+  return subscriber;
+}
+
+async function withWorker<T>(body: () => Promise<T>): Promise<T> {
+  const worker = await createDeliveryWorker({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue: config.temporal.taskQueue,
+    workflowBundle,
+    db,
+    log,
+  });
+  return worker.runUntil(body());
+}
+
+const recorded = (eventId: number, status: string, attempts: number) =>
+  eventually(
+    async () => {
+      const row = await eventRow(db, eventId);
+      return row.status === status && row.attempts === attempts && row;
+    },
+    { what: `event ${eventId} at ${status} after ${attempts} attempts` },
+  );
+
+describe('refusals', () => {
+  let baseUrl: string;
+  beforeAll(async () => {
+    baseUrl = await serve();
+  });
+
+  test('401 without credentials, 403 for a non-staff account', async () => {
+    const unauthenticated = await fetch(`${baseUrl}/admin/api/webhook-events/1/resend`, { method: 'POST' });
+    expect(unauthenticated.status).toBe(401);
+    expect(await unauthenticated.json()).toMatchObject({ code: 'not_authenticated' });
+    const forbidden = await resend(baseUrl, 1, nonStaff);
+    expect(forbidden.status).toBe(403);
+    expect(await forbidden.json()).toMatchObject({ code: 'permission_denied' });
+  });
+
+  test('400 for an id that is not a positive integer, 404 for an unknown event', async () => {
+    for (const id of ['abc', '0', '-3', '1.5', '99999999999999999999']) {
+      const response = await resend(baseUrl, id);
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({ error: 'Event id must be a positive integer', code: 'invalid_parameter' });
+    }
+    const unknown = await resend(baseUrl, 424242);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: 'Webhook event not found', code: 'webhook_event_not_found' });
+  });
+
+  test('409 before the first attempt and after delivery', async () => {
+    const endpointId = await insertEndpoint(db, { url: 'http://127.0.0.1:9/unused' });
+    const waiting = await insertEvent(db, endpointId);
+    const pending = await resend(baseUrl, waiting.id);
+    expect(pending.status).toBe(409);
+    expect(await pending.json()).toMatchObject({ code: 'first_attempt_pending' });
+
+    const delivered = await insertEvent(db, endpointId);
+    await db('webhook_events').where({ id: delivered.id }).update({ status: 'delivered', attempts: 1 });
+    const done = await resend(baseUrl, delivered.id);
+    expect(done.status).toBe(409);
+    expect(await done.json()).toMatchObject({ code: 'already_delivered' });
+  });
+
+  test('503 when the app has no way to reach Temporal', async () => {
+    const withoutTemporal = await serve(false);
+    const event = await insertEvent(db, await insertEndpoint(db, { url: 'http://127.0.0.1:9/unused' }));
+    await db('webhook_events').where({ id: event.id }).update({ status: 'failed', attempts: 1 });
+    const response = await resend(withoutTemporal, event.id);
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ code: 'delivery_unavailable' });
+  });
+
+  test('only POST is allowed', async () => {
+    const response = await fetch(`${baseUrl}/admin/api/webhook-events/1/resend`, { headers: { authorization: staff } });
+    expect(response.status).toBe(405);
+  });
+});
+
+describe('during backoff', () => {
+  test('a successful manual attempt delivers at once with the same id, and no scheduled attempt follows', async () => {
+    const subscriber = await subscriberFor((request) => (request.index === 0 ? { status: 500, body: 'down' } : { status: 200, body: 'back' }));
+    const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+    const baseUrl = await serve();
+
+    const status = await withWorker(async () => {
+      await startDeliveryWorkflow(env.client, config.temporal.taskQueue, event.id);
+      await recorded(event.id, 'failed', 1);
+      const response = await resend(baseUrl, event.id);
+      expect(response.status).toBe(202);
+      expect(await response.json()).toEqual({ id: event.id, workflow_id: deliveryWorkflowId(event.id) });
+      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+    });
+
+    expect(status).toBe('delivered');
+    const [first, manual] = subscriber.requests;
+    expect(subscriber.requests).toHaveLength(2);
+    expect(manual.body.toString('utf8')).toBe(event.payload);
+    expect(manual.atMs - first.atMs).toBeLessThan(MINUTE);
+    expect(await attemptRows(db, event.id)).toMatchObject([
+      { number: 1, manual: false, outcome: 'failed', response_code: 500 },
+      { number: 2, manual: true, outcome: 'delivered', response_code: 200, response_body: 'back' },
+    ]);
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'delivered', attempts: 2, next_attempt_at: null });
+  });
+
+  test('a failed manual attempt neither counts towards the five nor moves the schedule', async () => {
+    const answers: Reply[] = [{ status: 500, body: 'one' }, { status: 502, body: 'manual' }, { status: 200, body: 'two' }];
+    const subscriber = await subscriberFor((request) => answers[request.index]);
+    const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+    const baseUrl = await serve();
+
+    const status = await withWorker(async () => {
+      await startDeliveryWorkflow(env.client, config.temporal.taskQueue, event.id);
+      const afterFirst = await recorded(event.id, 'failed', 1);
+      expect((await resend(baseUrl, event.id)).status).toBe(202);
+      const afterManual = await recorded(event.id, 'failed', 2);
+      expect(afterManual).toMatchObject({ last_response_code: 502, last_response_body: 'manual' });
+      expect(afterManual.next_attempt_at).toEqual(afterFirst.next_attempt_at);
+      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+    });
+
+    expect(status).toBe('delivered');
+    const [first, , second] = subscriber.requests;
+    expect(second.atMs - first.atMs).toBeGreaterThanOrEqual(5 * MINUTE);
+    expect(second.atMs - first.atMs).toBeLessThan(5 * MINUTE + 5_000);
+    expect((await attemptRows(db, event.id)).map((row) => [row.number, row.manual, row.outcome])).toEqual([
+      [1, false, 'failed'],
+      [2, true, 'failed'],
+      [3, false, 'delivered'],
+    ]);
+  });
+});
+
+describe('after max retries reached', () => {
+  async function exhaust(reply: (request: ReceivedRequest) => Reply | Promise<Reply>) {
+    const subscriber = await subscriberFor((request) => (request.index < 5 ? { status: 500, body: 'still down' } : reply(request)));
+    const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+    await startDeliveryWorkflow(env.client, config.temporal.taskQueue, event.id);
+    expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('max_retries_reached');
+    return { subscriber, event };
+  }
+
+  test('a resend makes one manual attempt with the same id and delivers; a second resend is refused', async () => {
+    const baseUrl = await serve();
+    await withWorker(async () => {
+      const { subscriber, event } = await exhaust(() => ({ status: 200, body: 'finally' }));
+      const response = await resend(baseUrl, event.id);
+      expect(response.status).toBe(202);
+      const { workflow_id } = (await response.json()) as { workflow_id: string };
+      expect(workflow_id).toBe(`webhook-event-${event.id}-resend-6`);
+      expect(await env.client.workflow.getHandle(workflow_id).result()).toBe('delivered');
+
+      expect(subscriber.requests).toHaveLength(6);
+      expect(subscriber.requests[5].body.toString('utf8')).toBe(event.payload);
+      expect(await eventRow(db, event.id)).toMatchObject({
+        status: 'delivered',
+        attempts: 6,
+        last_response_code: 200,
+        last_response_body: 'finally',
+      });
+      expect((await attemptRows(db, event.id))[5]).toMatchObject({ number: 6, manual: true, outcome: 'delivered' });
+      expect((await resend(baseUrl, event.id)).status).toBe(409);
+    });
+  });
+
+  test('a failed resend leaves max retries reached; the same resend requested twice sends once', async () => {
+    const baseUrl = await serve();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await withWorker(async () => {
+      const { subscriber, event } = await exhaust(async () => {
+        await held;
+        return { status: 410, body: 'gone' };
+      });
+      const [one, two] = await Promise.all([resend(baseUrl, event.id), resend(baseUrl, event.id)]);
+      expect([one.status, two.status]).toEqual([202, 202]);
+      const ids = [((await one.json()) as { workflow_id: string }).workflow_id, ((await two.json()) as { workflow_id: string }).workflow_id];
+      expect(ids).toEqual([`webhook-event-${event.id}-resend-6`, `webhook-event-${event.id}-resend-6`]);
+      release();
+      expect(await env.client.workflow.getHandle(ids[0]).result()).toBe('max_retries_reached');
+
+      expect(subscriber.requests).toHaveLength(6);
+      expect(await eventRow(db, event.id)).toMatchObject({
+        status: 'max_retries_reached',
+        attempts: 6,
+        last_response_code: 410,
+        last_response_body: 'gone',
+        next_attempt_at: null,
+      });
+      expect((await attemptRows(db, event.id))[5]).toMatchObject({ number: 6, manual: true, outcome: 'failed' });
+    });
+  });
+});

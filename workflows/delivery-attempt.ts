@@ -1,0 +1,42 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { DeliveryActivities } from '../activities';
+import type { DeliveryStatus, FinishedAttempt } from '../src/webhooks/delivery-status';
+import { delayAfterFailedAttempt } from '../src/webhooks/retry-schedule';
+
+const { attemptDelivery, recordAttempt } = proxyActivities<DeliveryActivities>({
+  // Room for the 30 s HTTP limit plus reading the event; a worker that dies mid-attempt is noticed after this.
+  startToCloseTimeout: '2 minutes',
+  // No maximumAttempts: an infrastructure error (database down, worker lost) is retried until it passes and never
+  // counts as one of the five delivery attempts, which are a workflow-level loop.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
+export type AttemptKind = { kind: 'scheduled'; number: number } | { kind: 'manual' };
+
+export interface AttemptSummary {
+  status: DeliveryStatus;
+  /** Workflow time of the next scheduled attempt, when the event still has one due. */
+  retryAtMs: number | null;
+}
+
+/**
+ * One delivery attempt: POST (activity 1, its outcome kept in history so a failed database write never re-sends),
+ * then record it (activity 2). A failed scheduled attempt fixes the time of the next one from the retry schedule;
+ * a manual attempt keeps whatever was scheduled (`pendingRetryAtMs`).
+ */
+export async function makeAttempt(
+  eventId: number,
+  attemptNumber: number,
+  kind: AttemptKind,
+  pendingRetryAtMs: number | null,
+): Promise<AttemptSummary> {
+  const result = await attemptDelivery({ eventId, attemptNumber, manual: kind.kind === 'manual' });
+  let retryAtMs = pendingRetryAtMs;
+  if (kind.kind === 'scheduled') {
+    const delay = result.outcome === 'failed' ? delayAfterFailedAttempt(kind.number) : undefined;
+    retryAtMs = delay === undefined ? null : Date.now() + delay;
+  }
+  const attempt: FinishedAttempt = { ...kind, outcome: result.outcome };
+  const status = await recordAttempt({ eventId, attemptNumber, attempt, result, nextAttemptAtMs: retryAtMs });
+  return { status, retryAtMs: status === 'failed' ? retryAtMs : null };
+}

@@ -1,0 +1,2 @@
+export { deliverEvent, deliverNowSignal, type DeliverEventInput } from './deliver-event';
+export { resendEvent, type ResendEventInput } from './resend-event';
