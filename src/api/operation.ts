@@ -32,7 +32,7 @@ export interface Operation<Q = unknown, P = unknown, B = unknown> {
   /** JSON request body; anything other than application/json is a 415. */
   body?: z.ZodType<B>;
   response: { description: string; schema: z.ZodType };
-  /** Documented error statuses beyond those implied by auth and inputs (400, 401, 403, 415). */
+  /** Documented error statuses beyond those implied by auth and inputs (400, 401, 403, 413, 415). */
   errors?: { 404?: string; 401?: string };
   handle(ctx: Context, input: OperationInput<Q, P, B>, deps: RouteContext): Promise<void>;
 }

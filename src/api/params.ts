@@ -55,8 +55,8 @@ export function idParam(name: string) {
     .meta({ description: 'A positive integer', example: '42' });
 }
 
-export const MAX_PAGE_SIZE = 1000;
-export const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
+const DEFAULT_PAGE_SIZE = 100;
 
 function positiveIntegerParam(name: string, max: number, fallback: number) {
   return z

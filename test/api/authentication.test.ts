@@ -82,7 +82,7 @@ describe('POST /authentication/create', () => {
       expect(malformed.error).toBe('Malformed JSON body');
     }
     const huge = await api.post('/authentication/create', { username: 'x'.repeat(20_000), password: 'y' });
-    await expectError(huge, 413, 'payload_too_large');
+    await expectError(huge, 413, 'payload_too_large', ['post', '/authentication/create']);
     const form = await fetch(`${api.baseUrl}/authentication/create`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },

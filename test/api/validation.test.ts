@@ -1,6 +1,8 @@
 import { documentedResponses } from '../support/documented-responses';
 import { seedDonationScenario } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { basicAuth, STAFF, startTestApi, type TestApi } from '../support/api-server';
+
+const STAFF_BASIC = basicAuth(STAFF.username, STAFF.password);
 
 let api: TestApi;
 let documented: Awaited<ReturnType<typeof documentedResponses>>;
@@ -155,12 +157,15 @@ describe('no input makes a 500', () => {
       ['/api/v2.1/campaign-links/%E0%A4%A/config/', {}],
       ['/api/v2.1/campaign-links/%00/config/', {}],
       ['/api/v2.1/crm/contacts/', { Authorization: 'Bearer ' + 'x'.repeat(10_000) }],
+      ['/api/v2.1/crm/contacts/?page_size=1', { Authorization: STAFF_BASIC, 'X-Forwarded-Host': '[kaputt' }],
+      ['/api/v2.1/crm/newsletter-subscriptions/', { Authorization: STAFF_BASIC, 'X-Forwarded-Host': 'a b' }],
       ['/api/v2.1/crm/contacts/', { Authorization: `Basic ${Buffer.from('\u0000:\u0000').toString('base64')}` }],
       ['/api/v2.1/crm/contacts/', { Authorization: `Basic ${Buffer.from([0xff, 0xfe, 0x3a, 0xc3]).toString('base64')}` }],
     ] as Array<[string, Record<string, string>]>) {
       const response = await fetch(`${api.baseUrl}${path}`, { headers });
       expect([path, response.status < 500]).toEqual([path, true]);
-      expect(typeof ((await response.json()) as { error: unknown }).error).toBe('string');
+      const body = (await response.json()) as { error?: unknown };
+      if (response.status >= 400) expect(typeof body.error).toBe('string');
     }
   });
 });

@@ -10,7 +10,7 @@ const LINK_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
 type CampaignLinkRow = Omit<CampaignLinkModel, 'campaign' | '$modelClass'> & { campaign_title: string };
 
-export function presentCampaignLinkConfig(link: CampaignLinkRow) {
+function presentCampaignLinkConfig(link: CampaignLinkRow) {
   return {
     id: link.id,
     campaign: { id: link.campaign_id, title: link.campaign_title },

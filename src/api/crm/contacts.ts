@@ -95,7 +95,7 @@ export const contactsOperation = (features: VersionFeatures) =>
       assertPageExists(query, Number(count));
       const rows = await contactsPage(filter, features.contactDonationUnit, query);
       ctx.body = pageBody(
-        ctx.request.href,
+        ctx,
         query,
         Number(count),
         rows.map((row) => presentContact(row, features)),

@@ -86,7 +86,7 @@ export const newsletterSubscriptionsOperation = (features: VersionFeatures) =>
         .limit(query.page_size)
         .offset(offsetOf(query));
       ctx.body = pageBody(
-        ctx.request.href,
+        ctx,
         query,
         Number(count),
         rows.map((row) => presentNewsletterSubscription(row, features)),

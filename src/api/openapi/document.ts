@@ -27,7 +27,10 @@ function responsesOf(operation: Operation): RouteConfig['responses'] {
   }
   if (operation.errors?.[401]) responses[401] = errorResponse(operation.errors[401]);
   if (operation.errors?.[404]) responses[404] = errorResponse(operation.errors[404]);
-  if (operation.body) responses[415] = errorResponse('Content-Type is not application/json');
+  if (operation.body) {
+    responses[413] = errorResponse('Body larger than 16 KiB');
+    responses[415] = errorResponse('Content-Type is not application/json');
+  }
   return responses;
 }
 

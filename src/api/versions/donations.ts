@@ -27,28 +27,35 @@ const donorOf = (row: DonationRow) => ({
   newsletter: row.donor_newsletter,
 });
 
-/** Fields shared by a position entry and a checkout entry; amount, campaign and purpose are the caller's. */
-const commonFields = (row: DonationRow, features: VersionFeatures) => ({
-  created_at: formatTimestamp(row.created_at, features.timestampStyle),
-  environment: row.environment,
-  payment_type: row.payment_type,
-  currency: row.currency,
-  contact_id: row.contact_id,
-  donor: donorOf(row),
-  payment: { transaction_id: row.transaction_id, method: row.payment_method, status: row.payment_status },
-  invoice: row.invoice_reference,
-  recurring: row.recurring_id === null ? null : { id: row.recurring_id, interval: row.recurring_interval! },
-  ...(features.customFields ? { custom_fields: row.custom_fields } : {}),
+const paymentOf = (row: DonationRow) => ({
+  transaction_id: row.transaction_id,
+  method: row.payment_method,
+  status: row.payment_status,
 });
+
+const recurringOf = (row: DonationRow) =>
+  row.recurring_id === null ? null : { id: row.recurring_id, interval: row.recurring_interval! };
+
+const customFieldsOf = (row: DonationRow, features: VersionFeatures) =>
+  features.customFields ? { custom_fields: row.custom_fields } : {};
 
 /** One position as its own donation: every entry of the donations list, and contact donations before v2.1. */
 export function presentDonationEntry(row: DonationRow, features: VersionFeatures) {
   return {
     id: row.number,
-    ...commonFields(row, features),
+    created_at: formatTimestamp(row.created_at, features.timestampStyle),
+    environment: row.environment,
+    payment_type: row.payment_type,
     amount: toAmount(row.amount_minor),
+    currency: row.currency,
     campaign: campaignOf(row),
     purpose: row.purpose,
+    contact_id: row.contact_id,
+    donor: donorOf(row),
+    payment: paymentOf(row),
+    invoice: row.invoice_reference,
+    recurring: recurringOf(row),
+    ...customFieldsOf(row, features),
     ...(features.checkoutOnDonationEntries
       ? {
           checkout: {
@@ -61,16 +68,28 @@ export function presentDonationEntry(row: DonationRow, features: VersionFeatures
   };
 }
 
-/** One checkout with its positions (v2.1 contact donations): the total, and campaign and purpose only when single. */
-export function presentCheckoutEntry(positions: readonly DonationRow[], features: VersionFeatures) {
+/**
+ * One checkout with its positions (v2.1 contact donations): the total, campaign and purpose only when single, and
+ * everything else from the first position (a multi-checkout cannot hold a recurring donation).
+ */
+function presentCheckoutEntry(positions: readonly DonationRow[], features: VersionFeatures) {
   const [first] = positions;
   const single = positions.length === 1;
   return {
     id: first.checkout_number,
-    ...commonFields(first, features),
+    created_at: formatTimestamp(first.created_at, features.timestampStyle),
+    environment: first.environment,
+    payment_type: first.payment_type,
     amount: toAmount(first.checkout_total_minor),
+    currency: first.currency,
     campaign: single ? campaignOf(first) : null,
     purpose: single ? first.purpose : null,
+    contact_id: first.contact_id,
+    donor: donorOf(first),
+    payment: paymentOf(first),
+    invoice: first.invoice_reference,
+    recurring: recurringOf(first),
+    ...customFieldsOf(first, features),
     positions: positions.map((row) => ({
       id: row.number,
       amount: toAmount(row.amount_minor),
@@ -82,7 +101,7 @@ export function presentCheckoutEntry(positions: readonly DonationRow[], features
 }
 
 /** Rows ordered by checkout, grouped into one list per checkout. */
-export function groupByCheckout(rows: readonly DonationRow[]): DonationRow[][] {
+function groupByCheckout(rows: readonly DonationRow[]): DonationRow[][] {
   const groups: DonationRow[][] = [];
   for (const row of rows) {
     const current = groups.at(-1);

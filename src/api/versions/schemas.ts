@@ -229,11 +229,3 @@ export const RESPONSE_SCHEMAS: Readonly<Record<ApiVersion, ReturnType<typeof sch
   v2: schemasFor(VERSION_FEATURES.v2),
   'v2.1': schemasFor(VERSION_FEATURES['v2.1']),
 };
-
-export type DonationEntry = z.infer<(typeof RESPONSE_SCHEMAS)['v2.1']['donationList']>[number];
-export type CheckoutDonation = z.infer<(typeof RESPONSE_SCHEMAS)['v2.1']['contactDonationList']>[number];
-export type ContactEntry = z.infer<(typeof RESPONSE_SCHEMAS)['v2']['contactPage']>['results'][number];
-export type NewsletterSubscriptionEntry = z.infer<
-  (typeof RESPONSE_SCHEMAS)['v1']['newsletterSubscriptionPage']
->['results'][number];
-export type CampaignLinkConfig = z.infer<typeof campaignLinkConfigSchema>;
