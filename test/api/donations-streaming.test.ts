@@ -86,3 +86,14 @@ test('a client that goes away mid-stream ends the query and frees its connection
   expect(await openStreamingQuery()).toBeUndefined();
   expect(api.db.client.pool.numUsed()).toBe(0);
 });
+
+test('HEAD answers with the headers and closes the cursor at once', async () => {
+  const response = await fetch(`${api.baseUrl}${PATH}`, {
+    method: 'HEAD',
+    headers: { Authorization: `Bearer ${await api.staffToken()}` },
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(await openStreamingQuery()).toBeUndefined();
+  expect(api.db.client.pool.numUsed()).toBe(0);
+});
