@@ -33,6 +33,8 @@ const environmentSchema = z.object({
   PLATFORM_INVOICE_REFERENCE_MODE: z.enum(['qr', 'text', 'purpose']).default('qr'),
   PLATFORM_INVOICE_REFERENCE_TEXT: z.string().min(1).max(140).optional(),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
+  // Read by the create-staff-user command only (never from argv, where `ps` would show it).
+  STAFF_PASSWORD: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -61,6 +63,7 @@ export interface Config {
     invoiceReference: { mode: InvoiceReferenceMode; text?: string };
   };
   webhooks: { allowInsecureUrls: boolean };
+  cli: { staffPassword?: string };
   logLevel: string;
 }
 
@@ -111,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       invoiceReference: { mode: e.PLATFORM_INVOICE_REFERENCE_MODE, text: e.PLATFORM_INVOICE_REFERENCE_TEXT },
     },
     webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
+    cli: { staffPassword: e.STAFF_PASSWORD },
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -9,6 +9,7 @@ import { errorMiddleware } from './errors';
 import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
 import { createResendRouter } from '../admin/resend-route';
+import { createApiRouter } from './routes';
 
 export interface AppDependencies {
   db: Db;
@@ -34,6 +35,8 @@ export function createApp(deps: AppDependencies): Koa {
   const app = new Koa();
   app.proxy = true;
   app.use(errorMiddleware(deps.log));
+  // Errors after the response has begun (a client that leaves mid-stream) reach only this listener.
+  app.on('error', (err: Error) => deps.log.warn({ err }, 'response not completed'));
 
   const router = new Router();
   router.get('/healthz', async function healthz(ctx) {
@@ -41,7 +44,12 @@ export function createApp(deps: AppDependencies): Koa {
     ctx.body = { status: 'ok' };
   });
   app.use(router.routes()).use(router.allowedMethods());
-  for (const mounted of [createPlatformRouter(context), createAdminApiRouter(context), createResendRouter(context)]) {
+  for (const mounted of [
+    createApiRouter(context),
+    createPlatformRouter(context),
+    createAdminApiRouter(context),
+    createResendRouter(context),
+  ]) {
     app.use(mounted.routes()).use(mounted.allowedMethods({ throw: true }));
   }
   return app;
