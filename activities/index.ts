@@ -4,7 +4,7 @@ import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES } from '../src/webhooks/delivery-outcome';
-import { type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
+import { type AttemptKind, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
 import { RESPONSE_TIMEOUT_MS } from '../src/webhooks/retry-schedule';
 import { signatureHeaders } from '../src/webhooks/signature';
 import { postRequest } from './http-post';
@@ -33,12 +33,19 @@ export interface AttemptRequest {
   /** Row number in webhook_delivery_attempts: 1, 2, … over scheduled and manual attempts alike. */
   attemptNumber: number;
   manual: boolean;
+  /**
+   * Which attempt the workflow makes (agreeing with `manual`). When given, a delivery is recorded right here, so
+   * that the common case takes one activity instead of two; failures are left to recordAttempt with the retry time.
+   */
+  attempt?: AttemptKind;
 }
 
 /** What one attempt produced; a failed delivery is a normal result, not an exception. */
 export interface AttemptResult extends DeliveryOutcome {
   startedAtMs: number;
   durationMs: number;
+  /** The event's status after this attempt when attemptDelivery recorded it itself; otherwise recordAttempt must. */
+  recordedStatus?: DeliveryStatus;
 }
 
 export interface RecordRequest {
@@ -108,9 +115,9 @@ const resultFromRow = (row: AttemptRow): AttemptResult => ({
 export function createActivities({ db, log, http: httpOverrides, clock = () => new Date() }: ActivityDependencies) {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
 
-  return {
+  const activities = {
     /** POSTs the stored payload once and reports the outcome. Throws only for infrastructure errors (retried). */
-    async attemptDelivery({ eventId, attemptNumber, manual }: AttemptRequest): Promise<AttemptResult> {
+    async attemptDelivery({ eventId, attemptNumber, manual, attempt }: AttemptRequest): Promise<AttemptResult> {
       const workflowId = Context.current().info.workflowExecution?.workflowId;
       const logFields = { eventId, workflowId, attempt: attemptNumber, manual };
       // An attempt recorded already (workflow reset, replayed resend) is reported as it was, never sent again.
@@ -152,6 +159,16 @@ export function createActivities({ db, log, http: httpOverrides, clock = () => n
         { ...logFields, outcome: result.outcome, responseCode: result.responseCode, durationMs: result.durationMs, error: result.error },
         'webhook delivery attempt',
       );
+      if (attempt && result.outcome === 'delivered') {
+        const finished: FinishedAttempt = { ...attempt, outcome: 'delivered' };
+        try {
+          const recordedStatus = await activities.recordAttempt({ eventId, attemptNumber, attempt: finished, result, nextAttemptAtMs: null });
+          return { ...result, recordedStatus };
+        } catch (err) {
+          // The subscriber has it: never send again. The workflow records it with recordAttempt, retried until it passes.
+          log.warn({ ...logFields, err }, 'webhook delivery not recorded at once; the workflow records it next');
+        }
+      }
       return result;
     },
 
@@ -201,6 +218,7 @@ export function createActivities({ db, log, http: httpOverrides, clock = () => n
       });
     },
   };
+  return activities;
 }
 
 export type DeliveryActivities = ReturnType<typeof createActivities>;

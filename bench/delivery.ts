@@ -33,6 +33,8 @@ const options = flags({
   env: '',
   /** Temporal dev server dynamic config, `key=json;key2=json`. */
   'temporal-config': '',
+  /** Another built checkout of the service to measure (e.g. the commit before an optimisation). */
+  'service-root': '',
   out: '',
 });
 
@@ -161,6 +163,7 @@ async function main() {
     cpuProfile: profiled.length > 0 ? { roles: profiled, dir: options['cpu-prof-dir'] } : undefined,
     pgStatStatements: options['pg-stat-statements'],
     temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
+    serviceRoot: options['service-root'] || undefined,
   });
   try {
     await stack.configureEndpoint(receiver.url);
@@ -169,7 +172,7 @@ async function main() {
     const processes = new Map<string, number>([
       ...[...stack.services].map(([role, service]) => [role, service.pid] as [string, number]),
       ['postgres', stack.postgresPid],
-      ['temporal', stack.temporal.pid],
+      ['temporal', stack.temporal!.pid],
       ['bench', process.pid],
     ]);
     const workerMemory = new MemorySampler(stack.services.get('worker')!.pid);

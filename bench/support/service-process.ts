@@ -21,18 +21,19 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-export const MAIN_SCRIPT = path.join(projectRoot, 'dist', 'src', 'main.js');
+export interface ServiceOptions {
+  env: Record<string, string>;
+  logFile: string;
+  nodeArgs?: string[];
+  /** The built checkout to run (another one than this, e.g. the version before an optimisation); default this one. */
+  root?: string;
+}
 
 /** Starts `node dist/src/main.js <role>` with its output in a log file and waits until it says it is ready. */
-export async function startService(
-  role: Role,
-  env: Record<string, string>,
-  logFile: string,
-  nodeArgs: string[] = [],
-): Promise<ServiceProcess> {
+export async function startService(role: Role, { env, logFile, nodeArgs = [], root = projectRoot }: ServiceOptions): Promise<ServiceProcess> {
   const log = openSync(logFile, 'a');
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, MAIN_SCRIPT, role], {
-    cwd: projectRoot,
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist', 'src', 'main.js'), role], {
+    cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', log, log],
   });

@@ -23,13 +23,19 @@ export interface StackOptions {
   temporalDynamicConfig?: string[];
   /** Load pg_stat_statements into Postgres. */
   pgStatStatements?: boolean;
+  /** The built checkout whose service to run; default this one. */
+  serviceRoot?: string;
+  /** Without the Temporal dev server (the read API needs none): TEMPORAL_ADDRESS then names a closed port. */
+  withoutTemporal?: boolean;
+  /** Runs after the migrations, before the services start (bulk data). */
+  prepare?: (db: Db) => Promise<void>;
 }
 
 export interface Stack {
   dir: string;
   db: Db;
   databaseUrl: string;
-  temporal: TemporalDevServer;
+  temporal?: TemporalDevServer;
   postgresPid: number;
   services: Map<Role, ServiceProcess>;
   apiUrl: string;
@@ -74,15 +80,21 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await migrateToLatest(db);
     if (options.pgStatStatements) await db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     const staff = await upsertUser(db, STAFF);
+    await options.prepare?.(db);
 
-    const temporal = await startTemporalDevServer(path.join(dir, 'temporal.log'), options.temporalDynamicConfig);
-    stops.push(() => temporal.stop());
+    let temporal: TemporalDevServer | undefined;
+    if (!options.withoutTemporal) {
+      const server = await startTemporalDevServer(path.join(dir, 'temporal.log'), options.temporalDynamicConfig);
+      stops.push(() => server.stop());
+      temporal = server;
+    }
 
     const apiPort = await freePort();
     const env = {
       NODE_ENV: 'development',
       DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: temporal.address,
+      // The client connects lazily: a closed port is fine for a role that never calls Temporal.
+      TEMPORAL_ADDRESS: temporal?.address ?? `127.0.0.1:${await freePort()}`,
       JWT_SECRET,
       PORT: String(apiPort),
       HOST: '127.0.0.1',
@@ -95,7 +107,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     for (const role of options.roles) {
       const profile = options.cpuProfile?.roles.includes(role) ? options.cpuProfile : undefined;
       const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profile.dir, role)}`] : [];
-      const service = await startService(role, env, path.join(dir, `${role}.log`), nodeArgs);
+      const service = await startService(role, { env, logFile: path.join(dir, `${role}.log`), nodeArgs, root: options.serviceRoot });
       services.set(role, service);
       stops.push(() => service.stop());
     }
