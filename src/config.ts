@@ -24,6 +24,7 @@ const environmentSchema = z.object({
   TEMPORAL_UI_URL: z.string().url().optional(),
   TEMPORAL_CLI_PATH: z.string().optional(),
   TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
+  TEMPORAL_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
   ADMIN_USERNAME: z.string().min(1).default('admin'),
   ADMIN_PASSWORD: z.string().min(8).optional(),
@@ -53,6 +54,8 @@ export interface Config {
     uiUrl?: string;
     cliPath?: string;
     testServerPath?: string;
+    /** Workflows a delivery worker keeps in memory; unset: DEFAULT_MAX_CACHED_WORKFLOWS (src/temporal/worker.ts). */
+    maxCachedWorkflows?: number;
   };
   auth: { jwtSecret: string; jwtSecretGenerated: boolean };
   demo: { adminUsername: string; adminPassword?: string; seed: boolean };
@@ -98,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiUrl: e.TEMPORAL_UI_URL,
       cliPath: e.TEMPORAL_CLI_PATH,
       testServerPath: e.TEMPORAL_TEST_SERVER_PATH,
+      maxCachedWorkflows: e.TEMPORAL_MAX_CACHED_WORKFLOWS,
     },
     auth: {
       jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString('hex'),

@@ -60,10 +60,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-bench-'));
   await chmod(dir, 0o755); // Postgres runs as `postgres` when we are root
   const stops: Array<() => Promise<void>> = [];
-  const stop = async () => {
-    for (const step of stops.reverse()) await step().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
-  };
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const step of stops.reverse()) await step().catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    })());
+  // Ctrl-C leaves no Postgres, Temporal or service process behind.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void stop().then(() => process.exit(130)));
+  }
   try {
     const pgDataDir = path.join(dir, 'pg');
     const postgres: EmbeddedPostgresHandle = await startEmbeddedPostgres({

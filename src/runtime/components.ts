@@ -46,6 +46,7 @@ export async function startWorker({ config, log, lifecycle }: Runtime, db: Db, a
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
+    maxCachedWorkflows: config.temporal.maxCachedWorkflows,
     db,
     log,
   });
