@@ -7,7 +7,7 @@ import { projectRoot } from '../src/config';
 import { API_DATA, generateApiData } from './support/api-data';
 import { flags, list } from './support/cli';
 import { machineInfo } from './support/machine';
-import { MemorySampler } from './support/processes';
+import { CpuMeter, MemorySampler } from './support/processes';
 import { startStack, type Stack } from './support/stack';
 import { markdownTable, median } from './support/stats';
 import { runWrk } from './support/wrk';
@@ -86,6 +86,12 @@ async function contactPages(stack: Stack, headers: Record<string, string>) {
     const paths = Array.from({ length: pages }, (_, i) => `/api/${version}/crm/contacts/?page=${i + 1}&page_size=100`);
     const check = await fetch(`${stack.apiUrl}${paths[pages - 1]}`, { headers });
     if (check.status !== 200) throw new Error(`last contacts page: ${check.status}`);
+    const cpu = new CpuMeter(
+      new Map([
+        ['api', stack.services.get('api')!.pid],
+        ['postgres', stack.postgresPid],
+      ]),
+    );
     const wrk = await runWrk({
       baseUrl: stack.apiUrl,
       paths,
@@ -95,7 +101,10 @@ async function contactPages(stack: Stack, headers: Record<string, string>) {
       durationS: options['wrk-duration'],
       dir: stack.dir,
     });
-    results.push({ version, ...wrk });
+    const used = cpu.used();
+    const cpuMsPerRequest = Object.fromEntries(Object.entries(used).map(([name, use]) => [name, (use.seconds * 1000) / wrk.requests]));
+    const cores = Object.fromEntries(Object.entries(used).map(([name, use]) => [name, use.cores]));
+    results.push({ version, ...wrk, cpuMsPerRequest, cores });
   }
   return results;
 }
@@ -160,6 +169,8 @@ async function main() {
           'p90 ms': row.latencyMs.p90,
           'p99 ms': row.latencyMs.p99,
           requests: row.requests,
+          'CPU ms/request api / postgres': `${row.cpuMsPerRequest.api.toFixed(1)} / ${row.cpuMsPerRequest.postgres.toFixed(1)}`,
+          'cores api / postgres': `${row.cores.api.toFixed(2)} / ${row.cores.postgres.toFixed(2)}`,
           'non-2xx': row.non2xx,
           errors: row.errors || 'none',
         })),

@@ -8,7 +8,7 @@ import { projectRoot } from '../src/config';
 import { freePort } from '../test/support/free-port';
 import { flags, list } from './support/cli';
 import { machineInfo } from './support/machine';
-import { memoryOf, processTree } from './support/processes';
+import { memoryOf, processGroup, processTree } from './support/processes';
 import { markdownTable, median } from './support/stats';
 
 /**
@@ -41,10 +41,10 @@ async function healthy(url: string): Promise<boolean> {
 
 async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(-child.pid!, 'SIGTERM'); // the whole group: npm and the node it starts
+  process.kill(-child.pid!, 'SIGTERM'); // the whole group: npm, the node it starts, Postgres and Temporal
   await exited;
   // npm may exit before its child has finished stopping Postgres and Temporal.
-  for (let i = 0; i < 200 && processTree(child.pid!).length > 1; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 600 && processGroup(child.pid!).length > 0; i++) await new Promise((r) => setTimeout(r, 50));
 }
 
 async function startOnce(variant: string, dataDir: string) {
@@ -95,7 +95,7 @@ async function main() {
       times.push(seconds);
       rss.push(rssMb);
     }
-    await rm(shared, { recursive: true, force: true });
+    await rm(shared, { recursive: true, force: true, maxRetries: 5 });
     rows.push({ variant, 'median s': median(times), 'runs s': times.map((t) => t.toFixed(2)).join(', '), 'RSS of the tree MiB': median(rss) });
   }
   process.stdout.write(`Machine: ${JSON.stringify(machine)}\n\n${markdownTable(rows)}\n`);

@@ -41,6 +41,21 @@ export function processTree(root: number): number[] {
   return tree;
 }
 
+/** The processes of a process group (a command started detached, with everything it started). */
+export function processGroup(groupId: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) === groupId) members.push(Number(entry));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return members;
+}
+
 /** CPU seconds (user + system, including reaped children) used so far by a process tree. */
 export function cpuSecondsOf(root: number): number {
   let ticks = 0;
