@@ -62,7 +62,7 @@ test('flaky fails the first N attempts of each event id, then answers 200', asyn
 test('slow answers only after its delay', async () => {
   await start();
   const answer = await control({ mode: 'slow', delay_seconds: 0.2 });
-  expect(answer).toEqual({ status: 200, body: expect.objectContaining({ mode: 'slow', delaySeconds: 0.2 }) });
+  expect(answer).toEqual({ status: 200, body: expect.objectContaining({ mode: 'slow', delay_seconds: 0.2 }) });
   const started = Date.now();
   expect((await deliver(3)).status).toBe(200);
   expect(Date.now() - started).toBeGreaterThanOrEqual(190);
@@ -110,7 +110,7 @@ test('with the secret, signed deliveries pass and anything else is refused with 
 
 test('the control endpoint shows the state and refuses bad changes', async () => {
   await start();
-  expect(await (await fetch(subscriber.controlUrl)).json()).toEqual({ mode: 'ok', failures: 1, delaySeconds: 35, refuseSeconds: 60, events_seen: 0 });
+  expect(await (await fetch(subscriber.controlUrl)).json()).toEqual({ mode: 'ok', failures: 1, delay_seconds: 35, refuse_seconds: 60, events_seen: 0 });
   expect(await control({ mode: 'sleepy' })).toMatchObject({ status: 400, body: { error: expect.stringContaining('mode') } });
   expect(await control({ mode: 'flaky', failures: -1 })).toMatchObject({ status: 400 });
   expect(subscriber.settings().mode).toBe('ok');

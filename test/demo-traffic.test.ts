@@ -8,6 +8,7 @@ import { type DemoTrafficOptions, runDemoTraffic, trafficOptionsFrom } from '../
 import { planTraffic, type TrafficStep } from '../src/demo/traffic-plan';
 import { runTraffic } from '../src/demo/traffic-runner';
 import { freePort } from './support/free-port';
+import { startTcpProxy } from './support/tcp-proxy';
 import { startTestApp, type TestApp } from './support/test-app';
 
 let app: TestApp;
@@ -118,6 +119,39 @@ test('a run keeps to its rate and stops at its time limit; an interrupted run st
     onStep: (_result, summary) => summary.sent === 2 && interrupt.abort(),
   });
   expect(interrupted).toMatchObject({ sent: 2, stopped: 'interrupted' });
+});
+
+test('a run outlives the five-minute access token: the client signs in again and goes on', async () => {
+  const client = await connectToService(app.baseUrl, staff);
+  const summary = await runTraffic({
+    client,
+    steps: planTraffic({ seed: 3, count: 4, runId: 'long', campaigns }),
+    ratePerSecond: 500,
+    maxDurationMs: 60_000,
+    onStep: () => {
+      app.clock.now += 6 * 60;
+    },
+  });
+  expect(summary).toMatchObject({ sent: 4, errors: {} });
+});
+
+test('a service that stops answering ends the run with what was counted so far', async () => {
+  const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(app.baseUrl).port) });
+  try {
+    const client = await connectToService(`http://127.0.0.1:${proxy.port}`, staff);
+    const summary = await runTraffic({
+      client,
+      steps: planTraffic({ seed: 4, count: 10, runId: 'cut', campaigns }),
+      ratePerSecond: 500,
+      maxDurationMs: 60_000,
+      onStep: (_result, progress) => {
+        if (progress.sent === 2) void proxy.cut();
+      },
+    });
+    expect(summary).toMatchObject({ sent: 2, stopped: 'unreachable' });
+  } finally {
+    await proxy.close();
+  }
 });
 
 test('wrong credentials, a non-staff account and a service that is not there are told before any traffic', async () => {

@@ -79,7 +79,13 @@ export async function startTestSubscriber(options: TestSubscriberOptions = {}): 
   let recovery: NodeJS.Timeout | undefined;
   const seen = new Map<string, SeenEvent>();
 
-  const presentState = () => ({ ...settings, events_seen: seen.size });
+  const presentState = () => ({
+    mode: settings.mode,
+    failures: settings.failures,
+    delay_seconds: settings.delaySeconds,
+    refuse_seconds: settings.refuseSeconds,
+    events_seen: seen.size,
+  });
 
   function signatureOf(request: ReceivedRequest): SignatureCheck | undefined {
     if (options.secret === undefined) return undefined;
@@ -126,7 +132,9 @@ export async function startTestSubscriber(options: TestSubscriberOptions = {}): 
   async function refuseFor(seconds: number): Promise<void> {
     await server.refuseConnections();
     print(`${clockTime(nowMs())}  refusing connections for ${seconds} s`);
-    recovery = setTimeout(() => void change({ mode: resumeMode }), seconds * 1000);
+    recovery = setTimeout(() => {
+      change({ mode: resumeMode }).catch((err: Error) => print(`cannot listen again on port ${server.port}: ${err.message}`));
+    }, seconds * 1000);
   }
 
   /** Takes the new settings at once; what the listener must do about it is left to the caller. */
@@ -251,7 +259,7 @@ async function main(argv: string[]): Promise<void> {
       `Mode: ${describeSettings(subscriber.settings())}${flags.secret ? '; checking signatures' : ''}`,
       `Switch mode: type ok, fail, flaky 3, slow 35, refuse 60 or redirect here, or`,
       `  curl -X POST ${subscriber.controlUrl} -H 'Content-Type: application/json' -d '{"mode":"fail"}'`,
-      `Deliver here: npm run demo:traffic -- --configure-endpoint${subscriber.url === DEFAULT_SUBSCRIBER_URL ? '' : ` --subscriber-url ${subscriber.url}`}`,
+      `Deliver here: npm run demo:traffic -- --configure-endpoint${subscriber.url === DEFAULT_SUBSCRIBER_URL ? '' : ` --subscriber-url ${subscriber.url}`}${flags.secret ? ' --signing-secret <the same secret>' : ''}`,
       '',
     ].join('\n'),
   );

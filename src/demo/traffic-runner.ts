@@ -1,4 +1,4 @@
-import type { ServiceClient } from './service-client';
+import { type ServiceClient, ServiceUnreachableError } from './service-client';
 import { STEP_KINDS, type StepKind, type TrafficStep } from './traffic-plan';
 
 /**
@@ -27,7 +27,7 @@ export interface TrafficSummary {
   errors: Record<string, number>;
   byKind: Record<StepKind, KindTally>;
   /** Why the run ended before its last step. */
-  stopped?: 'time-limit' | 'interrupted';
+  stopped?: 'time-limit' | 'interrupted' | 'unreachable';
   elapsedMs: number;
 }
 
@@ -125,7 +125,8 @@ export async function runTraffic(options: TrafficRunOptions): Promise<TrafficSum
       summary.stopped = 'time-limit';
       break;
     }
-    if (dueAt > nowMs()) await sleep(dueAt - nowMs());
+    const wait = dueAt - nowMs();
+    if (wait > 0) await sleep(wait);
     if (nowMs() >= started + options.maxDurationMs) {
       summary.stopped = 'time-limit';
       break;
@@ -135,7 +136,14 @@ export async function runTraffic(options: TrafficRunOptions): Promise<TrafficSum
       tally(step.kind, 'skipped');
       continue;
     }
-    const answer = await options.client.request('POST', call.path, call.body);
+    let answer;
+    try {
+      answer = await options.client.request('POST', call.path, call.body);
+    } catch (err) {
+      if (!(err instanceof ServiceUnreachableError)) throw err;
+      summary.stopped = 'unreachable';
+      break;
+    }
     summary.sent += 1;
     if (answer.status === 201 || answer.status === 200) {
       succeeded.set(index, call);

@@ -166,7 +166,11 @@ export function formatSummary(summary: TrafficSummary): string {
     const { created, duplicates, skipped, errors: failed } = summary.byKind[kind];
     return `  ${kind.padEnd(24)}${String(created).padStart(8)}${String(duplicates).padStart(11)}${String(skipped).padStart(8)}${String(failed).padStart(7)}`;
   });
-  const stopped = { 'time-limit': ' (stopped at the time limit)', interrupted: ' (interrupted)' };
+  const stopped = {
+    'time-limit': ' (stopped at the time limit)',
+    interrupted: ' (interrupted)',
+    unreachable: ' (stopped: the service no longer answers)',
+  };
   return [
     `Sent ${summary.sent} of ${summary.planned} planned calls in ${(summary.elapsedMs / 1000).toFixed(1)} s${summary.stopped ? stopped[summary.stopped] : ''}.`,
     `Created ${summary.created}, duplicates ${summary.duplicates} (answered 200: recorded before), skipped ${summary.skipped}, errors ${errors.length > 0 ? errors.join(', ') : 'none'}.`,
