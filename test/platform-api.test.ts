@@ -663,3 +663,11 @@ describe('validation and access', () => {
     expect(wrongMethod.body.code).toBe('method_not_allowed');
   });
 });
+
+test('GET /platform/campaigns lists the campaigns a form may name, to staff only', async () => {
+  const listed = await app.request('GET', '/platform/campaigns');
+  expect(listed.status).toBe(200);
+  expect(listed.body.results).toEqual(expect.arrayContaining([{ id: water, title: 'Wasser für alle' }, { id: school, title: 'Schulbildung' }]));
+  expect((await app.request('GET', '/platform/campaigns', undefined, app.nonStaff())).status).toBe(403);
+  expect((await app.request('GET', '/platform/campaigns', undefined, {})).status).toBe(401);
+});

@@ -14,7 +14,7 @@ import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/
 import { relayPendingEvents } from '../../src/webhooks/outbox-relay';
 import { createTestDatabase } from '../support/database';
 import { captureLogs } from '../support/log-capture';
-import { startSubscriber, type Subscriber } from '../support/subscriber';
+import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 
 const STAFF_PASSWORD = 'staff-pw-Zq8#secret';
