@@ -7,6 +7,7 @@ import { requireStaff } from '../auth/require-staff';
 import type { DeliveryStatus } from '../db/models';
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { DELIVERY_STATUSES } from '../webhooks/delivery-status';
+import { presentAdminInfo } from './info';
 import { pageOf, paginated } from './pagination';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
 import { type EventFilters, findWebhookEvent, listWebhookEvents } from './webhook-events';
@@ -34,6 +35,10 @@ export function createAdminApiRouter(context: RouteContext): Router {
   const { db, config } = context;
   const router = new Router({ prefix: '/admin/api' });
   router.use(requireStaff(db, context.tokens));
+
+  router.get('/info', async function getAdminInfo(ctx) {
+    ctx.body = presentAdminInfo(config, ctx.state.user);
+  });
 
   router.get('/webhook-endpoint', async function getWebhookEndpoint(ctx) {
     ctx.body = await showEndpoint(db);

@@ -9,6 +9,7 @@ import { errorMiddleware } from './errors';
 import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
 import { createResendRouter } from '../admin/resend-route';
+import { createAdminPageRouter } from '../admin/page-routes';
 
 export interface AppDependencies {
   db: Db;
@@ -44,5 +45,7 @@ export function createApp(deps: AppDependencies): Koa {
   for (const mounted of [createPlatformRouter(context), createAdminApiRouter(context), createResendRouter(context)]) {
     app.use(mounted.routes()).use(mounted.allowedMethods({ throw: true }));
   }
+  const adminPage = createAdminPageRouter();
+  app.use(adminPage.routes()).use(adminPage.allowedMethods({ throw: true }));
   return app;
 }
