@@ -41,6 +41,8 @@ export async function launchChromium(): Promise<HeadlessBrowser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      // CI containers often have a small /dev/shm; Chromium then crashes unless it uses the temp folder instead.
+      '--disable-dev-shm-usage',
       '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1',
     ],
     viewport: { width: 1360, height: 900 },
