@@ -114,6 +114,12 @@ describeInBrowser('admin page (headless Chromium)', () => {
     );
   }
 
+  async function signIn(username: string, password: string) {
+    await page.fill('#login-form [name=username]', username);
+    await page.fill('#login-form [name=password]', password);
+    await page.click('#login-form button[type=submit]');
+  }
+
   const adminApiAuthorizations = () =>
     requests.filter((request) => new URL(request.url()).pathname.startsWith('/admin/api/')).map((request) => request.headers().authorization);
 
@@ -123,11 +129,6 @@ describeInBrowser('admin page (headless Chromium)', () => {
     expect(response?.headers()['content-security-policy']).toContain("script-src 'self'");
     await page.locator('#login-view').waitFor();
 
-    const signIn = async (username: string, password: string) => {
-      await page.fill('#login-form [name=username]', username);
-      await page.fill('#login-form [name=password]', password);
-      await page.click('#login-form button[type=submit]');
-    };
     await signIn(STAFF.username, 'wrong-password');
     await page.locator('#login-error', { hasText: 'Benutzername oder Passwort ist falsch.' }).waitFor();
     await signIn('plain', 'plain-password');
@@ -228,7 +229,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     expect(await rows.nth(3).locator('.badge').textContent()).toBe('Zugestellt');
     // The subscriber's body is text on the page: no element made from it, no script run.
     expect(await page.locator('#events-table img, #events-table script').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-page.png'), fullPage: true });
 
     await page.click('#page-next');
@@ -250,9 +251,35 @@ describeInBrowser('admin page (headless Chromium)', () => {
     await page.locator('#events-count', { hasText: '0 Ereignisse' }).waitFor();
     expect(await page.isVisible('#events-empty')).toBe(true);
 
+    // Left filtered for the next steps; waiting for the row itself, as the step in between also shows "1 Ereignis".
     await page.selectOption('#filters [name=event]', { label: 'Alle' });
     await page.selectOption('#filters [name=status]', { label: 'Maximale Wiederholungen erreicht' });
-    await page.locator('#events-count', { hasText: '1 Ereignis' }).waitFor();
+    await rows.locator('td:first-child', { hasText: `#${ids.exhausted}` }).waitFor();
+    expect(await rows.count()).toBe(1);
+  });
+
+  test('past the access token lifetime the page goes on without a new sign-in; a reload keeps only a token session', async () => {
+    const refreshes = () => requests.filter((request) => request.url().endsWith('/authentication/refresh')).length;
+    const before = refreshes();
+    app.clock.now += 6 * 60;
+    const [reloaded] = await Promise.all([
+      page.waitForResponse((response) => new URL(response.url()).pathname === '/admin/api/webhook-events' && response.status() === 200),
+      page.click('#refresh'),
+    ]);
+    expect(reloaded.ok()).toBe(true);
+    // Tokens: the expired access token was exchanged once. Basic: nothing expires.
+    expect(refreshes() - before).toBe(tokenEndpoints ? 1 : 0);
+
+    await page.reload();
+    if (tokenEndpoints) {
+      await page.locator('#events-count', { hasText: '1 Ereignis' }).waitFor();
+    } else {
+      // Basic credentials live in memory only: a reload asks for them again.
+      await page.locator('#login-view').waitFor();
+      await signIn(STAFF.username, STAFF.password);
+      await page.locator('#events-count', { hasText: '1 Ereignis' }).waitFor();
+    }
+    expect(new URL(page.url()).hash).toBe('#/events?status=max_retries_reached');
   });
 
   test("shows an event's attempts, payload and last response as text, with a link to its workflow in the Temporal UI", async () => {
@@ -302,9 +329,14 @@ describeInBrowser('admin page (headless Chromium)', () => {
   });
 
   test('signs out; nothing went to another host and the page logged no error', async () => {
+    const logouts = () => requests.filter((request) => request.url().endsWith('/authentication/logout')).length;
+    const before = logouts();
     await page.click('#logout');
     await page.locator('#login-view').waitFor();
     expect(await page.isVisible('#nav')).toBe(false);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    // With tokens the refresh token is blocked on the server as well.
+    expect(logouts() - before).toBe(tokenEndpoints ? 1 : 0);
     for (const request of requests) expect(request.url().startsWith(`${app.baseUrl}/`)).toBe(true);
     expect(pageErrors).toEqual([]);
   });
