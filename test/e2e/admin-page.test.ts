@@ -59,7 +59,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     browser = await launchChromium();
     page = await browser.context.newPage();
     // Each step waits for what the page shows; a step that cannot happen fails in seconds, not in Jest's minute.
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(15_000);
     page.on('request', (request) => requests.push(request));
     page.on('pageerror', (error) => pageErrors.push(error.message));
     // Chromium reports each 4xx answer on the console; the page shows those itself, so only other errors count.
