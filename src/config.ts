@@ -33,6 +33,12 @@ const environmentSchema = z.object({
   PLATFORM_INVOICE_REFERENCE_MODE: z.enum(['qr', 'text', 'purpose']).default('qr'),
   PLATFORM_INVOICE_REFERENCE_TEXT: z.string().min(1).max(140).optional(),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
+  // Read by the create-staff-user command only (never from argv, where `ps` would show it).
+  STAFF_PASSWORD: z.string().optional(),
+  // Port of the /metrics listener of the roles that serve no HTTP API (worker, relay); unset: no listener.
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`.
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -61,6 +67,8 @@ export interface Config {
     invoiceReference: { mode: InvoiceReferenceMode; text?: string };
   };
   webhooks: { allowInsecureUrls: boolean };
+  cli: { staffPassword?: string };
+  metrics: { port?: number; token?: string };
   logLevel: string;
 }
 
@@ -111,6 +119,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       invoiceReference: { mode: e.PLATFORM_INVOICE_REFERENCE_MODE, text: e.PLATFORM_INVOICE_REFERENCE_TEXT },
     },
     webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
+    cli: { staffPassword: e.STAFF_PASSWORD },
+    metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -1,34 +1,23 @@
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import type { RouteContext } from '../api/app';
 import { badRequest, notFound } from '../api/errors';
 import { jsonBody, parseBody } from '../api/json-body';
+import { z } from 'zod';
 import { requireStaff } from '../auth/require-staff';
-import type { DeliveryStatus } from '../db/models';
-import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { DELIVERY_STATUSES } from '../webhooks/delivery-status';
+import { assertPageExists, pageBody } from '../api/pagination';
+import { paginationParams, parseInput } from '../api/params';
 import { presentAdminInfo } from './info';
-import { pageOf, paginated } from './pagination';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
-import { type EventFilters, findWebhookEvent, listWebhookEvents } from './webhook-events';
+import { findWebhookEvent, listWebhookEvents } from './webhook-events';
 
-function eventFilters(ctx: Context): EventFilters {
-  const { status, event } = ctx.query;
-  const filters: EventFilters = {};
-  if (status !== undefined) {
-    if (typeof status !== 'string' || !(DELIVERY_STATUSES as readonly string[]).includes(status)) {
-      throw badRequest(`status: must be one of ${DELIVERY_STATUSES.join(', ')}`);
-    }
-    filters.status = status as DeliveryStatus;
-  }
-  if (event !== undefined) {
-    if (typeof event !== 'string' || !isWebhookEventType(event)) {
-      throw badRequest(`event: must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
-    }
-    filters.event = event;
-  }
-  return filters;
-}
+/** Filters and paging of the event list; each message names its parameter, as on the CRM API. */
+const eventListQuery = z.object({
+  status: z.enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+  event: z.enum(WEBHOOK_EVENT_TYPES, { error: `event must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }).optional(),
+  ...paginationParams,
+});
 
 /** Staff-only admin API: the webhook endpoint's configuration and the events with their delivery attempts. */
 export function createAdminApiRouter(context: RouteContext): Router {
@@ -50,10 +39,10 @@ export function createAdminApiRouter(context: RouteContext): Router {
   });
 
   router.get('/webhook-events', async function listEvents(ctx) {
-    const filters = eventFilters(ctx);
-    const page = pageOf(ctx);
-    const { count, results } = await listWebhookEvents(db, filters, page);
-    ctx.body = paginated(ctx, page, count, results);
+    const { status, event, ...page } = parseInput(eventListQuery, ctx.query);
+    const { count, results } = await listWebhookEvents(db, { status, event }, page);
+    assertPageExists(page, count);
+    ctx.body = pageBody(ctx, page, count, results);
   });
 
   router.get('/webhook-events/:id', async function getEvent(ctx) {

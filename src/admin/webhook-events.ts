@@ -4,7 +4,7 @@ import { formatTimestamp } from '../shared/time';
 import { deliveryWorkflowId } from '../temporal/delivery-workflows';
 import type { WebhookEventType } from '../webhooks/event-types';
 import { DELIVERY_STATUS_LABELS } from '../webhooks/delivery-status';
-import type { Page } from './pagination';
+import { offsetOf, type PageRequest } from '../api/pagination';
 
 export interface EventFilters {
   status?: DeliveryStatus;
@@ -54,7 +54,7 @@ const LIST_COLUMNS = [
 ];
 
 /** Newest first, optionally only one status and one event type. */
-export async function listWebhookEvents(db: Knex, filters: EventFilters, { page, pageSize }: Page) {
+export async function listWebhookEvents(db: Knex, filters: EventFilters, page: PageRequest) {
   const filtered = () => {
     const query = db('webhook_events');
     if (filters.status) query.where('status', filters.status);
@@ -65,8 +65,8 @@ export async function listWebhookEvents(db: Knex, filters: EventFilters, { page,
   const rows: WebhookEventModel[] = await filtered()
     .select(LIST_COLUMNS)
     .orderBy('id', 'desc')
-    .limit(pageSize)
-    .offset((page - 1) * pageSize);
+    .limit(page.page_size)
+    .offset(offsetOf(page));
   return { count: Number(count), results: rows.map(presentEvent) };
 }
 

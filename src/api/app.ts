@@ -6,10 +6,16 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
 import { errorMiddleware } from './errors';
+import { requestLogging } from './request-log';
+import { requestMetrics } from './request-metrics';
+import { createMetrics, type Metrics } from '../observability/metrics';
+import { createMetricsRouter } from '../observability/metrics-route';
+import { createReadinessRouter } from '../observability/readiness';
 import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
 import { createResendRouter } from '../admin/resend-route';
 import { createAdminPageRouter } from '../admin/page-routes';
+import { createApiRouter } from './routes';
 
 export interface AppDependencies {
   db: Db;
@@ -19,6 +25,8 @@ export interface AppDependencies {
   clock?: Clock;
   /** For the admin resend; without it a resend answers 503. */
   temporalClient?: TemporalClient;
+  /** The process's metrics (shared with its worker in the all-in-one role); a registry of its own otherwise. */
+  metrics?: Metrics;
 }
 
 /** What every router factory receives. */
@@ -32,9 +40,15 @@ export function createApp(deps: AppDependencies): Koa {
     ...deps,
     tokens: { secret: deps.config.auth.jwtSecret, clock: deps.clock ?? systemClock },
   };
+  const metrics = deps.metrics ?? createMetrics();
+  metrics.trackWebhookEvents(deps.db, deps.log);
   const app = new Koa();
   app.proxy = true;
+  // Outside the error middleware, so that they see the status it decides.
+  app.use(requestLogging(deps.log)).use(requestMetrics(metrics));
   app.use(errorMiddleware(deps.log));
+  // Errors after the response has begun (a client that leaves mid-stream) reach only this listener.
+  app.on('error', (err: Error) => deps.log.warn({ err }, 'response not completed'));
 
   const router = new Router();
   router.get('/healthz', async function healthz(ctx) {
@@ -42,7 +56,15 @@ export function createApp(deps: AppDependencies): Koa {
     ctx.body = { status: 'ok' };
   });
   app.use(router.routes()).use(router.allowedMethods());
-  for (const mounted of [createPlatformRouter(context), createAdminApiRouter(context), createResendRouter(context)]) {
+  for (const probe of [createReadinessRouter(deps, deps.log), createMetricsRouter(metrics.registry, deps.config.metrics.token)]) {
+    app.use(probe.routes()).use(probe.allowedMethods({ throw: true }));
+  }
+  for (const mounted of [
+    createApiRouter(context),
+    createPlatformRouter(context),
+    createAdminApiRouter(context),
+    createResendRouter(context),
+  ]) {
     app.use(mounted.routes()).use(mounted.allowedMethods({ throw: true }));
   }
   const adminPage = createAdminPageRouter();

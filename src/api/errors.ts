@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../logger';
+import { requestLogger } from './request-log';
 
 /** An error whose message is meant for the client, with a stable machine-readable code. */
 export class ApiError extends Error {
@@ -66,7 +67,7 @@ export function errorMiddleware(log: Logger) {
         };
         return;
       }
-      log.error({ err: caught, method: ctx.method, path: ctx.path }, 'unhandled error');
+      requestLogger(ctx, log).error({ err: caught, method: ctx.method, path: ctx.path }, 'unhandled error');
       ctx.status = 500;
       ctx.body = { error: 'Internal server error', code: 'internal_error' };
     }

@@ -28,7 +28,8 @@ export interface TokenSettings {
 function sign(settings: TokenSettings, user: User, tokenType: TokenType, lifetime: number): string {
   const iat = settings.clock();
   const claims: TokenClaims = { token_type: tokenType, user_id: user.id, jti: randomUUID(), iat, exp: iat + lifetime };
-  return jwt.sign(claims, settings.secret, { algorithm: 'HS256', noTimestamp: true });
+  // iat and exp come from the injected clock; jsonwebtoken keeps them as given.
+  return jwt.sign(claims, settings.secret, { algorithm: 'HS256' });
 }
 
 export function issueTokenPair(settings: TokenSettings, user: User): { access: string; refresh: string } {
@@ -42,10 +43,11 @@ export const tokenNotValid = (message = 'Token is invalid or expired') =>
   new ApiError(401, 'token_not_valid', message, { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
 
 /**
- * Verifies signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type.
- * Every failure is the same 401, so the response does not tell an attacker which check failed.
+ * Verifies signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type
+ * (either type when none is expected). Every failure is the same 401, so the response does not tell an attacker
+ * which check failed.
  */
-export function verifyToken(settings: TokenSettings, token: string, expectedType: TokenType): TokenClaims {
+export function verifyToken(settings: TokenSettings, token: string, expectedType?: TokenType): TokenClaims {
   let claims: unknown;
   try {
     claims = jwt.verify(token, settings.secret, { algorithms: ['HS256'], clockTimestamp: settings.clock() });
@@ -55,7 +57,7 @@ export function verifyToken(settings: TokenSettings, token: string, expectedType
   const c = claims as Partial<TokenClaims>;
   if (
     typeof c !== 'object' ||
-    c.token_type !== expectedType ||
+    (expectedType ? c.token_type !== expectedType : c.token_type !== 'access' && c.token_type !== 'refresh') ||
     typeof c.user_id !== 'number' ||
     typeof c.jti !== 'string' ||
     typeof c.exp !== 'number'

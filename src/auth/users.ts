@@ -30,7 +30,10 @@ export async function findActiveUser(db: Db, id: number): Promise<User | undefin
 
 /** The user for a username and password, or undefined; always spends one KDF run so timing does not leak. */
 export async function verifyCredentials(db: Db, username: string, password: string): Promise<User | undefined> {
-  const row = await db('users').select([...USER_COLUMNS, 'password_hash']).where({ username }).first();
+  // Postgres text cannot hold NUL: such a name cannot exist, and sending it would fail the query.
+  const row = username.includes('\0')
+    ? undefined
+    : await db('users').select([...USER_COLUMNS, 'password_hash']).where({ username }).first();
   const valid = await verifyPassword(password, row?.password_hash ?? (await dummyPasswordHash()));
   if (!row || !valid || !row.is_active) return undefined;
   const { password_hash: _hash, ...user } = row;

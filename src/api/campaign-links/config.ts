@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { toAmount } from '../../shared/money';
+import type { CampaignLinkModel } from '../../db/models';
+import { notFound } from '../errors';
+import { defineOperation } from '../operation';
+import { campaignLinkConfigSchema } from '../versions/schemas';
+
+// Link ids are short slugs; anything else cannot name a link (and never reaches the database).
+const LINK_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+type CampaignLinkRow = Omit<CampaignLinkModel, 'campaign' | '$modelClass'> & { campaign_title: string };
+
+function presentCampaignLinkConfig(link: CampaignLinkRow) {
+  return {
+    id: link.id,
+    campaign: { id: link.campaign_id, title: link.campaign_title },
+    active: link.active,
+    currency: link.currency,
+    amounts: link.amounts_minor.map(toAmount),
+    default_amount: toAmount(link.default_amount_minor),
+    minimum_amount: toAmount(link.minimum_amount_minor),
+    payment_methods: link.payment_methods,
+    purposes: link.purposes,
+    recurring: { enabled: link.recurring_enabled, intervals: link.recurring_intervals },
+    custom_fields: link.custom_fields.map(({ name, type, label, required }) => ({ name, type, label, required })),
+    cover_fees: link.cover_fees,
+  };
+}
+
+export const campaignLinkConfigOperation = () =>
+  defineOperation({
+    method: 'get',
+    path: '/campaign-links/:id/config/',
+    summary: 'Donation configuration of a campaign link',
+    description: 'No authentication; readable from any origin (CORS) and cacheable for 60 seconds. The same in every version.',
+    auth: 'public',
+    cors: true,
+    params: z.object({ id: z.string().meta({ description: 'Campaign link identifier', example: 'bergwald-2025' }) }),
+    response: { description: 'The donation configuration', schema: campaignLinkConfigSchema },
+    errors: { 404: 'Unknown or inactive campaign link' },
+    async handle(ctx, { params }, { db }) {
+      const link: CampaignLinkRow | undefined = LINK_ID.test(params.id)
+        ? await db('campaign_links as l')
+            .join('campaigns as c', 'c.id', 'l.campaign_id')
+            .first('l.*', 'c.title as campaign_title')
+            .where({ 'l.id': params.id, 'l.active': true })
+        : undefined;
+      if (!link) throw notFound('Campaign link not found', 'campaign_link_not_found');
+      ctx.set('Cache-Control', 'public, max-age=60');
+      ctx.body = presentCampaignLinkConfig(link);
+    },
+  });

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { defineOperation } from '../operation';
+import { jsonArrayStream } from '../json-array-stream';
+import { BOTH_DATES_REQUIRED, DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDayRange } from '../params';
+import type { VersionFeatures } from '../versions/features';
+import { presentDonationEntry } from '../versions/donations';
+import { RESPONSE_SCHEMAS } from '../versions/schemas';
+import { type DonationRow, donationRowsInPeriod } from './donation-rows';
+
+const query = z
+  .object({
+    dateFrom: dateParam('dateFrom', { missing: BOTH_DATES_REQUIRED }),
+    dateTo: dateParam('dateTo', { missing: BOTH_DATES_REQUIRED }),
+    environment: environmentParam,
+  })
+  .refine(dateOrder, DATE_ORDER_ERROR);
+
+export const donationsOperation = (features: VersionFeatures) =>
+  defineOperation({
+    method: 'get',
+    path: '/crm/donations/',
+    summary: 'Donations by period',
+    description:
+      'One entry per donation (position), ordered by creation time, then number. Large periods are streamed.',
+    auth: 'staff',
+    query,
+    response: { description: 'Donations created in the period', schema: RESPONSE_SCHEMAS[features.version].donationList },
+    async handle(ctx, { query }, { db }) {
+      const { start, end } = swissDayRange(query.dateFrom, query.dateTo);
+      const rows = donationRowsInPeriod(db, query.environment, start, end).stream() as AsyncIterable<DonationRow>;
+      ctx.type = 'application/json';
+      ctx.body = await jsonArrayStream(rows, (row) => presentDonationEntry(row, features));
+    },
+  });

@@ -1,0 +1,39 @@
+import type { Context } from 'koa';
+import { notFound } from './errors';
+
+export interface PageRequest {
+  page: number;
+  page_size: number;
+}
+
+export const offsetOf = ({ page, page_size }: PageRequest): number => (page - 1) * page_size;
+
+/** Page 1 always exists (possibly empty); any later page must start within the results. */
+export function assertPageExists(request: PageRequest, count: number): void {
+  if (request.page > 1 && offsetOf(request) >= count) throw notFound('Page not found', 'page_not_found');
+}
+
+/** The request's absolute URL; a Host (or X-Forwarded-Host) that makes no URL falls back to localhost. */
+function absoluteUrl(ctx: Context): string {
+  try {
+    return new URL(ctx.href).toString();
+  } catch {
+    return new URL(ctx.originalUrl, 'http://localhost').toString();
+  }
+}
+
+/** `{count, next, previous, results}` with absolute links that keep every other query parameter. */
+export function pageBody<T>(ctx: Context, request: PageRequest, count: number, results: T[]) {
+  const href = absoluteUrl(ctx);
+  const linkTo = (page: number) => {
+    const url = new URL(href);
+    url.searchParams.set('page', String(page));
+    return url.toString();
+  };
+  return {
+    count,
+    next: offsetOf(request) + request.page_size < count ? linkTo(request.page + 1) : null,
+    previous: request.page > 1 ? linkTo(request.page - 1) : null,
+    results,
+  };
+}

@@ -1,0 +1,52 @@
+import type { Db } from '../db/knex';
+import { issueTokenPair, type TokenClaims, tokenNotValid, type TokenSettings, verifyToken } from './tokens';
+import { findActiveUser } from './users';
+
+/*
+ * Refresh tokens are stateless JWTs; the blacklist holds the ones that were rotated or logged out, until they would
+ * have expired anyway. Access tokens are not blacklisted: they live five minutes.
+ */
+
+const toDate = (secondsSinceEpoch: number) => new Date(secondsSinceEpoch * 1000);
+
+/**
+ * Blocks a refresh token; false when it was blocked already. The insert is the check, so two concurrent uses of
+ * one token cannot both succeed. Entries past their expiry are removed on the way.
+ */
+async function blacklist(db: Db, settings: TokenSettings, claims: TokenClaims): Promise<boolean> {
+  await db('refresh_token_blacklist').where('expires_at', '<', toDate(settings.clock())).delete();
+  const inserted = await db('refresh_token_blacklist')
+    .insert({ jti: claims.jti, user_id: claims.user_id, expires_at: toDate(claims.exp) })
+    .onConflict('jti')
+    .ignore()
+    .returning('jti');
+  return inserted.length === 1;
+}
+
+async function isBlacklisted(db: Db, jti: string): Promise<boolean> {
+  return (await db('refresh_token_blacklist').first('jti').where({ jti })) !== undefined;
+}
+
+/** A new access and refresh token for a valid, unused refresh token of an active user; the old one is blocked. */
+export async function rotateRefreshToken(
+  db: Db,
+  settings: TokenSettings,
+  token: string,
+): Promise<{ access: string; refresh: string }> {
+  const claims = verifyToken(settings, token, 'refresh');
+  const user = await findActiveUser(db, claims.user_id);
+  if (!user || !(await blacklist(db, settings, claims))) throw tokenNotValid();
+  return issueTokenPair(settings, user);
+}
+
+/** Logout: blocks the refresh token. A token that is invalid, expired or already blocked is a 401. */
+export async function revokeRefreshToken(db: Db, settings: TokenSettings, token: string): Promise<void> {
+  const claims = verifyToken(settings, token, 'refresh');
+  if (!(await blacklist(db, settings, claims))) throw tokenNotValid();
+}
+
+/** Either kind of token: valid signature, not expired, and for a refresh token not blocked. */
+export async function assertTokenValid(db: Db, settings: TokenSettings, token: string): Promise<void> {
+  const claims = verifyToken(settings, token);
+  if (claims.token_type === 'refresh' && (await isBlacklisted(db, claims.jti))) throw tokenNotValid();
+}

@@ -1,0 +1,262 @@
+import jwt from 'jsonwebtoken';
+import { loadConfig } from '../../src/config';
+import { upsertUser } from '../../src/auth/users';
+import { documentedResponses } from '../support/documented-responses';
+import { basicAuth, NON_STAFF, STAFF, startTestApi, type TestApi } from '../support/api-server';
+
+let api: TestApi;
+let documented: Awaited<ReturnType<typeof documentedResponses>>;
+
+const CRM_PATH = '/api/v2.1/crm/contacts/';
+
+beforeAll(async () => {
+  api = await startTestApi();
+  documented = await documentedResponses(api.baseUrl);
+});
+
+afterAll(async () => {
+  await api?.close();
+});
+
+async function createTokens(credentials: { username: string; password: string }) {
+  const response = await api.post('/authentication/create', credentials);
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as { access: string; refresh: string };
+  expect(documented.errors('post', '/authentication/create', 200, body)).toEqual([]);
+  return body;
+}
+
+const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+async function expectError(response: Response, status: number, code: string, documentedAt?: [string, string]) {
+  expect(response.status).toBe(status);
+  const body = await response.json();
+  expect(body).toEqual({ error: expect.any(String), code });
+  if (documentedAt) expect(documented.errors(documentedAt[0] as 'get' | 'post', documentedAt[1], status, body)).toEqual([]);
+  return body as { error: string };
+}
+
+describe('POST /authentication/create', () => {
+  test('gives an access token for 5 minutes and a refresh token for 1 day', async () => {
+    const { access, refresh } = await createTokens(STAFF);
+    const accessClaims = jwt.decode(access) as Record<string, number | string>;
+    const refreshClaims = jwt.decode(refresh) as Record<string, number | string>;
+    expect(jwt.decode(access, { complete: true })!.header.alg).toBe('HS256');
+    expect(accessClaims).toEqual({
+      token_type: 'access',
+      user_id: expect.any(Number),
+      jti: expect.any(String),
+      iat: api.clock.now,
+      exp: api.clock.now + 300,
+    });
+    expect(refreshClaims).toMatchObject({ token_type: 'refresh', exp: api.clock.now + 86_400 });
+    expect((await api.get(CRM_PATH, bearer(access))).status).toBe(200);
+  });
+
+  test('wrong password, unknown or inactive user: 401 with a challenge', async () => {
+    await upsertUser(api.db, { username: 'ausgetreten', password: 'Pilatus-2132', isStaff: true });
+    await api.db('users').where({ username: 'ausgetreten' }).update({ is_active: false });
+    for (const credentials of [
+      { username: STAFF.username, password: 'falsch' },
+      { username: 'niemand', password: STAFF.password },
+      { username: 'ausgetreten', password: 'Pilatus-2132' },
+      { username: 'nul\u0000byte', password: STAFF.password },
+    ]) {
+      const response = await api.post('/authentication/create', credentials);
+      await expectError(response, 401, 'authentication_failed', ['post', '/authentication/create']);
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api"');
+    }
+  });
+
+  test('missing fields are a 400, malformed JSON a 400, another content type a 415', async () => {
+    const missing = await expectError(await api.post('/authentication/create', { username: STAFF.username }), 400, 'invalid_parameter', [
+      'post',
+      '/authentication/create',
+    ]);
+    expect(missing.error).toBe('password is required');
+    await expectError(await api.post('/authentication/create', { username: 7, password: 'x' }), 400, 'invalid_parameter');
+    await expectError(await api.post('/authentication/create', '[]'), 400, 'invalid_parameter');
+    await expectError(await api.post('/authentication/create', ''), 400, 'invalid_parameter');
+    for (const body of ['{"username": ', '"just a string"']) {
+      const malformed = await expectError(await api.post('/authentication/create', body), 400, 'malformed_json');
+      expect(malformed.error).toBe('Malformed JSON body');
+    }
+    const huge = await api.post('/authentication/create', { username: 'x'.repeat(20_000), password: 'y' });
+    await expectError(huge, 413, 'payload_too_large', ['post', '/authentication/create']);
+    const form = await fetch(`${api.baseUrl}/authentication/create`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: `username=${STAFF.username}&password=x`,
+    });
+    await expectError(form, 415, 'unsupported_media_type', ['post', '/authentication/create']);
+    await expectError(await fetch(`${api.baseUrl}/authentication/create`), 405, 'method_not_allowed');
+  });
+});
+
+describe('Bearer and Basic on the CRM endpoints', () => {
+  test('no credentials: 401 with both challenges', async () => {
+    const response = await fetch(`${api.baseUrl}${CRM_PATH}`);
+    await expectError(response, 401, 'not_authenticated', ['get', CRM_PATH]);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api", Basic realm="api"');
+  });
+
+  test('an active account without staff permission gets tokens, then 403', async () => {
+    const { access } = await createTokens(NON_STAFF);
+    await expectError(await api.get(CRM_PATH, bearer(access)), 403, 'permission_denied', ['get', CRM_PATH]);
+    await expectError(
+      await api.get(CRM_PATH, { Authorization: basicAuth(NON_STAFF.username, NON_STAFF.password) }),
+      403,
+      'permission_denied',
+    );
+  });
+
+  test('Basic with a staff account works; wrong or malformed credentials are a 401', async () => {
+    const ok = await api.get(CRM_PATH, { Authorization: basicAuth(STAFF.username, STAFF.password) });
+    expect(ok.status).toBe(200);
+    for (const header of [
+      basicAuth(STAFF.username, 'falsch'),
+      basicAuth('nul\u0000byte', STAFF.password),
+      'Basic !!!not-base64!!!',
+      'Basic',
+      `Basic ${Buffer.from('ohne-doppelpunkt').toString('base64')}`,
+      'Digest username="crm-sync"',
+      'Bearer',
+      'Bearer a b',
+    ]) {
+      await expectError(await api.get(CRM_PATH, { Authorization: header }), 401, 'not_authenticated');
+    }
+  });
+
+  test('tokens that are forged, of the wrong type or signed with "none" are a 401', async () => {
+    const { refresh } = await createTokens(STAFF);
+    const claims = jwt.decode(refresh) as Record<string, unknown>;
+    const forged = jwt.sign({ ...claims, token_type: 'access' }, 'a-different-secret-of-enough-length-0123456789');
+    const unsigned = jwt.sign({ ...claims, token_type: 'access' }, '', { algorithm: 'none' });
+    for (const token of ['garbage', refresh, forged, unsigned]) {
+      await expectError(await api.get(CRM_PATH, bearer(token)), 401, 'token_not_valid', ['get', CRM_PATH]);
+    }
+  });
+
+  test('an access token expires after 5 minutes by the app clock', async () => {
+    const { access } = await createTokens(STAFF);
+    const issuedAt = api.clock.now;
+    try {
+      api.clock.now = issuedAt + 299;
+      expect((await api.get(CRM_PATH, bearer(access))).status).toBe(200);
+      api.clock.now = issuedAt + 301;
+      await expectError(await api.get(CRM_PATH, bearer(access)), 401, 'token_not_valid');
+    } finally {
+      api.clock.now = issuedAt;
+    }
+  });
+
+  test('a deactivated account loses access at once, tokens or not', async () => {
+    await upsertUser(api.db, { username: 'praktikum', password: 'Eiger-3967-m', isStaff: true });
+    const { access } = await createTokens({ username: 'praktikum', password: 'Eiger-3967-m' });
+    await api.db('users').where({ username: 'praktikum' }).update({ is_active: false });
+    await expectError(await api.get(CRM_PATH, bearer(access)), 401, 'not_authenticated');
+    await expectError(
+      await api.get(CRM_PATH, { Authorization: basicAuth('praktikum', 'Eiger-3967-m') }),
+      401,
+      'not_authenticated',
+    );
+  });
+});
+
+describe('refresh, verify and logout', () => {
+  test('refresh rotates: a new pair, the old refresh token blocked, the new one usable', async () => {
+    const first = await createTokens(STAFF);
+    const rotated = await api.post('/authentication/refresh', { refresh: first.refresh });
+    expect(rotated.status).toBe(200);
+    const second = (await rotated.json()) as { access: string; refresh: string };
+    expect(documented.errors('post', '/authentication/refresh', 200, second)).toEqual([]);
+    expect(second.refresh).not.toBe(first.refresh);
+    expect((await api.get(CRM_PATH, bearer(second.access))).status).toBe(200);
+
+    await expectError(await api.post('/authentication/refresh', { refresh: first.refresh }), 401, 'token_not_valid', [
+      'post',
+      '/authentication/refresh',
+    ]);
+    expect((await api.post('/authentication/refresh', { refresh: second.refresh })).status).toBe(200);
+  });
+
+  test('two concurrent uses of one refresh token: exactly one succeeds', async () => {
+    const { refresh } = await createTokens(STAFF);
+    const statuses = await Promise.all(
+      Array.from({ length: 5 }, () => api.post('/authentication/refresh', { refresh }).then((r) => r.status)),
+    );
+    expect(statuses.sort()).toEqual([200, 401, 401, 401, 401]);
+  });
+
+  test('an access token is not a refresh token, and a refresh token expires after a day', async () => {
+    const { access, refresh } = await createTokens(STAFF);
+    await expectError(await api.post('/authentication/refresh', { refresh: access }), 401, 'token_not_valid');
+    const issuedAt = api.clock.now;
+    try {
+      api.clock.now = issuedAt + 86_401;
+      await expectError(await api.post('/authentication/refresh', { refresh }), 401, 'token_not_valid');
+    } finally {
+      api.clock.now = issuedAt;
+    }
+  });
+
+  test('verify: 200 {} for a valid access or refresh token, 401 otherwise', async () => {
+    const { access, refresh } = await createTokens(STAFF);
+    for (const token of [access, refresh]) {
+      const response = await api.post('/authentication/verify', { token });
+      expect(response.status).toBe(200);
+      const body = await response.json();
+      expect(body).toEqual({});
+      expect(documented.errors('post', '/authentication/verify', 200, body)).toEqual([]);
+    }
+    await expectError(await api.post('/authentication/verify', { token: 'garbage' }), 401, 'token_not_valid', [
+      'post',
+      '/authentication/verify',
+    ]);
+    await expectError(await api.post('/authentication/verify', {}), 400, 'invalid_parameter');
+    const issuedAt = api.clock.now;
+    try {
+      api.clock.now = issuedAt + 301;
+      await expectError(await api.post('/authentication/verify', { token: access }), 401, 'token_not_valid');
+      expect((await api.post('/authentication/verify', { token: refresh })).status).toBe(200);
+    } finally {
+      api.clock.now = issuedAt;
+    }
+  });
+
+  test('logout blocks the refresh token for refresh, verify and a second logout', async () => {
+    const { refresh } = await createTokens(STAFF);
+    const response = await api.post('/authentication/logout', { refresh });
+    expect(response.status).toBe(200);
+    const body = await response.json();
+    expect(body).toEqual({});
+    expect(documented.errors('post', '/authentication/logout', 200, body)).toEqual([]);
+    await expectError(await api.post('/authentication/refresh', { refresh }), 401, 'token_not_valid');
+    await expectError(await api.post('/authentication/verify', { token: refresh }), 401, 'token_not_valid');
+    await expectError(await api.post('/authentication/logout', { refresh }), 401, 'token_not_valid', [
+      'post',
+      '/authentication/logout',
+    ]);
+  });
+
+  test('blocked tokens are forgotten once they would have expired anyway', async () => {
+    const { refresh } = await createTokens(STAFF);
+    const { jti } = jwt.decode(refresh) as { jti: string };
+    expect((await api.post('/authentication/logout', { refresh })).status).toBe(200);
+    expect(await api.db('refresh_token_blacklist').where({ jti }).first()).toBeDefined();
+    const issuedAt = api.clock.now;
+    try {
+      api.clock.now = issuedAt + 86_401;
+      const fresh = await createTokens(STAFF);
+      expect((await api.post('/authentication/logout', { refresh: fresh.refresh })).status).toBe(200);
+      expect(await api.db('refresh_token_blacklist').where({ jti }).first()).toBeUndefined();
+    } finally {
+      api.clock.now = issuedAt;
+    }
+  });
+});
+
+test('production refuses to start without a signing secret', () => {
+  expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db.internal/app' })).toThrow(/JWT_SECRET/);
+  expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
+});

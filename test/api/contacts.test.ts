@@ -1,0 +1,175 @@
+import { documentedResponses } from '../support/documented-responses';
+import { CLAIRE, type DonationScenario, insertCheckout, insertContact, seedDonationScenario } from '../support/api-fixtures';
+import { startTestApi, type TestApi } from '../support/api-server';
+
+let api: TestApi;
+let scenario: DonationScenario;
+let documented: Awaited<ReturnType<typeof documentedResponses>>;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  scenario = await seedDonationScenario(api.db);
+  documented = await documentedResponses(api.baseUrl);
+});
+
+afterAll(async () => {
+  await api?.close();
+});
+
+interface Contact {
+  id: number;
+  statistics: { donation_count: number; first_donation_at: string | null; last_donation_at: string | null; totals: unknown[] };
+  [field: string]: unknown;
+}
+interface Page {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: Contact[];
+}
+
+async function page(root: string, query = ''): Promise<Page> {
+  const response = await api.get(`${root}/crm/contacts/${query}`);
+  expect(response.status).toBe(200);
+  const body = (await response.json()) as Page;
+  expect(documented.errors('get', `${root}/crm/contacts/`, 200, body)).toEqual([]);
+  return body;
+}
+
+const byId = (body: Page, id: number) => body.results.find((contact) => contact.id === id)!;
+
+describe('GET crm/contacts/', () => {
+  test('v1 counts every position, Swiss local times, totals per currency', async () => {
+    const body = await page('/api/v1');
+    expect(body.count).toBe(3);
+    expect(body.results.map((contact) => contact.id)).toEqual([
+      scenario.contacts.anna,
+      scenario.contacts.luca,
+      scenario.contacts.claire,
+    ]);
+    expect(byId(body, scenario.contacts.anna)).toEqual({
+      id: scenario.contacts.anna,
+      gender: 'female',
+      first_name: 'Anna',
+      last_name: 'Müller',
+      email: 'anna.mueller@example.ch',
+      company: null,
+      po_box: null,
+      street: 'Bahnhofstrasse',
+      street_number: '12',
+      postal_code: '8001',
+      city: 'Zürich',
+      country: 'CH',
+      language: 'de',
+      newsletter: true,
+      created_at: '2024-11-02T10:00:00+01:00',
+      statistics: {
+        donation_count: 4,
+        first_donation_at: '2025-03-30T00:30:00+01:00',
+        last_donation_at: '2025-03-30T12:15:00+02:00',
+        totals: [{ currency: 'CHF', amount: 115.75 }],
+      },
+    });
+    expect(byId(body, scenario.contacts.claire).statistics.totals).toEqual([
+      { currency: 'CHF', amount: 20 },
+      { currency: 'EUR', amount: 75 },
+    ]);
+  });
+
+  test('v2 adds custom_fields; v2.1 counts a multi-checkout once and answers in UTC', async () => {
+    const v2 = byId(await page('/api/v2'), scenario.contacts.anna);
+    expect(v2.custom_fields).toEqual({ 'Anrede im Brief': 'Liebe Anna', 'Spendenbestätigung per Post': true });
+    expect(v2.statistics.donation_count).toBe(4);
+
+    const v21 = byId(await page('/api/v2.1'), scenario.contacts.anna);
+    expect(v21.statistics).toEqual({
+      donation_count: 2,
+      first_donation_at: '2025-03-29T23:30:00Z',
+      last_donation_at: '2025-03-30T10:15:00Z',
+      totals: [{ currency: 'CHF', amount: 115.75 }],
+    });
+    expect(v21.created_at).toBe('2024-11-02T09:00:00Z');
+    expect(byId(await page('/api/v2.1'), scenario.contacts.luca).statistics.donation_count).toBe(2);
+  });
+
+  test('/crm-api answers as v1', async () => {
+    expect(await page('/crm-api')).toEqual(await page('/api/v1'));
+  });
+
+  test('environment PRODUCTION lists the live contacts', async () => {
+    const body = await page('/api/v2.1', '?environment=PRODUCTION');
+    expect(body.results.map((contact) => [contact.id, contact.statistics.donation_count])).toEqual([
+      [scenario.contacts.annaLive, 1],
+      [scenario.contacts.marcoLive, 1],
+    ]);
+  });
+
+  test('pages with absolute links that keep the other parameters; past the end is a 404', async () => {
+    const first = await page('/api/v2.1', '?page_size=2&environment=TEST');
+    expect(first.count).toBe(3);
+    expect(first.results).toHaveLength(2);
+    expect(first.previous).toBeNull();
+    expect(first.next).toBe(`${api.baseUrl}/api/v2.1/crm/contacts/?page_size=2&environment=TEST&page=2`);
+
+    const secondResponse = await api.get(new URL(first.next!).pathname + new URL(first.next!).search);
+    const second = (await secondResponse.json()) as Page;
+    expect(second.results.map((contact) => contact.id)).toEqual([scenario.contacts.claire]);
+    expect(second.next).toBeNull();
+    expect(second.previous).toBe(`${api.baseUrl}/api/v2.1/crm/contacts/?page_size=2&environment=TEST&page=1`);
+
+    const past = await api.get('/api/v2.1/crm/contacts/?page_size=2&page=3');
+    expect(past.status).toBe(404);
+    const error = await past.json();
+    expect(error).toEqual({ error: 'Page not found', code: 'page_not_found' });
+    expect(documented.errors('get', '/api/v2.1/crm/contacts/', 404, error)).toEqual([]);
+  });
+
+  test('links follow the host and scheme the client used (behind a proxy)', async () => {
+    const response = await api.get('/api/v1/crm/contacts/?page_size=1', {
+      Authorization: `Bearer ${await api.staffToken()}`,
+      'X-Forwarded-Proto': 'https',
+      'X-Forwarded-Host': 'spenden.example.ch',
+    });
+    expect(((await response.json()) as Page).next).toBe('https://spenden.example.ch/api/v1/crm/contacts/?page_size=1&page=2');
+  });
+
+  test('updatedSince keeps contacts changed on or after that Swiss day', async () => {
+    const autumn = await page('/api/v1', '?updatedSince=10-26-2025');
+    expect(autumn.results.map((contact) => contact.id)).toEqual([scenario.contacts.luca]);
+    const spring = await page('/api/v1', '?updatedSince=03-30-2025');
+    expect(spring.count).toBe(3);
+    const later = await page('/api/v1', '?updatedSince=10-27-2025');
+    expect(later).toEqual({ count: 0, next: null, previous: null, results: [] });
+  });
+
+  test('statistics come from a fixed number of queries, however many contacts are on the page', async () => {
+    const queriesFor = async (path: string) => {
+      const token = await api.staffToken();
+      const seen: string[] = [];
+      const listener = (query: { sql: string }) => seen.push(query.sql);
+      api.db.on('query', listener);
+      try {
+        const response = await api.get(path, { Authorization: `Bearer ${token}` });
+        expect(response.status).toBe(200);
+        return { count: seen.length, body: (await response.json()) as Page };
+      } finally {
+        api.db.off('query', listener);
+      }
+    };
+    const before = await queriesFor('/api/v2.1/crm/contacts/?page_size=1000');
+    for (let i = 0; i < 25; i += 1) {
+      const contactId = await insertContact(api.db, 'TEST', { ...CLAIRE, email: `spender${i}@example.ch` });
+      await insertCheckout(api.db, {
+        contactId,
+        environment: 'TEST',
+        createdAt: '2025-05-01T10:00:00Z',
+        positions: [{ amountMinor: 1000 }, { amountMinor: 500 }],
+      });
+    }
+    const after = await queriesFor('/api/v2.1/crm/contacts/?page_size=1000');
+    expect(after.body.results).toHaveLength(28);
+    expect(after.body.results.at(-1)!.statistics).toMatchObject({ donation_count: 1, totals: [{ currency: 'CHF', amount: 15 }] });
+    expect(after.count).toBe(before.count);
+    expect(after.count).toBeLessThanOrEqual(3);
+  });
+});

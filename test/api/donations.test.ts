@@ -1,0 +1,162 @@
+import { documentedResponses } from '../support/documented-responses';
+import { ANNA, type DonationScenario, QR_REFERENCE, seedDonationScenario } from '../support/api-fixtures';
+import { startTestApi, type TestApi } from '../support/api-server';
+
+let api: TestApi;
+let scenario: DonationScenario;
+let documented: Awaited<ReturnType<typeof documentedResponses>>;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  scenario = await seedDonationScenario(api.db);
+  documented = await documentedResponses(api.baseUrl);
+});
+
+afterAll(async () => {
+  await api?.close();
+});
+
+type Entry = Record<string, unknown> & { id: string; created_at: string };
+
+async function list(root: string, query: string): Promise<Entry[]> {
+  const response = await api.get(`${root}/crm/donations/?${query}`);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = (await response.json()) as Entry[];
+  expect(documented.errors('get', `${root}/crm/donations/`, 200, body)).toEqual([]);
+  return body;
+}
+
+const annaDonor = {
+  gender: 'female',
+  first_name: 'Anna',
+  last_name: 'Müller',
+  email: 'anna.mueller@example.ch',
+  company: null,
+  po_box: null,
+  street: 'Bahnhofstrasse',
+  street_number: '12',
+  postal_code: '8001',
+  city: 'Zürich',
+  country: 'CH',
+  language: 'de',
+  newsletter: true,
+};
+
+describe('GET crm/donations/', () => {
+  test('v1: one entry per position, Swiss local time across the spring change, no later fields', async () => {
+    const entries = await list('/api/v1', 'dateFrom=03-30-2025&dateTo=03-30-2025');
+    const { annaSingle, annaMulti } = scenario.checkouts;
+    expect(entries.map((entry) => entry.id)).toEqual([annaSingle.number, ...annaMulti.positions]);
+    expect(entries[0]).toEqual({
+      id: annaSingle.number,
+      created_at: '2025-03-30T00:30:00+01:00',
+      environment: 'TEST',
+      payment_type: 'single',
+      amount: 50,
+      currency: 'CHF',
+      campaign: { id: scenario.campaigns.bergwald, title: 'Bergwaldprojekt 2025' },
+      purpose: 'Aufforstung Graubünden',
+      contact_id: scenario.contacts.anna,
+      donor: annaDonor,
+      payment: { transaction_id: annaSingle.transactionId, method: 'TWI', status: 'completed' },
+      invoice: null,
+      recurring: null,
+    });
+    expect(entries[1].created_at).toBe('2025-03-30T12:15:00+02:00');
+    expect(entries.slice(1).map((entry) => entry.amount)).toEqual([30, 20.5, 15.25]);
+    expect(entries[3].campaign).toEqual({ id: scenario.campaigns.trinkwasser, title: 'Trinkwasser für Nepal' });
+    expect(entries[3].purpose).toBeNull();
+  });
+
+  test('v2 adds custom_fields ({} when the form had none) and keeps local time', async () => {
+    const entries = await list('/api/v2', 'dateFrom=03-30-2025&dateTo=03-30-2025');
+    expect(entries[0].custom_fields).toEqual(ANNA.custom_fields);
+    expect(entries[1].custom_fields).toEqual({});
+    expect(entries[0].created_at).toBe('2025-03-30T00:30:00+01:00');
+    expect(entries.every((entry) => !('checkout' in entry))).toBe(true);
+  });
+
+  test('v2.1 adds checkout on every entry and answers in UTC', async () => {
+    const entries = await list('/api/v2.1', 'dateFrom=03-30-2025&dateTo=03-30-2025');
+    const { annaSingle, annaMulti } = scenario.checkouts;
+    expect(entries.map((entry) => [entry.id, entry.created_at, entry.checkout])).toEqual([
+      [annaSingle.number, '2025-03-29T23:30:00Z', { number: annaSingle.number, total_amount: 50, currency: 'CHF' }],
+      ...annaMulti.positions.map((number) => [
+        number,
+        '2025-03-30T10:15:00Z',
+        { number: annaMulti.number, total_amount: 65.75, currency: 'CHF' },
+      ]),
+    ]);
+    expect(entries[0].custom_fields).toEqual(ANNA.custom_fields);
+  });
+
+  test('the autumn change: the 25-hour day, and the same local 02:30 twice with different offsets', async () => {
+    const { lucaInit, lucaInterval, claireLate, claireNextDay } = scenario.checkouts;
+    const v1 = await list('/api/v1', 'dateFrom=10-26-2025&dateTo=10-26-2025');
+    expect(v1.map((entry) => [entry.id, entry.created_at])).toEqual([
+      [lucaInit.number, '2025-10-26T02:30:00+02:00'],
+      [lucaInterval.number, '2025-10-26T02:30:00+01:00'],
+      [claireLate.number, '2025-10-26T23:30:00+01:00'],
+    ]);
+    const v21 = await list('/api/v2.1', 'dateFrom=10-26-2025&dateTo=10-26-2025');
+    expect(v21.map((entry) => entry.created_at)).toEqual([
+      '2025-10-26T00:30:00Z',
+      '2025-10-26T01:30:00Z',
+      '2025-10-26T22:30:00Z',
+    ]);
+    const nextDay = await list('/api/v1', 'dateFrom=10-27-2025&dateTo=10-27-2025');
+    expect(nextDay.map((entry) => [entry.id, entry.created_at])).toEqual([
+      [claireNextDay.number, '2025-10-27T00:00:00+01:00'],
+    ]);
+  });
+
+  test('recurring QR invoice donations carry the reference, the pending status and the recurring donation', async () => {
+    const [init, interval] = await list('/api/v2', 'dateFrom=10-26-2025&dateTo=10-26-2025');
+    expect(init).toMatchObject({
+      payment_type: 'recurring_init',
+      payment: { method: 'INV', status: 'pending' },
+      invoice: QR_REFERENCE,
+      recurring: { id: scenario.recurring.luca, interval: 'monthly' },
+      donor: { company: 'Rossi Costruzioni SA', po_box: 'Casella postale 214', language: 'it' },
+    });
+    expect(interval.payment_type).toBe('recurring_interval');
+  });
+
+  test('a period is whole days, both ends inclusive, other currencies as they are', async () => {
+    const entries = await list('/api/v1', 'dateFrom=03-01-2025&dateTo=10-27-2025');
+    expect(entries).toHaveLength(8);
+    expect(entries.find((entry) => entry.id === scenario.checkouts.claireLate.number)).toMatchObject({
+      amount: 75,
+      currency: 'EUR',
+      payment: { method: 'PAP' },
+    });
+    expect(await list('/api/v1', 'dateFrom=03-31-2025&dateTo=10-25-2025')).toEqual([]);
+  });
+
+  test('environment PRODUCTION lists live donations only; TEST is the default', async () => {
+    const live = await list('/api/v2.1', 'dateFrom=01-01-2025&dateTo=12-31-2025&environment=PRODUCTION');
+    const { annaLiveGift, marcoCrowdfunding } = scenario.checkouts;
+    expect(live.map((entry) => [entry.id, entry.environment, entry.payment_type])).toEqual([
+      [annaLiveGift.number, 'PRODUCTION', 'single'],
+      [marcoCrowdfunding.number, 'PRODUCTION', 'crowdfunding'],
+    ]);
+    const test = await list('/api/v2.1', 'dateFrom=01-01-2025&dateTo=12-31-2025');
+    const explicit = await list('/api/v2.1', 'dateFrom=01-01-2025&dateTo=12-31-2025&environment=TEST');
+    expect(test).toEqual(explicit);
+    expect(test.every((entry) => entry.environment === 'TEST')).toBe(true);
+  });
+
+  test('/crm-api answers exactly as /api/v1', async () => {
+    const query = 'dateFrom=01-01-2025&dateTo=12-31-2025';
+    const alias = await list('/crm-api', query);
+    expect(alias).toEqual(await list('/api/v1', query));
+    expect(alias).toHaveLength(8);
+  });
+
+  test('the path answers with and without its trailing slash', async () => {
+    const response = await api.get('/api/v2.1/crm/donations?dateFrom=03-30-2025&dateTo=03-30-2025');
+    expect(response.status).toBe(200);
+    expect(await response.json()).toHaveLength(4);
+  });
+});
