@@ -14,6 +14,7 @@ import { createReadinessRouter } from '../observability/readiness';
 import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
 import { createResendRouter } from '../admin/resend-route';
+import { createAdminPageRouter } from '../admin/page-routes';
 import { createApiRouter } from './routes';
 
 export interface AppDependencies {
@@ -66,5 +67,7 @@ export function createApp(deps: AppDependencies): Koa {
   ]) {
     app.use(mounted.routes()).use(mounted.allowedMethods({ throw: true }));
   }
+  const adminPage = createAdminPageRouter();
+  app.use(adminPage.routes()).use(adminPage.allowedMethods({ throw: true }));
   return app;
 }

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { createApp } from '../../src/api/app';
+import { type AppDependencies, createApp } from '../../src/api/app';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { type Config, loadConfig } from '../../src/config';
@@ -22,12 +22,18 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real app over real HTTP on loopback, with its own database and a staff user. */
-export async function startTestApp(env: NodeJS.ProcessEnv = {}): Promise<TestApp> {
+/**
+ * The real app over real HTTP on loopback, with its own database and a staff user. `temporalClient`: where a resend
+ * starts its workflow (without it a resend answers 503).
+ */
+export async function startTestApp(
+  env: NodeJS.ProcessEnv = {},
+  { temporalClient }: Pick<AppDependencies, 'temporalClient'> = {},
+): Promise<TestApp> {
   const { db } = await createTestDatabase();
   const config = loadConfig({ JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars', ...env });
   const clock = { now: Math.floor(Date.parse('2025-07-15T10:30:00Z') / 1000) };
-  const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now });
+  const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now, temporalClient });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
