@@ -9,7 +9,7 @@ import { createLogger } from '../../src/logger';
 import { deliveryWorkflowId, resendWorkflowId } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
-import { startSubscriber, type Subscriber } from '../support/subscriber';
+import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent } from '../support/webhook-rows';
