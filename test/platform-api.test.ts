@@ -438,6 +438,17 @@ describe('reconciliations', () => {
     expect(again).toEqual([]);
   });
 
+  test('v2: a fee of three cents over six equal positions: no negative share, the shares sum to the fee', async () => {
+    await useEndpoint({ payload_version: 'v2' });
+    const checkout = await postCheckout(checkoutBody({ positions: Array.from({ length: 6 }, () => ({ amount: 10, campaign_id: water })) }));
+    const events = await eventsCreatedBy(() =>
+      reconcile({ transaction_id: checkout.body.transaction_id, paid_out_amount: 59.97, fee_amount: 0.03, payout_currency: 'CHF' }),
+    );
+    const payments = events.map((e) => JSON.parse(e.payload).data.donation.payment);
+    expect(payments.map((p) => p.fee_amount)).toEqual([0.01, 0, 0.01, 0, 0.01, 0]);
+    expect(payments.map((p) => p.paid_out_amount)).toEqual([10, 9.99, 10, 9.99, 10, 9.99]);
+  });
+
   test('two reports of one payment at the same moment: one is recorded, the other is a 409', async () => {
     await useEndpoint({ payload_version: 'v2' });
     const checkout = await postCheckout(checkoutBody());
