@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { CheckoutModel, DonationModel, Environment, PaymentStatus, PaymentType } from '../db/models';
 import { badRequest } from '../api/errors';
+import { pickDonor } from '../shared/donor-fields';
 import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
 import type { PaymentSnapshot } from '../webhooks/payloads/views';
@@ -120,21 +121,7 @@ export async function loadPaymentSnapshot(trx: Knex.Transaction, checkoutId: num
     number: checkout.number,
     createdAt: checkout.created_at,
     currency: checkout.currency,
-    donor: {
-      gender: contact.gender,
-      first_name: contact.first_name,
-      last_name: contact.last_name,
-      email: contact.email,
-      company: contact.company,
-      po_box: contact.po_box,
-      street: contact.street,
-      street_number: contact.street_number,
-      postal_code: contact.postal_code,
-      city: contact.city,
-      country: contact.country,
-      language: contact.language,
-      newsletter: contact.newsletter,
-    },
+    donor: pickDonor(contact),
     customFields: checkout.custom_fields,
     payment: { transactionId: checkout.transaction_id, method: checkout.payment_method, status: checkout.payment_status },
     invoice: checkout.invoice_reference,
