@@ -473,6 +473,27 @@ describe('reconciliations', () => {
     expect(donation.positions).toHaveLength(2);
   });
 
+  test('the reconciled donor is the donor of the originating event, whatever the contact became since', async () => {
+    await useEndpoint({ payload_version: 'v2' });
+    const email = 'moving@example.ch';
+    const [completed] = await eventsCreatedBy(() =>
+      postCheckout(checkoutBody({ donor: { ...donor, email, newsletter: false, custom_fields: { Anlass: 'Umzug' } } })),
+    );
+    const originating = JSON.parse(completed.payload).data.donation;
+    // Later the same donor gives again from a new address, and confirms a newsletter sign-up.
+    await postCheckout(checkoutBody({ donor: { ...donor, email, street: 'Marktgasse', street_number: '3', postal_code: '3011', city: 'Bern' } }));
+    const signUp = await app.request('POST', '/platform/newsletter-subscriptions', { email, language: 'de' });
+    expect((await app.request('POST', `/platform/newsletter-subscriptions/${signUp.body.subscription_id}/confirm`)).status).toBe(201);
+    expect(await app.db('contacts').where({ email }).first()).toMatchObject({ city: 'Bern', newsletter: true });
+
+    const [reconciled] = await eventsCreatedBy(() =>
+      reconcile({ transaction_id: originating.payment.transaction_id, paid_out_amount: 48.5, fee_amount: 1.5, payout_currency: 'CHF' }),
+    );
+    const { paid_out_amount: _p, fee_amount: _f, reconciled: _r, ...payment } = JSON.parse(reconciled.payload).data.donation.payment;
+    expect({ ...JSON.parse(reconciled.payload).data.donation, payment }).toEqual(originating);
+    expect(originating.donor).toMatchObject({ city: 'Zürich', street: 'Bahnhofstrasse', newsletter: false, custom_fields: { Anlass: 'Umzug' } });
+  });
+
   test('works whether or not the originating event exists, and refuses unknown payments and bad amounts', async () => {
     await useEndpoint({ events: ['donation.reconciled'] });
     const checkout = await postCheckout(checkoutBody());

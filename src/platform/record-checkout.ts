@@ -139,6 +139,8 @@ export async function recordCheckout(
   const payment = await insertPayment(trx, {
     environment: input.environment,
     contactId: contact.id,
+    // The donor as given, except that consent given before stays (the contact after the upsert).
+    donor: contact,
     currency: input.currency,
     transactionId: input.payment.transaction_id,
     method: input.payment.method,
