@@ -494,6 +494,31 @@ describe('reconciliations', () => {
     expect(originating.donor).toMatchObject({ city: 'Zürich', street: 'Bahnhofstrasse', newsletter: false, custom_fields: { Anlass: 'Umzug' } });
   });
 
+  test('QR invoices, pending or paid, and their recurring follow-ups are not reconcilable: 409, nothing written', async () => {
+    await useEndpoint();
+    const invoice = (status: string) =>
+      postCheckout(checkoutBody({ payment: { transaction_id: nextTransactionId(), method: 'INV', status } }));
+    const followUpOf = await postCheckout(
+      checkoutBody({
+        positions: [{ amount: 20, campaign_id: water, payment_type: 'recurring_init', recurring: { interval: 'yearly' } }],
+        payment: { transaction_id: nextTransactionId(), method: 'INV', status: 'pending' },
+      }),
+    );
+    const followUp = await app.request('POST', '/platform/recurring-payments', {
+      recurring_id: followUpOf.body.donations[0].recurring_id,
+      payment: { transaction_id: nextTransactionId() },
+    });
+    for (const payment of [(await invoice('pending')).body, (await invoice('completed')).body, followUp.body]) {
+      const events = await eventsCreatedBy(async () => {
+        const refused = await reconcile({ transaction_id: payment.transaction_id, paid_out_amount: 10, fee_amount: 0, payout_currency: 'CHF' });
+        expect(refused.status).toBe(409);
+        expect(refused.body).toEqual({ error: expect.stringMatching(/cannot be reconciled/), code: 'not_reconcilable' });
+      });
+      expect(events).toEqual([]);
+    }
+    expect(await app.db('reconciliations').whereIn('checkout_id', app.db('checkouts').where({ payment_method: 'INV' }).select('id'))).toEqual([]);
+  });
+
   test('works whether or not the originating event exists, and refuses unknown payments and bad amounts', async () => {
     await useEndpoint({ events: ['donation.reconciled'] });
     const checkout = await postCheckout(checkoutBody());
