@@ -245,6 +245,12 @@ describe('checkouts', () => {
     expect(noText.body.error).toMatch(/invoice_reference_text/);
   });
 
+  test('a card payment of a product in text mode needs no reference text: it has no invoice', async () => {
+    const card = await postCheckout(checkoutBody({ invoice_reference_mode: 'text' }));
+    expect(card.status).toBe(201);
+    expect(card.body.invoice).toBeNull();
+  });
+
   test('the envelope says test for TEST payments, and contacts are separate per environment', async () => {
     await useEndpoint();
     const email = 'envs@example.ch';
