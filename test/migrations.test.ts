@@ -52,24 +52,22 @@ test('money is stored exactly and bigints come back as numbers', async () => {
 test('009 gives existing checkouts their contact as the donor snapshot, and comes back down', async () => {
   await db.migrate.down();
   expect(await db('information_schema.columns').where({ table_name: 'checkouts', column_name: 'donor' })).toEqual([]);
-  const [contact] = await db('contacts')
-    .insert({
-      environment: 'TEST',
-      gender: 'male',
-      first_name: 'Beat',
-      last_name: 'Frei',
-      email: 'beat.frei@example.ch',
-      company: 'Frei AG',
-      street: 'Seeweg',
-      street_number: '1a',
-      postal_code: '6003',
-      city: 'Luzern',
-      country: 'CH',
-      language: 'de',
-      newsletter: true,
-    })
-    .returning('id');
-  await db('checkouts').insert({
+  const beat = {
+    gender: 'male',
+    first_name: 'Beat',
+    last_name: 'Frei',
+    email: 'beat.frei@example.ch',
+    company: 'Frei AG',
+    street: 'Seeweg',
+    street_number: '1a',
+    postal_code: '6003',
+    city: 'Luzern',
+    country: 'CH',
+    language: 'de',
+    newsletter: true,
+  };
+  const [contact] = await db('contacts').insert({ environment: 'TEST', ...beat }).returning('id');
+  const checkout = {
     number: 'M009',
     environment: 'TEST',
     contact_id: contact.id,
@@ -78,29 +76,13 @@ test('009 gives existing checkouts their contact as the donor snapshot, and come
     transaction_id: 'migration-009',
     payment_method: 'TWI',
     payment_status: 'completed',
-  });
+  };
+  await db('checkouts').insert(checkout);
 
   await db.migrate.latest();
-  expect((await db('checkouts').where({ number: 'M009' }).first()).donor).toEqual({
-    gender: 'male',
-    first_name: 'Beat',
-    last_name: 'Frei',
-    email: 'beat.frei@example.ch',
-    company: 'Frei AG',
-    po_box: null,
-    street: 'Seeweg',
-    street_number: '1a',
-    postal_code: '6003',
-    city: 'Luzern',
-    country: 'CH',
-    language: 'de',
-    newsletter: true,
-  });
+  expect((await db('checkouts').where({ number: 'M009' }).first()).donor).toEqual({ ...beat, po_box: null });
   // From now on every payment must say who its donor was.
-  const withoutDonor = { number: 'M009b', environment: 'TEST', contact_id: contact.id, currency: 'CHF', total_amount_minor: 1 };
-  await expect(
-    db('checkouts').insert({ ...withoutDonor, transaction_id: 'migration-009b', payment_method: 'TWI', payment_status: 'completed' }),
-  ).rejects.toThrow(/donor/);
+  await expect(db('checkouts').insert({ ...checkout, number: 'M009b', transaction_id: 'migration-009b' })).rejects.toThrow(/donor/);
 
   await db.migrate.down();
   expect(await db('information_schema.columns').where({ table_name: 'checkouts', column_name: 'donor' })).toEqual([]);
