@@ -33,8 +33,6 @@ describeInBrowser('admin page (headless Chromium)', () => {
   let subscriber: Subscriber;
   let browser: HeadlessBrowser;
   let page: Page;
-  /** Whether the server has the token endpoints (then the page signs in with Bearer tokens, otherwise with Basic). */
-  let tokenEndpoints: boolean;
   const requests: Request[] = [];
   const pageErrors: string[] = [];
   const ids = { exhausted: 0, failed: 0, waiting: 0, oldest: 0 };
@@ -53,7 +51,6 @@ describeInBrowser('admin page (headless Chromium)', () => {
     });
     working = worker.run();
     subscriber = await startSubscriber({ reply: () => ({ status: 200, body: 'danke' }) });
-    tokenEndpoints = (await app.request('POST', '/authentication/create', {}, {})).status !== 404;
     await seed();
 
     browser = await launchChromium();
@@ -138,8 +135,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     await page.locator('#events-view').waitFor();
     expect(await page.textContent('#session-user')).toBe('staff');
     expect(page.url()).toBe(`${app.baseUrl}/admin/`);
-    const scheme = tokenEndpoints ? 'Bearer' : 'Basic';
-    expect(adminApiAuthorizations().at(-1)).toMatch(new RegExp(`^${scheme} `));
+    expect(adminApiAuthorizations().at(-1)).toMatch(/^Bearer /);
   });
 
   test('edits the endpoint; passwords and secrets are sent once and never shown', async () => {
@@ -258,7 +254,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     expect(await rows.count()).toBe(1);
   });
 
-  test('past the access token lifetime the page goes on without a new sign-in; a reload keeps only a token session', async () => {
+  test('past the access token lifetime the page goes on without a new sign-in; a reload keeps the session', async () => {
     const refreshes = () => requests.filter((request) => request.url().endsWith('/authentication/refresh')).length;
     const before = refreshes();
     app.clock.now += 6 * 60;
@@ -267,18 +263,11 @@ describeInBrowser('admin page (headless Chromium)', () => {
       page.click('#refresh'),
     ]);
     expect(reloaded.ok()).toBe(true);
-    // Tokens: the expired access token was exchanged once. Basic: nothing expires.
-    expect(refreshes() - before).toBe(tokenEndpoints ? 1 : 0);
+    // The expired access token was exchanged once.
+    expect(refreshes() - before).toBe(1);
 
     await page.reload();
-    if (tokenEndpoints) {
-      await page.locator('#events-count', { hasText: '1 Ereignis' }).waitFor();
-    } else {
-      // Basic credentials live in memory only: a reload asks for them again.
-      await page.locator('#login-view').waitFor();
-      await signIn(STAFF.username, STAFF.password);
-      await page.locator('#events-count', { hasText: '1 Ereignis' }).waitFor();
-    }
+    await page.locator('#events-count', { hasText: '1 Ereignis' }).waitFor();
     expect(new URL(page.url()).hash).toBe('#/events?status=max_retries_reached');
   });
 
@@ -336,7 +325,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     expect(await page.isVisible('#nav')).toBe(false);
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
     // With tokens the refresh token is blocked on the server as well.
-    expect(logouts() - before).toBe(tokenEndpoints ? 1 : 0);
+    expect(logouts() - before).toBe(1);
     for (const request of requests) expect(request.url().startsWith(`${app.baseUrl}/`)).toBe(true);
     expect(pageErrors).toEqual([]);
   });

@@ -76,11 +76,6 @@ class ApiError extends Error {
 const session = {
   /** `{access, refresh}` from POST /authentication/create, kept for the tab in sessionStorage. */
   tokens: null,
-  /**
-   * Fallback for a server without the token endpoints (/authentication/create answers 404): the admin API also
-   * accepts HTTP Basic. Held in memory only, so a reload asks for the password again.
-   */
-  basic: null,
   refreshing: null,
 };
 
@@ -100,12 +95,7 @@ function restoreTokens() {
 }
 
 function authorization() {
-  if (session.basic) return session.basic;
   return session.tokens ? `Bearer ${session.tokens.access}` : null;
-}
-
-function base64Utf8(text) {
-  return btoa(Array.from(new TextEncoder().encode(text), (byte) => String.fromCharCode(byte)).join(''));
 }
 
 async function send(method, path, body, auth) {
@@ -159,18 +149,12 @@ async function api(method, path, body) {
 }
 
 async function signIn(username, password) {
-  try {
-    storeTokens(await send('POST', '/authentication/create', { username, password }));
-  } catch (err) {
-    if (!(err instanceof ApiError && err.status === 404)) throw err;
-    session.basic = `Basic ${base64Utf8(`${username}:${password}`)}`;
-  }
+  storeTokens(await send('POST', '/authentication/create', { username, password }));
 }
 
 function forgetSession() {
   const refresh = session.tokens && session.tokens.refresh;
   storeTokens(null);
-  session.basic = null;
   info = null;
   // Blocks the refresh token on the server; the page is signed out whatever the answer.
   if (refresh) send('POST', '/authentication/logout', { refresh }).catch(() => undefined);
