@@ -7,6 +7,7 @@ import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES } fro
 import { type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
 import { RESPONSE_TIMEOUT_MS } from '../src/webhooks/retry-schedule';
 import { signatureHeaders } from '../src/webhooks/signature';
+import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
 
 export interface HttpSettings {
@@ -21,6 +22,13 @@ export interface ActivityDependencies {
   http?: Partial<HttpSettings>;
   /** Wall time for attempt timestamps and the signature timestamp. */
   clock?: () => Date;
+  /**
+   * Whether subscribers on loopback, private or link-local addresses may be reached (development only; see
+   * urlPolicyFor). Checked at every attempt on the addresses the host resolves to, not only at configuration.
+   */
+  allowPrivateAddresses: boolean;
+  /** DNS; tests inject a table. */
+  resolve?: ResolveHost;
 }
 
 export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
@@ -105,8 +113,16 @@ const resultFromRow = (row: AttemptRow): AttemptResult => ({
  * The delivery activities, built from their dependencies. They own all I/O (Postgres, HTTP); the workflow owns
  * the schedule. Credentials and payloads are read here from Postgres and never pass through workflow history.
  */
-export function createActivities({ db, log, http: httpOverrides, clock = () => new Date() }: ActivityDependencies) {
+export function createActivities({
+  db,
+  log,
+  http: httpOverrides,
+  clock = () => new Date(),
+  allowPrivateAddresses,
+  resolve = systemResolver,
+}: ActivityDependencies) {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
+  const addresses = { resolve, allowPrivateAddresses };
 
   return {
     /** POSTs the stored payload once and reports the outcome. Throws only for infrastructure errors (retried). */
@@ -141,6 +157,7 @@ export function createActivities({ db, log, http: httpOverrides, clock = () => n
         ? await postRequest(event.url, requestHeaders(event, http, startedAt), Buffer.from(event.payload, 'utf8'), {
             timeoutMs: http.timeoutMs,
             maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+            addresses,
           })
         : ({ kind: 'not-sent', reason: 'the webhook endpoint is switched off' } as const);
       const result: AttemptResult = {

@@ -8,6 +8,7 @@ import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { DELIVERY_STATUSES } from '../webhooks/delivery-status';
 import { assertPageExists, pageBody } from '../api/pagination';
 import { paginationParams, parseInput } from '../api/params';
+import { systemResolver } from '../webhooks/subscriber-address';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
 import { findWebhookEvent, listWebhookEvents } from './webhook-events';
 
@@ -30,7 +31,7 @@ export function createAdminApiRouter(context: RouteContext): Router {
 
   router.put('/webhook-endpoint', jsonBody(), async function putWebhookEndpoint(ctx) {
     const change = parseBody(endpointChangeInput, ctx.request.body);
-    ctx.body = await changeEndpoint(db, config, change, new Date(context.tokens.clock() * 1000));
+    ctx.body = await changeEndpoint(db, config, change, new Date(context.tokens.clock() * 1000), context.resolveHost ?? systemResolver);
   });
 
   router.get('/webhook-events', async function listEvents(ctx) {

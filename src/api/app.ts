@@ -10,6 +10,7 @@ import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
 import { createResendRouter } from '../admin/resend-route';
 import { createApiRouter } from './routes';
+import type { ResolveHost } from '../webhooks/subscriber-address';
 
 export interface AppDependencies {
   db: Db;
@@ -19,6 +20,8 @@ export interface AppDependencies {
   clock?: Clock;
   /** For the admin resend; without it a resend answers 503. */
   temporalClient?: TemporalClient;
+  /** DNS for the subscriber URL check; tests inject a table (default: the system resolver). */
+  resolveHost?: ResolveHost;
 }
 
 /** What every router factory receives. */

@@ -7,6 +7,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { createTemporalClient } from '../temporal/client';
 import { createDeliveryWorker } from '../temporal/worker';
+import { urlPolicyFor } from '../webhooks/endpoint-rules';
 import { startOutboxRelay } from '../webhooks/outbox-relay';
 import type { Lifecycle } from './lifecycle';
 
@@ -48,6 +49,7 @@ export async function startWorker({ config, log, lifecycle }: Runtime, db: Db, a
     taskQueue: config.temporal.taskQueue,
     db,
     log,
+    allowPrivateAddresses: urlPolicyFor(config).allowPrivateAddresses,
   });
   const running = worker.run();
   running.catch((err: unknown) => {

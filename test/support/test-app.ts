@@ -6,6 +6,8 @@ import { type Config, loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from './database';
+import { dnsTable, PUBLIC_ADDRESS } from './dns-table';
+import type { ResolveHost } from '../../src/webhooks/subscriber-address';
 
 export interface TestApp {
   db: Db;
@@ -22,12 +24,18 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/** Subscriber host names resolve from a table (no DNS here): crm.example.org to a public address by default. */
+const defaultResolver = dnsTable({ 'crm.example.org': [PUBLIC_ADDRESS] });
+
 /** The real app over real HTTP on loopback, with its own database and a staff user. */
-export async function startTestApp(env: NodeJS.ProcessEnv = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: NodeJS.ProcessEnv = {},
+  { resolveHost = defaultResolver }: { resolveHost?: ResolveHost } = {},
+): Promise<TestApp> {
   const { db } = await createTestDatabase();
   const config = loadConfig({ JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars', ...env });
   const clock = { now: Math.floor(Date.parse('2025-07-15T10:30:00Z') / 1000) };
-  const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now });
+  const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now, resolveHost });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
