@@ -23,7 +23,7 @@ const eventListQuery = z.object({
 export function createAdminApiRouter(context: RouteContext): Router {
   const { db, config } = context;
   const router = new Router({ prefix: '/admin/api' });
-  router.use(requireStaff(db, context.tokens));
+  router.use(requireStaff(db, context.tokens, context.loginThrottle));
 
   router.get('/webhook-endpoint', async function getWebhookEndpoint(ctx) {
     ctx.body = await showEndpoint(db);

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
+import { createLoginThrottle, type LoginThrottle } from '../auth/login-throttle';
 import { errorMiddleware } from './errors';
 import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
@@ -27,16 +28,22 @@ export interface AppDependencies {
 /** What every router factory receives. */
 export interface RouteContext extends AppDependencies {
   tokens: TokenSettings;
+  /** Shared by every password check (token creation and HTTP Basic). */
+  loginThrottle: LoginThrottle;
 }
 
 /** Builds the HTTP application; it holds no state of its own, so any number of processes can serve it. */
 export function createApp(deps: AppDependencies): Koa {
+  const clock = deps.clock ?? systemClock;
   const context: RouteContext = {
     ...deps,
-    tokens: { secret: deps.config.auth.jwtSecret, clock: deps.clock ?? systemClock },
+    tokens: { secret: deps.config.auth.jwtSecret, clock },
+    loginThrottle: createLoginThrottle(deps.db, clock, deps.config.auth.loginLimits),
   };
   const app = new Koa();
   app.proxy = true;
+  // ctx.ip is the address the nearest proxy saw (the last X-Forwarded-For entry), which a client cannot forge.
+  app.maxIpsCount = 1;
   app.use(errorMiddleware(deps.log));
   // Errors after the response has begun (a client that leaves mid-stream) reach only this listener.
   app.on('error', (err: Error) => deps.log.warn({ err }, 'response not completed'));

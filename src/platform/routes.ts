@@ -30,7 +30,7 @@ export function createPlatformRouter(context: RouteContext): Router {
     platform: context.config.platform,
   };
   const router = new Router({ prefix: '/platform' });
-  router.use(requireStaff(db, context.tokens), jsonBody());
+  router.use(requireStaff(db, context.tokens, context.loginThrottle), jsonBody());
 
   router.post('/checkouts', async function createCheckout(ctx) {
     const input = parseBody(checkoutInput, ctx.request.body);
