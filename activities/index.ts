@@ -3,7 +3,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
-import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES } from '../src/webhooks/delivery-outcome';
+import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
 import { RESPONSE_TIMEOUT_MS } from '../src/webhooks/retry-schedule';
 import { signatureHeaders } from '../src/webhooks/signature';
@@ -80,12 +80,19 @@ interface AttemptRow {
 const eventMissing = (eventId: number) =>
   ApplicationFailure.nonRetryable(`Webhook event ${eventId} does not exist`, 'WebhookEventNotFound');
 
+const basicCredentials = (event: EventWithEndpoint) =>
+  Buffer.from(`${event.basic_auth_username}:${event.basic_auth_password ?? ''}`, 'utf8').toString('base64');
+
+/** What must never come back out through a stored response: the password, the header made of it, the secret. */
+function secretsOf(event: EventWithEndpoint): string[] {
+  const secrets = [event.basic_auth_password, event.signing_secret].filter((secret): secret is string => Boolean(secret));
+  if (event.basic_auth_username) secrets.unshift(basicCredentials(event));
+  return secrets;
+}
+
 function requestHeaders(event: EventWithEndpoint, http: HttpSettings, now: Date): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
-  if (event.basic_auth_username) {
-    const credentials = `${event.basic_auth_username}:${event.basic_auth_password ?? ''}`;
-    headers.authorization = `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
-  }
+  if (event.basic_auth_username) headers.authorization = `Basic ${basicCredentials(event)}`;
   if (event.signing_secret) {
     Object.assign(
       headers,
@@ -161,7 +168,7 @@ export function createActivities({
           })
         : ({ kind: 'not-sent', reason: 'the webhook endpoint is switched off' } as const);
       const result: AttemptResult = {
-        ...classifyExchange(exchange),
+        ...withoutSecrets(classifyExchange(exchange), secretsOf(event)),
         startedAtMs: startedAt.getTime(),
         durationMs: Math.round(performance.now() - started),
       };
