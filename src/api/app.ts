@@ -6,7 +6,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
 import { createLoginThrottle, type LoginThrottle } from '../auth/login-throttle';
-import { errorMiddleware } from './errors';
+import { ApiError, errorMiddleware } from './errors';
 import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
 import { createResendRouter } from '../admin/resend-route';
@@ -32,6 +32,15 @@ export interface RouteContext extends AppDependencies {
   loginThrottle: LoginThrottle;
 }
 
+/**
+ * A method the router does not know at all (TRACE, CONNECT, …) is the client's mistake like any other wrong method:
+ * 405, not the router's default 501, which would read as a server failure.
+ */
+const methodErrors = {
+  throw: true,
+  notImplemented: () => new ApiError(405, 'method_not_allowed', 'Method Not Allowed'),
+};
+
 /** Builds the HTTP application; it holds no state of its own, so any number of processes can serve it. */
 export function createApp(deps: AppDependencies): Koa {
   const clock = deps.clock ?? systemClock;
@@ -53,14 +62,14 @@ export function createApp(deps: AppDependencies): Koa {
     await context.db.raw('SELECT 1');
     ctx.body = { status: 'ok' };
   });
-  app.use(router.routes()).use(router.allowedMethods());
+  app.use(router.routes()).use(router.allowedMethods(methodErrors));
   for (const mounted of [
     createApiRouter(context),
     createPlatformRouter(context),
     createAdminApiRouter(context),
     createResendRouter(context),
   ]) {
-    app.use(mounted.routes()).use(mounted.allowedMethods({ throw: true }));
+    app.use(mounted.routes()).use(mounted.allowedMethods(methodErrors));
   }
   return app;
 }
