@@ -1,12 +1,12 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
 /**
  * Structured JSON logs. Credentials are redacted by path so that a careless `log.info({ req })` cannot leak them.
  */
-export function createLogger(level: string, name = 'donation-webhooks'): Logger {
-  return pino({
+export function createLogger(level: string, name = 'donation-webhooks', destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     name,
     level,
     redact: {
@@ -27,5 +27,7 @@ export function createLogger(level: string, name = 'donation-webhooks'): Logger 
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  // The destination is for tests that read what would be logged; the service logs to standard output.
+  return destination ? pino(options, destination) : pino(options);
 }
