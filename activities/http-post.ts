@@ -16,9 +16,9 @@ export interface PostOptions {
 
 /**
  * One POST, reported as what happened on the wire. Never throws and never follows redirects. The host is resolved
- * once, inside the deadline, every address checked, and the socket connects to a checked one (no DNS rebinding). Built on node:http
- * rather than fetch: fetch refuses some ports, adds browser headers and decompresses bodies, and here every byte
- * on the wire should be ours. A fresh connection per attempt (agent: false), so that a stale keep-alive socket can
+ * once, inside the deadline, every address checked, and the socket connects to a checked one (no DNS rebinding).
+ * Built on node:http rather than fetch: fetch refuses some ports, adds browser headers and decompresses bodies, and
+ * here every byte on the wire should be ours. A fresh connection per attempt (agent: false), so that a stale keep-alive socket can
  * never turn into a failed attempt.
  */
 export function postRequest(

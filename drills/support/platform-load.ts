@@ -51,7 +51,22 @@ export interface LoadResult {
  */
 export async function recordCheckouts(
   cluster: DrillCluster,
-  { count, concurrency, prefix, deadlineMs, onProgress }: { count: number; concurrency: number; prefix: string; deadlineMs: number; onProgress?: (done: number) => void },
+  {
+    count,
+    concurrency,
+    prefix,
+    deadlineMs,
+    pauseMs = 0,
+    onProgress,
+  }: {
+    count: number;
+    concurrency: number;
+    prefix: string;
+    deadlineMs: number;
+    /** Pause of each lane between calls, to spread the load over time. */
+    pauseMs?: number;
+    onProgress?: (done: number) => void;
+  },
 ): Promise<LoadResult> {
   const request = apiClient(cluster);
   const transactionIds = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
@@ -75,6 +90,7 @@ export async function recordCheckouts(
           if (status === 200 || status === 201) {
             succeeded += 1;
             onProgress?.(succeeded);
+            if (pauseMs > 0) await sleep(pauseMs);
             break;
           }
           outcome = String(status);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { LoginLimits } from '../config';
+import type { LoginLimits, ThrottleLimit } from '../config';
 import type { Db } from '../db/knex';
 import { ApiError } from '../api/errors';
 import type { Clock } from './tokens';
 
-/**
+/*
  * The failed-login limiter, for every password check (token creation and HTTP Basic): at most `maxFailures`
  * failed checks per user name and per client address in a fixed window; beyond that, a 429 with Retry-After until
  * the window ends, without checking the password (else guessing would go on, only answered later).
@@ -16,6 +16,7 @@ import type { Clock } from './tokens';
  * A slot is taken before the password is checked and given back on success, so that many concurrent guesses
  * cannot all pass the check before the first failure is counted.
  */
+
 export interface LoginAttempt {
   /** The user name tried, when the request carried one. */
   username?: string;
@@ -25,7 +26,7 @@ export interface LoginAttempt {
 
 interface Counter {
   key: string;
-  limit: LoginLimits['perUsername'];
+  limit: ThrottleLimit;
   /** What a success does to the counter: forget the failures of a user name, give back the address's slot. */
   onSuccess: 'clear' | 'release';
 }
