@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmod, mkdtemp } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -31,6 +31,7 @@ export interface DrillCluster {
   startRelay(): Child;
   /** A staff access token from the API. */
   staffToken(): Promise<string>;
+  /** Stops every process; the databases are deleted, the processes' logs stay in `dir`. */
   shutdown(): Promise<void>;
 }
 
@@ -129,6 +130,10 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
       await temporal?.kill('SIGTERM');
       await db.destroy();
       await postgres?.stop();
+      await rm(path.join(dir, 'pg'), { recursive: true, force: true });
+      for (const file of ['temporal.sqlite', 'temporal.sqlite-journal', 'temporal.sqlite-wal', 'temporal.sqlite-shm']) {
+        await rm(path.join(dir, file), { force: true });
+      }
     },
   };
 }
