@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
+import type { DeliveryMetrics } from '../src/observability/metrics';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
@@ -29,6 +30,8 @@ export interface ActivityDependencies {
   allowPrivateAddresses: boolean;
   /** DNS; tests inject a table. */
   resolve?: ResolveHost;
+  /** Counts attempts and their durations; the worker process passes its registry. */
+  metrics?: DeliveryMetrics;
 }
 
 export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
@@ -60,6 +63,7 @@ export interface RecordRequest {
 
 interface EventWithEndpoint {
   id: number;
+  event_type: string;
   payload: string;
   active: boolean;
   url: string;
@@ -107,6 +111,13 @@ function requestHeaders(event: EventWithEndpoint, http: HttpSettings, now: Date)
   return headers;
 }
 
+/** What every log line of an activity carries: which event, which workflow, which attempt. */
+function logContext(eventId: number, attemptNumber: number) {
+  const { workflowExecution, attempt } = Context.current().info;
+  // activityAttempt > 1: Temporal retried this activity after an infrastructure error, not a new delivery attempt.
+  return { eventId, workflowId: workflowExecution?.workflowId, attempt: attemptNumber, activityAttempt: attempt };
+}
+
 const resultFromRow = (row: AttemptRow): AttemptResult => ({
   outcome: row.outcome,
   responseCode: row.response_code,
@@ -125,6 +136,7 @@ export function createActivities({
   log,
   http: httpOverrides,
   clock = () => new Date(),
+  metrics,
   allowPrivateAddresses,
   resolve = systemResolver,
 }: ActivityDependencies) {
@@ -134,8 +146,7 @@ export function createActivities({
   return {
     /** POSTs the stored payload once and reports the outcome. Throws only for infrastructure errors (retried). */
     async attemptDelivery({ eventId, attemptNumber, manual }: AttemptRequest): Promise<AttemptResult> {
-      const workflowId = Context.current().info.workflowExecution?.workflowId;
-      const logFields = { eventId, workflowId, attempt: attemptNumber, manual };
+      const logFields = { ...logContext(eventId, attemptNumber), manual };
       // An attempt recorded already (workflow reset, replayed resend) is reported as it was, never sent again.
       const recorded: AttemptRow | undefined = await db('webhook_delivery_attempts')
         .where({ event_id: eventId, number: attemptNumber })
@@ -149,6 +160,7 @@ export function createActivities({
         .where('e.id', eventId)
         .first(
           'e.id',
+          'e.event_type',
           'e.payload',
           'p.active',
           'p.url',
@@ -172,8 +184,16 @@ export function createActivities({
         startedAtMs: startedAt.getTime(),
         durationMs: Math.round(performance.now() - started),
       };
+      metrics?.deliveryAttempt({ event: event.event_type, outcome: result.outcome, durationMs: result.durationMs });
       log.info(
-        { ...logFields, outcome: result.outcome, responseCode: result.responseCode, durationMs: result.durationMs, error: result.error },
+        {
+          ...logFields,
+          eventType: event.event_type,
+          outcome: result.outcome,
+          responseCode: result.responseCode,
+          durationMs: result.durationMs,
+          error: result.error,
+        },
         'webhook delivery attempt',
       );
       return result;
@@ -184,7 +204,8 @@ export function createActivities({
      * when Temporal retries this activity after a commit it did not hear about, nothing is written twice.
      */
     async recordAttempt({ eventId, attemptNumber, attempt, result, nextAttemptAtMs }: RecordRequest): Promise<DeliveryStatus> {
-      return db.transaction(async (trx) => {
+      const logFields = logContext(eventId, attemptNumber);
+      const { status, written } = await db.transaction(async (trx) => {
         const event: { status: DeliveryStatus } | undefined = await trx('webhook_events')
           .where({ id: eventId })
           .forUpdate()
@@ -205,7 +226,7 @@ export function createActivities({
           .onConflict(['event_id', 'number'])
           .ignore()
           .returning('id');
-        if (inserted.length === 0) return event.status;
+        if (inserted.length === 0) return { status: event.status, written: false };
 
         const status = statusAfterAttempt(event.status, attempt);
         await trx('webhook_events')
@@ -221,8 +242,12 @@ export function createActivities({
               result.outcome === 'delivered' ? new Date(result.startedAtMs + result.durationMs) : trx.raw('delivered_at'),
             updated_at: trx.fn.now(),
           });
-        return status;
+        return { status, written: true };
       });
+      const nextAttemptAt = nextAttemptAtMs === null ? null : new Date(nextAttemptAtMs).toISOString();
+      if (written) log.info({ ...logFields, outcome: result.outcome, status, nextAttemptAt }, 'webhook event status recorded');
+      else log.debug({ ...logFields, status }, 'webhook delivery attempt was recorded already');
+      return status;
     },
   };
 }

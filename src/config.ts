@@ -38,6 +38,10 @@ const environmentSchema = z.object({
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
   // Read by the create-staff-user command only (never from argv, where `ps` would show it).
   STAFF_PASSWORD: z.string().optional(),
+  // Port of the /metrics listener of the roles that serve no HTTP API (worker, relay); unset: no listener.
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`.
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -82,6 +86,7 @@ export interface Config {
   };
   webhooks: { allowInsecureUrls: boolean };
   cli: { staffPassword?: string };
+  metrics: { port?: number; token?: string };
   logLevel: string;
 }
 
@@ -137,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
     cli: { staffPassword: e.STAFF_PASSWORD },
+    metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
     logLevel: e.LOG_LEVEL,
   };
 }

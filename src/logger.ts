@@ -4,6 +4,7 @@ export type { Logger };
 
 /**
  * Structured JSON logs. Credentials are redacted by path so that a careless `log.info({ req })` cannot leak them.
+ * Lines go to stdout unless another destination is given (tests capture them).
  */
 export function createLogger(level: string, name = 'donation-webhooks', destination?: DestinationStream): Logger {
   const options: pino.LoggerOptions = {
@@ -28,6 +29,5 @@ export function createLogger(level: string, name = 'donation-webhooks', destinat
       censor: '[redacted]',
     },
   };
-  // The destination is for tests that read what would be logged; the service logs to standard output.
   return destination ? pino(options, destination) : pino(options);
 }

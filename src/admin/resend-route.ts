@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { RouteContext } from '../api/app';
 import { ApiError, badRequest, notFound } from '../api/errors';
+import { requestLogger } from '../api/request-log';
 import { requireStaff } from '../auth/require-staff';
 import type { DeliveryStatus } from '../db/models/webhook';
 import { requestResend } from '../temporal/delivery-workflows';
@@ -35,14 +36,15 @@ export function createResendRouter(context: RouteContext): Router {
       throw new ApiError(409, 'first_attempt_pending', 'The first delivery attempt has not been made yet');
     }
     if (!context.temporalClient) throw temporalUnavailable();
+    const log = requestLogger(ctx, context.log);
     let workflowId: string;
     try {
       ({ workflowId } = await requestResend(context.temporalClient, context.config.temporal.taskQueue, event));
     } catch (err) {
-      context.log.warn({ err, eventId: id }, 'resend could not reach Temporal');
+      log.warn({ err, eventId: id }, 'resend could not reach Temporal');
       throw temporalUnavailable();
     }
-    context.log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
+    log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
     ctx.status = 202;
     ctx.body = { id, workflow_id: workflowId };
   });

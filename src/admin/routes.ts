@@ -8,6 +8,7 @@ import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { DELIVERY_STATUSES } from '../webhooks/delivery-status';
 import { assertPageExists, pageBody } from '../api/pagination';
 import { paginationParams, parseInput } from '../api/params';
+import { presentAdminInfo } from './info';
 import { systemResolver } from '../webhooks/subscriber-address';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
 import { findWebhookEvent, listWebhookEvents } from './webhook-events';
@@ -24,6 +25,10 @@ export function createAdminApiRouter(context: RouteContext): Router {
   const { db, config } = context;
   const router = new Router({ prefix: '/admin/api' });
   router.use(requireStaff(db, context.tokens, context.loginThrottle));
+
+  router.get('/info', async function getAdminInfo(ctx) {
+    ctx.body = presentAdminInfo(config, ctx.state.user);
+  });
 
   router.get('/webhook-endpoint', async function getWebhookEndpoint(ctx) {
     ctx.body = await showEndpoint(db);

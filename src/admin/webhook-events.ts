@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus, WebhookDeliveryAttemptModel, WebhookEventModel } from '../db/models';
 import { formatTimestamp } from '../shared/time';
+import { deliveryWorkflowId } from '../temporal/delivery-workflows';
 import type { WebhookEventType } from '../webhooks/event-types';
 import { DELIVERY_STATUS_LABELS } from '../webhooks/delivery-status';
 import { offsetOf, type PageRequest } from '../api/pagination';
@@ -69,7 +70,10 @@ export async function listWebhookEvents(db: Knex, filters: EventFilters, page: P
   return { count: Number(count), results: rows.map(presentEvent) };
 }
 
-/** One event with the payload it was rendered with and every delivery attempt; undefined when unknown. */
+/**
+ * One event with the payload it was rendered with, every delivery attempt and its delivery workflow's id (for the
+ * Temporal UI); undefined when unknown.
+ */
 export async function findWebhookEvent(db: Knex, id: number) {
   const row: WebhookEventModel | undefined = await db('webhook_events').where({ id }).first();
   if (!row) return undefined;
@@ -79,6 +83,7 @@ export async function findWebhookEvent(db: Knex, id: number) {
   return {
     ...presentEvent(row),
     payload_version: row.payload_version,
+    workflow_id: deliveryWorkflowId(row.id),
     last_error: row.last_error,
     payload: JSON.parse(row.payload) as unknown,
     delivery_attempts: attempts.map(presentAttempt),

@@ -7,9 +7,15 @@ import type { Logger } from '../logger';
 import { type Clock, systemClock, type TokenSettings } from '../auth/tokens';
 import { createLoginThrottle, type LoginThrottle } from '../auth/login-throttle';
 import { ApiError, errorMiddleware } from './errors';
+import { requestLogging } from './request-log';
+import { requestMetrics } from './request-metrics';
+import { createMetrics, type Metrics } from '../observability/metrics';
+import { createMetricsRouter } from '../observability/metrics-route';
+import { createReadinessRouter } from '../observability/readiness';
 import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
 import { createResendRouter } from '../admin/resend-route';
+import { createAdminPageRouter } from '../admin/page-routes';
 import { createApiRouter } from './routes';
 import type { ResolveHost } from '../webhooks/subscriber-address';
 
@@ -21,6 +27,8 @@ export interface AppDependencies {
   clock?: Clock;
   /** For the admin resend; without it a resend answers 503. */
   temporalClient?: TemporalClient;
+  /** The process's metrics (shared with its worker in the all-in-one role); a registry of its own otherwise. */
+  metrics?: Metrics;
   /** DNS for the subscriber URL check; tests inject a table (default: the system resolver). */
   resolveHost?: ResolveHost;
 }
@@ -49,10 +57,14 @@ export function createApp(deps: AppDependencies): Koa {
     tokens: { secret: deps.config.auth.jwtSecret, clock },
     loginThrottle: createLoginThrottle(deps.db, clock, deps.config.auth.loginLimits),
   };
+  const metrics = deps.metrics ?? createMetrics();
+  metrics.trackWebhookEvents(deps.db, deps.log);
   const app = new Koa();
   app.proxy = true;
   // ctx.ip is the address the nearest proxy saw (the last X-Forwarded-For entry), which a client cannot forge.
   app.maxIpsCount = 1;
+  // Outside the error middleware, so that they see the status it decides.
+  app.use(requestLogging(deps.log)).use(requestMetrics(metrics));
   app.use(errorMiddleware(deps.log));
   // Errors after the response has begun (a client that leaves mid-stream) reach only this listener.
   app.on('error', (err: Error) => deps.log.warn({ err }, 'response not completed'));
@@ -63,6 +75,9 @@ export function createApp(deps: AppDependencies): Koa {
     ctx.body = { status: 'ok' };
   });
   app.use(router.routes()).use(router.allowedMethods(methodErrors));
+  for (const probe of [createReadinessRouter(deps, deps.log), createMetricsRouter(metrics.registry, deps.config.metrics.token)]) {
+    app.use(probe.routes()).use(probe.allowedMethods(methodErrors));
+  }
   for (const mounted of [
     createApiRouter(context),
     createPlatformRouter(context),
@@ -71,5 +86,7 @@ export function createApp(deps: AppDependencies): Koa {
   ]) {
     app.use(mounted.routes()).use(mounted.allowedMethods(methodErrors));
   }
+  const adminPage = createAdminPageRouter();
+  app.use(adminPage.routes()).use(adminPage.allowedMethods(methodErrors));
   return app;
 }

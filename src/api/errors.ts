@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../logger';
+import { requestLogger } from './request-log';
 
 /** An error whose message is meant for the client, with a stable machine-readable code. */
 export class ApiError extends Error {
@@ -82,13 +83,13 @@ export function errorMiddleware(log: Logger) {
         return;
       }
       if (isDatabaseUnavailable(caught)) {
-        log.warn({ err: caught, method: ctx.method, path: ctx.path }, 'database unavailable');
+        requestLogger(ctx, log).warn({ err: caught, method: ctx.method, path: ctx.path }, 'database unavailable');
         ctx.status = 503;
         ctx.set('Retry-After', '5');
         ctx.body = { error: 'The database is not reachable; try again shortly', code: 'service_unavailable' };
         return;
       }
-      log.error({ err: caught, method: ctx.method, path: ctx.path }, 'unhandled error');
+      requestLogger(ctx, log).error({ err: caught, method: ctx.method, path: ctx.path }, 'unhandled error');
       ctx.status = 500;
       ctx.body = { error: 'Internal server error', code: 'internal_error' };
     }

@@ -73,7 +73,8 @@ export function bareHost(hostname: string): string {
   return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
 }
 
-function isLoopbackHost(hostname: string): boolean {
+/** localhost, 127.0.0.0/8 or ::1, as the host part of a URL (IPv6 in brackets or not). */
+export function isLoopbackHost(hostname: string): boolean {
   const host = bareHost(hostname).toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   if (host === '::1') return true;

@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
-import { startSubscriber, type Subscriber } from '../support/subscriber';
+import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 
 /*
  * No secret ever leaves through a log line, an admin response or an error body: passwords (staff and endpoint),

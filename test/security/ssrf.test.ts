@@ -6,7 +6,7 @@ import { createLogger } from '../../src/logger';
 import { isPrivateAddress } from '../../src/webhooks/endpoint-rules';
 import { createTestDatabase } from '../support/database';
 import { dnsTable, PUBLIC_ADDRESS } from '../support/dns-table';
-import { startSubscriber, type Subscriber } from '../support/subscriber';
+import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { attemptRows, insertEndpoint, insertEvent } from '../support/webhook-rows';
 

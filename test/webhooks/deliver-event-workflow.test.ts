@@ -9,7 +9,7 @@ import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../support/subscriber';
+import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';

@@ -7,7 +7,7 @@ import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../support/subscriber';
+import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
 
 const log = createLogger('silent');

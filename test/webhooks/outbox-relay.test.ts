@@ -8,7 +8,7 @@ import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/
 import { relayPendingEvents, startOutboxRelay } from '../../src/webhooks/outbox-relay';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
-import { startSubscriber, type Subscriber } from '../support/subscriber';
+import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
 

@@ -12,7 +12,7 @@ import { deliveryWorkflowId, startDeliveryWorkflow } from '../../src/temporal/de
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../support/subscriber';
+import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
 

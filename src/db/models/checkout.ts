@@ -1,3 +1,4 @@
+import type { Donor } from '../../shared/donor-fields';
 import { BaseModel } from './base';
 import { CampaignModel } from './campaign';
 import { ContactModel, type Environment } from './contact';
@@ -53,6 +54,8 @@ export class CheckoutModel extends BaseModel {
   number!: string;
   environment!: Environment;
   contact_id!: number;
+  /** The donor as it stood when the payment was recorded (jsonb); every donation event of the payment shows it. */
+  donor!: Donor;
   currency!: string;
   total_amount_minor!: number;
   transaction_id!: string;
