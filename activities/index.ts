@@ -4,10 +4,11 @@ import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import type { DeliveryMetrics } from '../src/observability/metrics';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
-import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES } from '../src/webhooks/delivery-outcome';
+import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
 import { RESPONSE_TIMEOUT_MS } from '../src/webhooks/retry-schedule';
 import { signatureHeaders } from '../src/webhooks/signature';
+import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
 
 export interface HttpSettings {
@@ -22,6 +23,13 @@ export interface ActivityDependencies {
   http?: Partial<HttpSettings>;
   /** Wall time for attempt timestamps and the signature timestamp. */
   clock?: () => Date;
+  /**
+   * Whether subscribers on loopback, private or link-local addresses may be reached (development only; see
+   * urlPolicyFor). Checked at every attempt on the addresses the host resolves to, not only at configuration.
+   */
+  allowPrivateAddresses: boolean;
+  /** DNS; tests inject a table. */
+  resolve?: ResolveHost;
   /** Counts attempts and their durations; the worker process passes its registry. */
   metrics?: DeliveryMetrics;
 }
@@ -76,12 +84,19 @@ interface AttemptRow {
 const eventMissing = (eventId: number) =>
   ApplicationFailure.nonRetryable(`Webhook event ${eventId} does not exist`, 'WebhookEventNotFound');
 
+const basicCredentials = (event: EventWithEndpoint) =>
+  Buffer.from(`${event.basic_auth_username}:${event.basic_auth_password ?? ''}`, 'utf8').toString('base64');
+
+/** What must never come back out through a stored response: the password, the header made of it, the secret. */
+function secretsOf(event: EventWithEndpoint): string[] {
+  const secrets = [event.basic_auth_password, event.signing_secret].filter((secret): secret is string => Boolean(secret));
+  if (event.basic_auth_username) secrets.unshift(basicCredentials(event));
+  return secrets;
+}
+
 function requestHeaders(event: EventWithEndpoint, http: HttpSettings, now: Date): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
-  if (event.basic_auth_username) {
-    const credentials = `${event.basic_auth_username}:${event.basic_auth_password ?? ''}`;
-    headers.authorization = `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
-  }
+  if (event.basic_auth_username) headers.authorization = `Basic ${basicCredentials(event)}`;
   if (event.signing_secret) {
     Object.assign(
       headers,
@@ -116,8 +131,17 @@ const resultFromRow = (row: AttemptRow): AttemptResult => ({
  * The delivery activities, built from their dependencies. They own all I/O (Postgres, HTTP); the workflow owns
  * the schedule. Credentials and payloads are read here from Postgres and never pass through workflow history.
  */
-export function createActivities({ db, log, http: httpOverrides, clock = () => new Date(), metrics }: ActivityDependencies) {
+export function createActivities({
+  db,
+  log,
+  http: httpOverrides,
+  clock = () => new Date(),
+  metrics,
+  allowPrivateAddresses,
+  resolve = systemResolver,
+}: ActivityDependencies) {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
+  const addresses = { resolve, allowPrivateAddresses };
 
   return {
     /** POSTs the stored payload once and reports the outcome. Throws only for infrastructure errors (retried). */
@@ -152,10 +176,11 @@ export function createActivities({ db, log, http: httpOverrides, clock = () => n
         ? await postRequest(event.url, requestHeaders(event, http, startedAt), Buffer.from(event.payload, 'utf8'), {
             timeoutMs: http.timeoutMs,
             maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+            addresses,
           })
         : ({ kind: 'not-sent', reason: 'the webhook endpoint is switched off' } as const);
       const result: AttemptResult = {
-        ...classifyExchange(exchange),
+        ...withoutSecrets(classifyExchange(exchange), secretsOf(event)),
         startedAtMs: startedAt.getTime(),
         durationMs: Math.round(performance.now() - started),
       };

@@ -26,6 +26,9 @@ const environmentSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().optional(),
   TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
+  LOGIN_MAX_FAILURES_PER_USERNAME: z.coerce.number().int().min(1).default(10),
+  LOGIN_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(30),
+  LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
   ADMIN_USERNAME: z.string().min(1).default('admin'),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   SEED_DEMO_DATA: booleanFlag.optional(),
@@ -45,6 +48,16 @@ const environmentSchema = z.object({
 
 export type InvoiceReferenceMode = 'qr' | 'text' | 'purpose';
 
+export interface ThrottleLimit {
+  maxFailures: number;
+  windowSeconds: number;
+}
+
+export interface LoginLimits {
+  perUsername: ThrottleLimit;
+  perClient: ThrottleLimit;
+}
+
 export interface Config {
   production: boolean;
   http: { port: number; host: string };
@@ -59,7 +72,12 @@ export interface Config {
     cliPath?: string;
     testServerPath?: string;
   };
-  auth: { jwtSecret: string; jwtSecretGenerated: boolean };
+  auth: {
+    jwtSecret: string;
+    jwtSecretGenerated: boolean;
+    /** Failed password checks allowed per user name and per client address in one window (then 429). */
+    loginLimits: LoginLimits;
+  };
   demo: { adminUsername: string; adminPassword?: string; seed: boolean };
   platform: {
     cartLogic: boolean;
@@ -108,6 +126,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auth: {
       jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString('hex'),
       jwtSecretGenerated: !e.JWT_SECRET,
+      loginLimits: {
+        perUsername: { maxFailures: e.LOGIN_MAX_FAILURES_PER_USERNAME, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
+        perClient: { maxFailures: e.LOGIN_MAX_FAILURES_PER_CLIENT, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
+      },
     },
     demo: {
       adminUsername: e.ADMIN_USERNAME,

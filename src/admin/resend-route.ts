@@ -22,7 +22,7 @@ function parseEventId(raw: string): number {
  */
 export function createResendRouter(context: RouteContext): Router {
   const router = new Router({ prefix: '/admin/api/webhook-events' });
-  router.post('/:id/resend', requireStaff(context.db, context.tokens), async function resendWebhookEvent(ctx) {
+  router.post('/:id/resend', requireStaff(context.db, context.tokens, context.loginThrottle), async function resendWebhookEvent(ctx) {
     const id = parseEventId(ctx.params.id);
     const event: { id: number; status: DeliveryStatus; attempts: number } | undefined = await context
       .db('webhook_events')

@@ -9,6 +9,7 @@ import { DELIVERY_STATUSES } from '../webhooks/delivery-status';
 import { assertPageExists, pageBody } from '../api/pagination';
 import { paginationParams, parseInput } from '../api/params';
 import { presentAdminInfo } from './info';
+import { systemResolver } from '../webhooks/subscriber-address';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
 import { findWebhookEvent, listWebhookEvents } from './webhook-events';
 
@@ -23,7 +24,7 @@ const eventListQuery = z.object({
 export function createAdminApiRouter(context: RouteContext): Router {
   const { db, config } = context;
   const router = new Router({ prefix: '/admin/api' });
-  router.use(requireStaff(db, context.tokens));
+  router.use(requireStaff(db, context.tokens, context.loginThrottle));
 
   router.get('/info', async function getAdminInfo(ctx) {
     ctx.body = presentAdminInfo(config, ctx.state.user);
@@ -35,7 +36,7 @@ export function createAdminApiRouter(context: RouteContext): Router {
 
   router.put('/webhook-endpoint', jsonBody(), async function putWebhookEndpoint(ctx) {
     const change = parseBody(endpointChangeInput, ctx.request.body);
-    ctx.body = await changeEndpoint(db, config, change, new Date(context.tokens.clock() * 1000));
+    ctx.body = await changeEndpoint(db, config, change, new Date(context.tokens.clock() * 1000), context.resolveHost ?? systemResolver);
   });
 
   router.get('/webhook-events', async function listEvents(ctx) {

@@ -27,6 +27,21 @@ interface HttpLikeError {
   type?: string;
 }
 
+/**
+ * The database is unreachable or going away (refused or cut connection, server shutting down, pool exhausted
+ * waiting for one). Not the request's fault and not a bug: the client should try again, which is safe, because a
+ * platform call is one transaction (all or nothing) and idempotent on its natural key.
+ */
+const DATABASE_UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03']);
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof code === 'string' && (DATABASE_UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  if (name === 'KnexTimeoutError') return true;
+  return typeof message === 'string' && /Connection terminated|Client has encountered a connection error/.test(message);
+}
+
 const CODES_BY_STATUS: Record<number, string> = {
   400: 'bad_request',
   401: 'not_authenticated',
@@ -65,6 +80,13 @@ export function errorMiddleware(log: Logger) {
           error: status === 400 && err.type === 'entity.parse.failed' ? 'Malformed JSON body' : err.message,
           code: CODES_BY_STATUS[status] ?? 'bad_request',
         };
+        return;
+      }
+      if (isDatabaseUnavailable(caught)) {
+        requestLogger(ctx, log).warn({ err: caught, method: ctx.method, path: ctx.path }, 'database unavailable');
+        ctx.status = 503;
+        ctx.set('Retry-After', '5');
+        ctx.body = { error: 'The database is not reachable; try again shortly', code: 'service_unavailable' };
         return;
       }
       requestLogger(ctx, log).error({ err: caught, method: ctx.method, path: ctx.path }, 'unhandled error');

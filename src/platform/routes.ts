@@ -30,7 +30,7 @@ export function createPlatformRouter(context: RouteContext): Router {
     platform: context.config.platform,
   };
   const router = new Router({ prefix: '/platform' });
-  router.use(requireStaff(db, context.tokens), jsonBody());
+  router.use(requireStaff(db, context.tokens, context.loginThrottle), jsonBody());
 
   // Which campaigns a form may name in `campaign_id` (the demo traffic picks from them).
   router.get('/campaigns', async function listCampaigns(ctx) {

@@ -10,6 +10,7 @@ import type { Metrics } from '../observability/metrics';
 import { createMetricsApp } from '../observability/metrics-route';
 import { createTemporalClient } from '../temporal/client';
 import { createDeliveryWorker } from '../temporal/worker';
+import { urlPolicyFor } from '../webhooks/endpoint-rules';
 import { startOutboxRelay } from '../webhooks/outbox-relay';
 import type { Lifecycle } from './lifecycle';
 
@@ -63,6 +64,7 @@ export async function startWorker({ config, log, lifecycle, metrics }: Runtime, 
     db,
     log,
     metrics,
+    allowPrivateAddresses: urlPolicyFor(config).allowPrivateAddresses,
   });
   const running = worker.run();
   running.catch((err: unknown) => {

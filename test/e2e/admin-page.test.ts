@@ -48,6 +48,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
       workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
       db: app.db,
       log: createLogger('silent'),
+      allowPrivateAddresses: true,
     });
     working = worker.run();
     subscriber = await startSubscriber({ reply: () => ({ status: 200, body: 'danke' }) });

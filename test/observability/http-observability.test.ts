@@ -160,7 +160,7 @@ describe('/metrics', () => {
       const { baseUrl, logs } = await serve({ database: unreachable });
       await fetch(`${baseUrl}/healthz`);
       const text = await scrape(baseUrl);
-      expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/healthz",status="500"} 1');
+      expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/healthz",status="503"} 1');
       // prom-client writes "Nan"; Prometheus reads NaN case-insensitively.
       expect(text).toMatch(/^webhook_events\{status="waiting"\} nan$/im);
       expect(text).toMatch(/^webhook_events\{status="max_retries_reached"\} nan$/im);
@@ -172,10 +172,11 @@ describe('/metrics', () => {
         'webhook_outbox_oldest_pending_seconds',
         'webhook_outbox_pending_events',
       ]);
-      // The 500 of /healthz is logged at error level, with the request id of its request line.
+      // The 503 of /healthz: the outage is a warning, the request line is at error level, both with one request id.
+      const unavailable = logs.entries().filter((entry) => entry.msg === 'database unavailable');
       const failed = logs.entries().filter((entry) => entry.level === 50);
-      expect(failed.map((entry) => entry.msg)).toEqual(['unhandled error', 'request']);
-      expect(failed[0].requestId).toBe(failed[1].requestId);
+      expect(failed.map((entry) => entry.msg)).toEqual(['request']);
+      expect(unavailable.map((entry) => entry.requestId)).toEqual([failed[0].requestId]);
     } finally {
       await unreachable.destroy();
     }

@@ -124,6 +124,7 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
     db,
     log: logs.log,
     metrics,
+    allowPrivateAddresses: true,
   });
   // The first attempt fails, the second (five minutes later, skipped) is delivered.
   expect(await worker.runUntil(env.client.workflow.getHandle(workflowId).result())).toBe('delivered');

@@ -79,7 +79,7 @@ test('503 naming Postgres when it is not reachable, while /healthz fails too', a
     status: 503,
     body: { error: 'Not ready: postgres unavailable', code: 'not_ready', postgres: 'unavailable', temporal: 'ok' },
   });
-  expect((await fetch(`${baseUrl}/healthz`)).status).toBe(500);
+  expect((await fetch(`${baseUrl}/healthz`)).status).toBe(503);
 });
 
 test('503 naming both when neither is reachable', async () => {

@@ -55,6 +55,7 @@ async function withWorker<T>(body: (taskQueue: string) => Promise<T>, options: W
     db: options.activityDb ?? db,
     log: options.log ?? pino({ level: 'silent' }),
     http: options.timeoutMs ? { timeoutMs: options.timeoutMs } : {},
+    allowPrivateAddresses: true,
   });
   return worker.runUntil(body(taskQueue));
 }

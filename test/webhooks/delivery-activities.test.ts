@@ -29,7 +29,7 @@ const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A)
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
-  activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt });
+  activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true });
   subscriber = await startSubscriber({ reply: (request) => replies(request) });
 });
 
@@ -247,7 +247,7 @@ describe('with the database down', () => {
 
   test('both activities throw (Temporal retries them) and nothing is sent', async () => {
     const event = await newEvent();
-    const down = createActivities({ db: downDb, log });
+    const down = createActivities({ db: downDb, log, allowPrivateAddresses: true });
     await expect(run(down.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false })).rejects.toThrow(/ECONNREFUSED/);
     await expect(
       run(down.recordAttempt, {

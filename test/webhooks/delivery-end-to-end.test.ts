@@ -77,6 +77,7 @@ test('an event committed while Temporal is down is delivered once the dev server
     taskQueue,
     db,
     log: pino({ level: 'silent' }),
+    allowPrivateAddresses: true,
   });
   const delivered = await worker.runUntil(
     eventually(

@@ -43,7 +43,7 @@ afterAll(async () => {
 const newTaskQueue = () => `relay-${randomUUID()}`;
 
 async function withWorker<T>(taskQueue: string, body: () => Promise<T>): Promise<T> {
-  const worker = await createDeliveryWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, db, log });
+  const worker = await createDeliveryWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, db, log, allowPrivateAddresses: true });
   return worker.runUntil(body());
 }
 

@@ -72,6 +72,7 @@ async function withWorker<T>(body: () => Promise<T>): Promise<T> {
     workflowBundle,
     db,
     log,
+    allowPrivateAddresses: true,
   });
   return worker.runUntil(body());
 }
