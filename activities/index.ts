@@ -5,7 +5,7 @@ import type { Logger } from '../src/logger';
 import type { DeliveryMetrics } from '../src/observability/metrics';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
-import { type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
+import { type AttemptKind, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
 import { RESPONSE_TIMEOUT_MS } from '../src/webhooks/retry-schedule';
 import { signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
@@ -44,12 +44,19 @@ export interface AttemptRequest {
   /** Row number in webhook_delivery_attempts: 1, 2, … over scheduled and manual attempts alike. */
   attemptNumber: number;
   manual: boolean;
+  /**
+   * Which attempt the workflow makes (agreeing with `manual`). When given, a delivery is recorded right here, so
+   * that the common case takes one activity instead of two; failures are left to recordAttempt with the retry time.
+   */
+  attempt?: AttemptKind;
 }
 
 /** What one attempt produced; a failed delivery is a normal result, not an exception. */
 export interface AttemptResult extends DeliveryOutcome {
   startedAtMs: number;
   durationMs: number;
+  /** The event's status after this attempt when attemptDelivery recorded it itself; otherwise recordAttempt must. */
+  recordedStatus?: DeliveryStatus;
 }
 
 export interface RecordRequest {
@@ -143,9 +150,9 @@ export function createActivities({
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
 
-  return {
+  const activities = {
     /** POSTs the stored payload once and reports the outcome. Throws only for infrastructure errors (retried). */
-    async attemptDelivery({ eventId, attemptNumber, manual }: AttemptRequest): Promise<AttemptResult> {
+    async attemptDelivery({ eventId, attemptNumber, manual, attempt }: AttemptRequest): Promise<AttemptResult> {
       const logFields = { ...logContext(eventId, attemptNumber), manual };
       // An attempt recorded already (workflow reset, replayed resend) is reported as it was, never sent again.
       const recorded: AttemptRow | undefined = await db('webhook_delivery_attempts')
@@ -196,6 +203,16 @@ export function createActivities({
         },
         'webhook delivery attempt',
       );
+      if (attempt && result.outcome === 'delivered') {
+        const finished: FinishedAttempt = { ...attempt, outcome: 'delivered' };
+        try {
+          const recordedStatus = await activities.recordAttempt({ eventId, attemptNumber, attempt: finished, result, nextAttemptAtMs: null });
+          return { ...result, recordedStatus };
+        } catch (err) {
+          // The subscriber has it: never send again. The workflow records it with recordAttempt, retried until it passes.
+          log.warn({ ...logFields, err }, 'webhook delivery not recorded at once; the workflow records it next');
+        }
+      }
       return result;
     },
 
@@ -250,6 +267,7 @@ export function createActivities({
       return status;
     },
   };
+  return activities;
 }
 
 export type DeliveryActivities = ReturnType<typeof createActivities>;

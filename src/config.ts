@@ -25,6 +25,7 @@ const environmentSchema = z.object({
   TEMPORAL_UI_URL: z.string().url().optional(),
   TEMPORAL_CLI_PATH: z.string().optional(),
   TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
+  TEMPORAL_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
   LOGIN_MAX_FAILURES_PER_USERNAME: z.coerce.number().int().min(1).default(10),
   LOGIN_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(30),
@@ -71,6 +72,8 @@ export interface Config {
     uiUrl?: string;
     cliPath?: string;
     testServerPath?: string;
+    /** Workflows a delivery worker keeps in memory; unset: DEFAULT_MAX_CACHED_WORKFLOWS (src/temporal/worker.ts). */
+    maxCachedWorkflows?: number;
   };
   auth: {
     jwtSecret: string;
@@ -122,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiUrl: e.TEMPORAL_UI_URL,
       cliPath: e.TEMPORAL_CLI_PATH,
       testServerPath: e.TEMPORAL_TEST_SERVER_PATH,
+      maxCachedWorkflows: e.TEMPORAL_MAX_CACHED_WORKFLOWS,
     },
     auth: {
       jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString('hex'),

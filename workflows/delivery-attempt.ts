@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { DeliveryActivities } from '../activities';
-import type { DeliveryStatus, FinishedAttempt } from '../src/webhooks/delivery-status';
+import type { AttemptKind, DeliveryStatus, FinishedAttempt } from '../src/webhooks/delivery-status';
 import { delayAfterFailedAttempt } from '../src/webhooks/retry-schedule';
 
 const { attemptDelivery, recordAttempt } = proxyActivities<DeliveryActivities>({
@@ -11,8 +11,6 @@ const { attemptDelivery, recordAttempt } = proxyActivities<DeliveryActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
 
-export type AttemptKind = { kind: 'scheduled'; number: number } | { kind: 'manual' };
-
 export interface AttemptSummary {
   status: DeliveryStatus;
   /** Workflow time of the next scheduled attempt, when the event still has one due. */
@@ -21,8 +19,10 @@ export interface AttemptSummary {
 
 /**
  * One delivery attempt: POST (activity 1, its outcome kept in history so a failed database write never re-sends),
- * then record it (activity 2). A failed scheduled attempt fixes the time of the next one from the retry schedule;
- * a manual attempt keeps whatever was scheduled (`pendingRetryAtMs`).
+ * then record it (activity 2). A delivery, the common case, is recorded by activity 1 itself, which saves a
+ * workflow task and an activity task per event; activity 2 still records it when that write failed.
+ * A failed scheduled attempt fixes the time of the next one from the retry schedule; a manual attempt keeps
+ * whatever was scheduled (`pendingRetryAtMs`).
  */
 export async function makeAttempt(
   eventId: number,
@@ -30,13 +30,14 @@ export async function makeAttempt(
   kind: AttemptKind,
   pendingRetryAtMs: number | null,
 ): Promise<AttemptSummary> {
-  const result = await attemptDelivery({ eventId, attemptNumber, manual: kind.kind === 'manual' });
+  const result = await attemptDelivery({ eventId, attemptNumber, manual: kind.kind === 'manual', attempt: kind });
   let retryAtMs = pendingRetryAtMs;
   if (kind.kind === 'scheduled') {
     const delay = result.outcome === 'failed' ? delayAfterFailedAttempt(kind.number) : undefined;
     retryAtMs = delay === undefined ? null : Date.now() + delay;
   }
   const attempt: FinishedAttempt = { ...kind, outcome: result.outcome };
-  const status = await recordAttempt({ eventId, attemptNumber, attempt, result, nextAttemptAtMs: retryAtMs });
+  const status =
+    result.recordedStatus ?? (await recordAttempt({ eventId, attemptNumber, attempt, result, nextAttemptAtMs: retryAtMs }));
   return { status, retryAtMs: status === 'failed' ? retryAtMs : null };
 }

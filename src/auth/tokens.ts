@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { ApiError } from '../api/errors';
 import type { User } from './users';
@@ -25,11 +25,22 @@ export interface TokenSettings {
   clock: Clock;
 }
 
+let cachedKey: { secret: string; key: KeyObject } | undefined;
+
+/**
+ * The secret as a key object, made once. Given a string, jsonwebtoken first tries to read it as a PEM key and
+ * builds a secret key from the failure, on every call: about 2 ms of CPU per request here (BENCHMARKS.md).
+ */
+function secretKey(secret: string): KeyObject {
+  if (cachedKey?.secret !== secret) cachedKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
+  return cachedKey.key;
+}
+
 function sign(settings: TokenSettings, user: User, tokenType: TokenType, lifetime: number): string {
   const iat = settings.clock();
   const claims: TokenClaims = { token_type: tokenType, user_id: user.id, jti: randomUUID(), iat, exp: iat + lifetime };
   // iat and exp come from the injected clock; jsonwebtoken keeps them as given.
-  return jwt.sign(claims, settings.secret, { algorithm: 'HS256' });
+  return jwt.sign(claims, secretKey(settings.secret), { algorithm: 'HS256' });
 }
 
 export function issueTokenPair(settings: TokenSettings, user: User): { access: string; refresh: string } {
@@ -50,7 +61,7 @@ export const tokenNotValid = (message = 'Token is invalid or expired') =>
 export function verifyToken(settings: TokenSettings, token: string, expectedType?: TokenType): TokenClaims {
   let claims: unknown;
   try {
-    claims = jwt.verify(token, settings.secret, { algorithms: ['HS256'], clockTimestamp: settings.clock() });
+    claims = jwt.verify(token, secretKey(settings.secret), { algorithms: ['HS256'], clockTimestamp: settings.clock() });
   } catch {
     throw tokenNotValid();
   }

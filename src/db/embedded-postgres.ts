@@ -16,6 +16,8 @@ export interface EmbeddedPostgresOptions {
   /** Keep the cluster on disk between runs (the start command) or delete it on stop (tests). */
   persistent: boolean;
   onLog?: (message: string) => void;
+  /** Extra server settings (`-c name=value`), e.g. the benchmarks' pg_stat_statements. */
+  settings?: Record<string, string>;
 }
 
 const USER = 'postgres';
@@ -37,7 +39,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     // Tests and the demo trade durability of the embedded cluster for speed; production uses DATABASE_URL.
-    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+    postgresFlags: [
+      ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+    ],
     onLog: (message) => options.onLog?.(message),
     onError: (error) => options.onLog?.(String(error)),
   });

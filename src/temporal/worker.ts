@@ -1,15 +1,32 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { type ActivityDependencies, createActivities } from '../../activities';
 
 /** The workflow sources: workflows/index.ts under ts-node/Jest, dist/workflows/index.js when compiled. */
 export const deliveryWorkflowsPath = require.resolve('../../workflows');
 
+/**
+ * The bundle `npm run build` writes beside the compiled workflows (dist/workflow-bundle.js), so that a worker does
+ * not run webpack at every start. Under Jest the workflows are TypeScript sources and there is no such file.
+ */
+export const prebuiltWorkflowBundlePath = path.join(path.dirname(deliveryWorkflowsPath), '..', 'workflow-bundle.js');
+
+/**
+ * How many workflows a worker keeps in memory between their tasks. The SDK's default grows with the heap limit
+ * (about 2,300 with Node's 4 GB), at roughly 250 kB each, so that events sleeping in backoff could take a worker
+ * past 900 MB (BENCHMARKS.md). Events in flight are few (rate × seconds); a sleeping workflow that was evicted is
+ * replayed from its short history when its timer fires.
+ */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
+
 export interface DeliveryWorkerOptions extends ActivityDependencies {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** A bundle made once with bundleWorkflowCode (tests); otherwise the worker bundles deliveryWorkflowsPath. */
+  /** A bundle made once with bundleWorkflowCode (tests); otherwise the prebuilt one, or the worker bundles. */
   workflowBundle?: WorkflowBundle;
+  maxCachedWorkflows?: number;
 }
 
 /** A worker for the delivery workflows and their activities; run it with `run()` or `runUntil()`. */
@@ -18,13 +35,20 @@ export function createDeliveryWorker({
   namespace,
   taskQueue,
   workflowBundle,
+  maxCachedWorkflows = DEFAULT_MAX_CACHED_WORKFLOWS,
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
+  const workflows = workflowBundle
+    ? { workflowBundle }
+    : existsSync(prebuiltWorkflowBundlePath)
+      ? { workflowBundle: { codePath: prebuiltWorkflowBundlePath } }
+      : { workflowsPath: deliveryWorkflowsPath };
   return Worker.create({
     connection,
     namespace,
     taskQueue,
     activities: createActivities(dependencies),
-    ...(workflowBundle ? { workflowBundle } : { workflowsPath: deliveryWorkflowsPath }),
+    maxCachedWorkflows,
+    ...workflows,
   });
 }

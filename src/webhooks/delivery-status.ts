@@ -16,12 +16,13 @@ export const DELIVERY_STATUS_LABELS: Readonly<Record<DeliveryStatus, string>> = 
 export type AttemptOutcome = 'delivered' | 'failed';
 
 /**
- * One finished attempt. Scheduled attempts are the five of the retry schedule (`number` 1 to 5); manual attempts
+ * Which attempt it is. Scheduled attempts are the five of the retry schedule (`number` 1 to 5); manual attempts
  * are requested by an operator ("resend") and never count towards the five.
  */
-export type FinishedAttempt =
-  | { kind: 'scheduled'; number: number; outcome: AttemptOutcome }
-  | { kind: 'manual'; outcome: AttemptOutcome };
+export type AttemptKind = { kind: 'scheduled'; number: number } | { kind: 'manual' };
+
+/** One finished attempt. */
+export type FinishedAttempt = AttemptKind & { outcome: AttemptOutcome };
 
 /**
  * The spec's state table: any 2xx delivers; a failed scheduled attempt leaves the event failed (next attempt

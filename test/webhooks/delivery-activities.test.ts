@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import { startTcpProxy } from '../support/tcp-proxy';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
 
 const log = createLogger('silent');
@@ -15,6 +16,7 @@ const signedAt = new Date('2025-07-15T10:30:00Z');
 const failed = { outcome: 'failed' as const, responseCode: 503, responseBody: 'busy', error: null, startedAtMs: signedAt.getTime(), durationMs: 12 };
 
 let db: Db;
+let dbUrl: string;
 let activities: DeliveryActivities;
 let subscriber: Subscriber;
 let replies: (request: ReceivedRequest) => Reply;
@@ -28,7 +30,7 @@ const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A)
   ).run(fn, ...args) as Promise<R>;
 
 beforeAll(async () => {
-  ({ db } = await createTestDatabase());
+  ({ db, url: dbUrl } = await createTestDatabase());
   activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true });
   subscriber = await startSubscriber({ reply: (request) => replies(request) });
 });
@@ -160,6 +162,28 @@ describe('attemptDelivery', () => {
     expect(subscriber.requests).toHaveLength(1);
   });
 
+  test('records a delivery itself when told which attempt it is, so that the workflow needs no second activity', async () => {
+    const event = await newEvent();
+    const attempt = { kind: 'scheduled', number: 1 } as const;
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false, attempt });
+
+    expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, recordedStatus: 'delivered' });
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'delivered', attempts: 1, last_response_code: 200, next_attempt_at: null });
+    expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, manual: false, outcome: 'delivered', response_body: 'ok' }]);
+  });
+
+  test('leaves a failed attempt to recordAttempt, which knows when the next one is due', async () => {
+    replies = () => ({ status: 503, body: 'busy' });
+    const event = await newEvent();
+    const attempt = { kind: 'scheduled', number: 1 } as const;
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false, attempt });
+
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: 503 });
+    expect(result.recordedStatus).toBeUndefined();
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'waiting', attempts: 0 });
+    expect(await attemptRows(db, event.id)).toHaveLength(0);
+  });
+
   test('an unknown event is a non-retryable failure', async () => {
     await expect(run(activities.attemptDelivery, { eventId: 987654321, attemptNumber: 1, manual: false })).rejects.toMatchObject({
       type: 'WebhookEventNotFound',
@@ -259,5 +283,30 @@ describe('with the database down', () => {
       }),
     ).rejects.toThrow(/ECONNREFUSED/);
     expect(subscriber.requests).toHaveLength(0);
+  });
+
+  test('a delivery that cannot be written after the POST is reported unrecorded, never sent again', async () => {
+    const postgres = new URL(dbUrl);
+    const proxy = await startTcpProxy({ host: postgres.hostname, port: Number(postgres.port) });
+    postgres.port = String(proxy.port);
+    const proxiedDb = createDb({ connectionString: postgres.toString() });
+    try {
+      const event = await newEvent();
+      replies = () => {
+        void proxy.cut(); // down while the subscriber answers
+        return { status: 200, body: 'got it' };
+      };
+      const proxied = createActivities({ db: proxiedDb, log, allowPrivateAddresses: true });
+      const attempt = { kind: 'scheduled', number: 1 } as const;
+      const result = await run(proxied.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false, attempt });
+
+      expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, responseBody: 'got it' });
+      expect(result.recordedStatus).toBeUndefined();
+      expect(subscriber.requests).toHaveLength(1);
+      expect(await attemptRows(db, event.id)).toHaveLength(0);
+    } finally {
+      await proxiedDb.destroy();
+      await proxy.close();
+    }
   });
 });

@@ -27,7 +27,8 @@ export const donationsOperation = (features: VersionFeatures) =>
     response: { description: 'Donations created in the period', schema: RESPONSE_SCHEMAS[features.version].donationList },
     async handle(ctx, { query }, { db }) {
       const { start, end } = swissDayRange(query.dateFrom, query.dateTo);
-      const rows = donationRowsInPeriod(db, query.environment, start, end).stream() as AsyncIterable<DonationRow>;
+      // 1,000 rows per cursor fetch rather than pg-query-stream's 100: a tenth of the round trips, under 1 MB each.
+      const rows = donationRowsInPeriod(db, query.environment, start, end).stream({ batchSize: 1000 }) as AsyncIterable<DonationRow>;
       ctx.type = 'application/json';
       ctx.body = await jsonArrayStream(rows, (row) => presentDonationEntry(row, features));
     },

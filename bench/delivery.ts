@@ -1,0 +1,271 @@
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { DEFAULT_HTTP_SETTINGS } from '../activities';
+import { postRequest } from '../activities/http-post';
+import { RESPONSE_BODY_LIMIT_BYTES } from '../src/webhooks/delivery-outcome';
+import { systemResolver } from '../src/webhooks/subscriber-address';
+import { flags, list } from './support/cli';
+import { machineInfo } from './support/machine';
+import { type PhaseResult, PlatformLoad, settle } from './support/platform-load';
+import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
+import { Receiver } from './support/receiver';
+import type { Role } from './support/service-process';
+import { startStack, type Stack } from './support/stack';
+import { markdownTable, summarize } from './support/stats';
+
+/**
+ * Part 1: webhook delivery end to end (platform call → 2xx at the subscriber) at fixed open-loop rates and at the
+ * most the system sustains (closed loop), against a bare loop POSTing the same payloads with the same concurrency.
+ */
+const options = flags({
+  rates: '50,200',
+  duration: 30,
+  warmup: 10,
+  concurrency: 64,
+  'max-duration': 30,
+  'bare-duration': 10,
+  'settle-timeout': 120,
+  /** Comma-separated roles to run with --cpu-prof; the profiles go to this directory. */
+  'cpu-prof': '',
+  'cpu-prof-dir': '/tmp/donation-webhooks-bench-profiles',
+  'pg-stat-statements': false,
+  /** Extra environment for the service processes, `KEY=value;KEY2=value`. */
+  env: '',
+  /** Temporal dev server dynamic config, `key=json;key2=json`. */
+  'temporal-config': '',
+  /** Another built checkout of the service to measure (e.g. the commit before an optimisation). */
+  'service-root': '',
+  out: '',
+});
+
+interface PhaseReport {
+  phase: string;
+  offered: string;
+  sent: number;
+  delivered: number;
+  failedCalls: number;
+  ratePerS: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  apiP50: number;
+  apiP95: number;
+  /** Cores busy per process during the phase, and CPU milliseconds per delivered event. */
+  cores: Record<string, number>;
+  cpuMsPerEvent: Record<string, number>;
+}
+
+type CpuUse = ReturnType<CpuMeter['used']>;
+
+function report(phase: string, offered: string, result: PhaseResult, cpu: CpuUse): PhaseReport {
+  const latency = summarize(result.latenciesMs);
+  const api = summarize(result.apiLatenciesMs);
+  return {
+    phase,
+    offered,
+    sent: result.sent,
+    delivered: result.delivered,
+    failedCalls: result.failedCalls,
+    ratePerS: result.ratePerS,
+    p50: latency.p50,
+    p95: latency.p95,
+    p99: latency.p99,
+    max: latency.max,
+    apiP50: api.p50,
+    apiP95: api.p95,
+    cores: Object.fromEntries(Object.entries(cpu).map(([name, use]) => [name, use.cores])),
+    cpuMsPerEvent: Object.fromEntries(Object.entries(cpu).map(([name, use]) => [name, (use.seconds * 1000) / result.delivered])),
+  };
+}
+
+/** Where the time of one phase went, per event: the platform call, waiting for the relay, Temporal, the POST. */
+async function stages(stack: Stack, receiver: Receiver, load: PlatformLoad, keys: Set<string>) {
+  const byEvent = new Map<number, { answeredAt: number; receivedAt: number }>();
+  for (const timing of load.timings) {
+    const receipt = receiver.receipts.get(timing.key);
+    if (keys.has(timing.key) && receipt && timing.answeredAt) {
+      byEvent.set(receipt.eventId, { answeredAt: timing.answeredAt, receivedAt: receipt.atMs });
+    }
+  }
+  const rows: Array<{ id: number; picked_ms: number; attempt_ms: number }> = (
+    await stack.db.raw(
+      `SELECT e.id, extract(epoch FROM e.workflow_started_at) * 1000 AS picked_ms,
+              extract(epoch FROM a.started_at) * 1000 AS attempt_ms
+         FROM webhook_events e JOIN webhook_delivery_attempts a ON a.event_id = e.id AND a.number = 1
+        WHERE e.id = ANY(?)`,
+      [[...byEvent.keys()]],
+    )
+  ).rows;
+  const toEpoch = (t: number) => performance.timeOrigin + t;
+  const relayWait: number[] = [];
+  const temporalToAttempt: number[] = [];
+  const attemptToReceipt: number[] = [];
+  for (const row of rows) {
+    const event = byEvent.get(Number(row.id))!;
+    relayWait.push(Number(row.picked_ms) - toEpoch(event.answeredAt));
+    temporalToAttempt.push(Number(row.attempt_ms) - Number(row.picked_ms));
+    attemptToReceipt.push(toEpoch(event.receivedAt) - Number(row.attempt_ms));
+  }
+  return [
+    { stage: 'answer of the platform call → relay picks the event', ...summarize(relayWait) },
+    { stage: 'relay picks → attempt activity starts (Temporal)', ...summarize(temporalToAttempt) },
+    { stage: 'attempt starts → subscriber has the body', ...summarize(attemptToReceipt) },
+  ];
+}
+
+/** The bound: `concurrency` loops POSTing stored payloads to the same subscriber, as the activity does, nothing else. */
+async function bareLoop(stack: Stack, receiver: Receiver, concurrency: number, durationS: number) {
+  const payloads: Buffer[] = (await stack.db('webhook_events').select('payload').orderBy('id', 'desc').limit(1000)).map(
+    (row: { payload: string }) => Buffer.from(row.payload, 'utf8'),
+  );
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': DEFAULT_HTTP_SETTINGS.userAgent,
+    authorization: `Basic ${Buffer.from('crm:bench-subscriber-password').toString('base64')}`,
+  };
+  const latencies: number[] = [];
+  let failures = 0;
+  let next = 0;
+  const start = performance.now();
+  const endAt = start + durationS * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < endAt) {
+        const sentAt = performance.now();
+        const exchange = await postRequest(receiver.url, headers, payloads[next++ % payloads.length], {
+          timeoutMs: DEFAULT_HTTP_SETTINGS.timeoutMs,
+          maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+          // The bare loop resolves the subscriber like a delivery does; it is on loopback, hence allowed.
+          addresses: { resolve: systemResolver, allowPrivateAddresses: true },
+        });
+        if (exchange.kind === 'response' && exchange.status === 200) latencies.push(performance.now() - sentAt);
+        else failures += 1;
+      }
+    }),
+  );
+  return { ratePerS: latencies.length / ((performance.now() - start) / 1000), failures, ...summarize(latencies) };
+}
+
+const PROCESS_NAMES = ['api', 'relay', 'worker', 'postgres', 'temporal', 'bench'];
+
+const keyValues = (text: string, separator = ';') =>
+  Object.fromEntries(
+    list(text.replaceAll(separator, ',')).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+
+async function main() {
+  const roles: Role[] = ['api', 'relay', 'worker'];
+  const receiver = new Receiver();
+  await receiver.listen();
+  const profiled = list(options['cpu-prof']) as Role[];
+  const stack = await startStack({
+    roles,
+    env: keyValues(options.env),
+    cpuProfile: profiled.length > 0 ? { roles: profiled, dir: options['cpu-prof-dir'] } : undefined,
+    pgStatStatements: options['pg-stat-statements'],
+    temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
+    serviceRoot: options['service-root'] || undefined,
+  });
+  try {
+    await stack.configureEndpoint(receiver.url);
+    const machine = await machineInfo(stack.db);
+    const load = new PlatformLoad(stack.apiUrl, stack.staffToken, receiver, `bench-${randomUUID().slice(0, 8)}`);
+    const processes = new Map<string, number>([
+      ...[...stack.services].map(([role, service]) => [role, service.pid] as [string, number]),
+      ['postgres', stack.postgresPid],
+      ['temporal', stack.temporal!.pid],
+      ['bench', process.pid],
+    ]);
+    const workerMemory = new MemorySampler(stack.services.get('worker')!.pid);
+
+    if (options.warmup > 0) {
+      process.stderr.write(`warm-up: 50/s for ${options.warmup} s\n`);
+      await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);
+    }
+    if (options['pg-stat-statements']) await stack.db.raw('SELECT pg_stat_statements_reset()');
+
+    const phases: PhaseReport[] = [];
+    let stageRows: unknown[] = [];
+    for (const rate of list(options.rates).map(Number)) {
+      process.stderr.write(`open loop: ${rate}/s for ${options.duration} s\n`);
+      const cpu = new CpuMeter(processes);
+      const timings = await load.openLoop(rate, options.duration);
+      const result = await settle(receiver, timings, options['settle-timeout']);
+      phases.push(report(`open loop ${rate}/s`, `${rate}/s`, result, cpu.used()));
+      if (rate === 200 || stageRows.length === 0) {
+        stageRows = await stages(stack, receiver, load, new Set(timings.map((timing) => timing.key)));
+      }
+    }
+
+    process.stderr.write(`closed loop: ${options.concurrency} in flight for ${options['max-duration']} s\n`);
+    const cpu = new CpuMeter(processes);
+    const closed = await load.closedLoop(options.concurrency, options['max-duration']);
+    const maximum = report(`closed loop ×${options.concurrency}`, 'max', await settle(receiver, closed, options['settle-timeout']), cpu.used());
+    phases.push(maximum);
+
+    process.stderr.write(`bare loop: ${options.concurrency} in flight for ${options['bare-duration']} s\n`);
+    const bareCpu = new CpuMeter(processes);
+    const bare = await bareLoop(stack, receiver, options.concurrency, options['bare-duration']);
+    const bareCores = Object.fromEntries(Object.entries(bareCpu.used()).map(([name, use]) => [name, Number(use.cores.toFixed(2))]));
+
+    const memory = Object.fromEntries([...stack.services].map(([role, service]) => [role, memoryOf(service.pid)]));
+    let statements: unknown[] = [];
+    if (options['pg-stat-statements']) {
+      statements = (
+        await stack.db.raw(
+          `SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
+                  left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
+             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15`,
+        )
+      ).rows;
+    }
+    const results = {
+      machine,
+      options,
+      phases,
+      bare,
+      ratioToBare: maximum.ratePerS / bare.ratePerS,
+      stagesAt200: stageRows,
+      memoryMb: memory,
+      workerPeakSampledRssMb: workerMemory.peakMb,
+      duplicates: receiver.duplicates,
+      statements,
+    };
+    workerMemory.stop();
+
+    const lines = [
+      `Machine: ${JSON.stringify(machine)}`,
+      '',
+      markdownTable(
+        phases.map(({ cores, cpuMsPerEvent, ...phase }) => ({
+          ...phase,
+          'cores api/relay/worker/pg/temporal/bench': PROCESS_NAMES.map((name) => cores[name].toFixed(2)).join(' / '),
+          'CPU ms per event, same order': PROCESS_NAMES.map((name) => cpuMsPerEvent[name].toFixed(1)).join(' / '),
+          'CPU ms per event, service total': PROCESS_NAMES.filter((name) => name !== 'bench').reduce((sum, name) => sum + cpuMsPerEvent[name], 0),
+        })),
+      ),
+      '',
+      `Bare loop (×${options.concurrency}, ${options['bare-duration']} s): ${bare.ratePerS.toFixed(0)}/s, p50 ${bare.p50.toFixed(1)} ms, ` +
+        `p95 ${bare.p95.toFixed(1)} ms, failures ${bare.failures}; cores ${JSON.stringify(bareCores)}`,
+      `End to end at max / bare loop: ${(results.ratioToBare * 100).toFixed(1)} %`,
+      '',
+      'Stages at 200/s (ms):',
+      markdownTable(stageRows as Array<Record<string, string | number>>),
+      '',
+      `Memory (MiB): ${JSON.stringify(memory)}; duplicates received: ${receiver.duplicates}`,
+    ];
+    if (statements.length > 0) lines.push('', 'pg_stat_statements (top by total time):', markdownTable(statements as Array<Record<string, string | number>>));
+    process.stdout.write(`${lines.join('\n')}\n`);
+    if (options.out) writeFileSync(options.out, JSON.stringify(results, null, 2));
+  } finally {
+    await stack.stop();
+    await receiver.close();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,19 @@
+import { parseArgs } from 'node:util';
+
+/** `--name=value` flags with defaults; numbers stay numbers, lists are comma separated. */
+export function flags<T extends Record<string, string | number | boolean>>(defaults: T): T {
+  const { values } = parseArgs({
+    options: Object.fromEntries(
+      Object.entries(defaults).map(([name, value]) => [name, { type: typeof value === 'boolean' ? 'boolean' : 'string' }]),
+    ) as Record<string, { type: 'string' | 'boolean' }>,
+    strict: true,
+  });
+  const result: Record<string, string | number | boolean> = { ...defaults };
+  for (const [name, value] of Object.entries(values)) {
+    if (value === undefined) continue;
+    result[name] = typeof defaults[name] === 'number' ? Number(value) : value;
+  }
+  return result as T;
+}
+
+export const list = (value: string) => value.split(',').map((item) => item.trim()).filter(Boolean);

@@ -1,0 +1,143 @@
+import { performance } from 'node:perf_hooks';
+import type { Receiver } from './receiver';
+
+/** One platform call as the donation form makes it: a single CHF card donation by a new donor. */
+export function checkoutBody(transactionId: string): string {
+  return JSON.stringify({
+    environment: 'PRODUCTION',
+    currency: 'CHF',
+    donor: {
+      gender: 'female',
+      first_name: 'Anna',
+      last_name: 'Bench',
+      email: `${transactionId}@example.org`,
+      street: 'Bahnhofstrasse',
+      street_number: '12',
+      postal_code: '8001',
+      city: 'Zürich',
+      country: 'CH',
+      language: 'de',
+      newsletter: true,
+      custom_fields: { Anlass: 'Benchmark' },
+    },
+    positions: [{ amount: 50, purpose: 'Brunnenbau' }],
+    payment: { transaction_id: transactionId, method: 'VIS', status: 'completed' },
+  });
+}
+
+export interface EventTiming {
+  key: string;
+  /** When the call was due (open loop) or sent (closed loop), performance.now() ms. */
+  sentAt: number;
+  /** HTTP status and time of the platform call's answer. */
+  status?: number;
+  answeredAt?: number;
+}
+
+/** Sends platform calls and keeps their timings; latency = receipt at the subscriber minus send time. */
+export class PlatformLoad {
+  readonly timings: EventTiming[] = [];
+  failures = 0;
+  private counter = 0;
+
+  constructor(
+    private readonly apiUrl: string,
+    private readonly token: () => string,
+    private readonly receiver: Receiver,
+    private readonly runId: string,
+  ) {}
+
+  /** A platform call now; `dueAt` is the intended send time (open loop) so that a late send counts as latency. */
+  async send(dueAt = performance.now()): Promise<EventTiming> {
+    const key = `${this.runId}-${++this.counter}`;
+    const timing: EventTiming = { key, sentAt: dueAt };
+    this.timings.push(timing);
+    try {
+      const response = await fetch(`${this.apiUrl}/platform/checkouts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token()}` },
+        body: checkoutBody(key),
+      });
+      await response.arrayBuffer();
+      timing.status = response.status;
+    } catch {
+      timing.status = 0;
+    }
+    timing.answeredAt = performance.now();
+    if (timing.status !== 201) this.failures += 1;
+    return timing;
+  }
+
+  /**
+   * Open loop: `rate` calls per second for `durationS`, each sent when due whatever the previous ones are doing
+   * (a backlog shows up as latency, not as a lower offered rate).
+   */
+  async openLoop(rate: number, durationS: number): Promise<EventTiming[]> {
+    const count = Math.round(rate * durationS);
+    const start = performance.now();
+    const sends: Array<Promise<EventTiming>> = [];
+    for (let i = 0; i < count; i++) {
+      const dueAt = start + (i * 1000) / rate;
+      const wait = dueAt - performance.now();
+      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+      sends.push(this.send(dueAt));
+    }
+    return Promise.all(sends);
+  }
+
+  /**
+   * Closed loop end to end: `concurrency` donors, each making a platform call and waiting until its event reached
+   * the subscriber before the next one, for `durationS`. Its rate is the most the system sustains with that many
+   * events in flight.
+   */
+  async closedLoop(concurrency: number, durationS: number): Promise<EventTiming[]> {
+    const endAt = performance.now() + durationS * 1000;
+    const mine: EventTiming[] = [];
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (performance.now() < endAt) {
+          const timing = await this.send();
+          mine.push(timing);
+          if (timing.status === 201) await this.receiver.arrival(timing.key);
+        }
+      }),
+    );
+    return mine;
+  }
+}
+
+export interface PhaseResult {
+  sent: number;
+  delivered: number;
+  failedCalls: number;
+  /** Deliveries per second between the first send and the last receipt. */
+  ratePerS: number;
+  latenciesMs: number[];
+  apiLatenciesMs: number[];
+}
+
+/** Waits until every accepted call of a phase has been delivered (or `timeoutS` passed), then measures it. */
+export async function settle(receiver: Receiver, timings: EventTiming[], timeoutS: number): Promise<PhaseResult> {
+  const accepted = timings.filter((timing) => timing.status === 201);
+  const deadline = performance.now() + timeoutS * 1000;
+  while (accepted.some((timing) => !receiver.receipts.has(timing.key)) && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const latenciesMs: number[] = [];
+  let lastReceipt = 0;
+  for (const timing of accepted) {
+    const receipt = receiver.receipts.get(timing.key);
+    if (!receipt) continue;
+    latenciesMs.push(receipt.atMs - timing.sentAt);
+    lastReceipt = Math.max(lastReceipt, receipt.atMs);
+  }
+  const firstSend = Math.min(...timings.map((timing) => timing.sentAt));
+  return {
+    sent: timings.length,
+    delivered: latenciesMs.length,
+    failedCalls: timings.length - accepted.length,
+    ratePerS: latenciesMs.length / ((lastReceipt - firstSend) / 1000),
+    latenciesMs,
+    apiLatenciesMs: timings.filter((t) => t.answeredAt !== undefined).map((t) => t.answeredAt! - t.sentAt),
+  };
+}

@@ -1,0 +1,118 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+function readStatus(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+const statusField = (status: string | undefined, name: string) => {
+  const match = status?.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm'));
+  return match ? Number(match[1]) / 1024 : 0;
+};
+
+/** Resident memory now and its peak (VmHWM) over the process's life, in MiB. */
+export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
+  const status = readStatus(pid);
+  return { rssMb: statusField(status, 'VmRSS'), peakRssMb: statusField(status, 'VmHWM') };
+}
+
+/** The process and all its descendants (Postgres backends, the Temporal server's children). */
+export function processTree(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parentOf.set(Number(entry), Number(fields[1]));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) {
+    for (const [pid, parent] of parentOf) if (parent === tree[i]) tree.push(pid);
+  }
+  return tree;
+}
+
+/** CPU seconds (user + system, including reaped children) used so far by a process tree. */
+export function cpuSecondsOf(root: number): number {
+  let ticks = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // Fields 14-17 of /proc/<pid>/stat (utime, stime, cutime, cstime), here shifted by the two before ')'.
+      ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ticks / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Samples one process's RSS a few times a second; `peak` is the largest sample since start or the last reset. */
+export class MemorySampler {
+  private timer: NodeJS.Timeout;
+  peakMb = 0;
+  samples = 0;
+
+  constructor(private readonly pid: number, intervalMs = 250) {
+    this.timer = setInterval(() => this.sample(), intervalMs);
+    this.timer.unref();
+    this.sample();
+  }
+
+  sample(): number {
+    const { rssMb } = memoryOf(this.pid);
+    this.samples += 1;
+    this.peakMb = Math.max(this.peakMb, rssMb);
+    return rssMb;
+  }
+
+  reset(): void {
+    this.peakMb = 0;
+    this.sample();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** CPU used by each named process tree between two moments, as cores busy (1.0 = one core all the time). */
+export class CpuMeter {
+  private start: Map<string, number>;
+  private startedAt = performance.now();
+
+  constructor(private readonly roots: ReadonlyMap<string, number>) {
+    this.start = this.read();
+  }
+
+  private read(): Map<string, number> {
+    // The bench process is the parent of everything else: count only itself.
+    const own = () => {
+      const { user, system } = process.cpuUsage();
+      return (user + system) / 1e6;
+    };
+    return new Map([...this.roots].map(([name, pid]) => [name, pid === process.pid ? own() : cpuSecondsOf(pid)]));
+  }
+
+  /** CPU seconds and cores used per process tree since construction. */
+  used(): Record<string, { seconds: number; cores: number }> {
+    const elapsedS = (performance.now() - this.startedAt) / 1000;
+    const now = this.read();
+    return Object.fromEntries(
+      [...this.roots.keys()].map((name) => {
+        const seconds = (now.get(name) ?? 0) - (this.start.get(name) ?? 0);
+        return [name, { seconds, cores: seconds / elapsedS }];
+      }),
+    );
+  }
+}

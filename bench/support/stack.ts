@@ -1,0 +1,151 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { issueTokenPair, systemClock } from '../../src/auth/tokens';
+import { upsertUser } from '../../src/auth/users';
+import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
+import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
+import { saveEndpoint } from '../../src/webhooks/endpoint-store';
+import { freePort } from '../../test/support/free-port';
+import { type Role, type ServiceProcess, startService } from './service-process';
+import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
+
+const JWT_SECRET = 'bench-secret-of-at-least-thirty-two-characters';
+const STAFF = { username: 'bench', password: 'bench-password', isStaff: true };
+
+export interface StackOptions {
+  roles: Role[];
+  /** Extra environment for every service process. */
+  env?: Record<string, string>;
+  /** Roles started with `node --cpu-prof`; their profiles are written to `<dir>/<role>/` when they stop. */
+  cpuProfile?: { roles: Role[]; dir: string };
+  /** `key=jsonValue` dynamic config of the Temporal dev server. */
+  temporalDynamicConfig?: string[];
+  /** Load pg_stat_statements into Postgres. */
+  pgStatStatements?: boolean;
+  /** The built checkout whose service to run; default this one. */
+  serviceRoot?: string;
+  /** Without the Temporal dev server (the read API needs none): TEMPORAL_ADDRESS then names a closed port. */
+  withoutTemporal?: boolean;
+  /** Runs after the migrations, before the services start (bulk data). */
+  prepare?: (db: Db) => Promise<void>;
+}
+
+export interface Stack {
+  dir: string;
+  db: Db;
+  databaseUrl: string;
+  temporal?: TemporalDevServer;
+  postgresPid: number;
+  services: Map<Role, ServiceProcess>;
+  apiUrl: string;
+  /** A fresh staff access token (they live five minutes). */
+  staffToken(): string;
+  /** Points the platform's webhook endpoint at `url` (v2.1, all donation events, basic auth). */
+  configureEndpoint(url: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The postmaster's pid, from its pid file (first line). */
+async function postmasterPid(dataDir: string): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  return Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+}
+
+/**
+ * The service under test as in production, on one machine: Postgres (embedded, own port, temp dir), the Temporal dev
+ * server (in memory), and the built service roles as separate processes pointed at both.
+ */
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-bench-'));
+  await chmod(dir, 0o755); // Postgres runs as `postgres` when we are root
+  const stops: Array<() => Promise<void>> = [];
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const step of stops.reverse()) await step().catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    })());
+  // Ctrl-C leaves no Postgres, Temporal or service process behind.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void stop().then(() => process.exit(130)));
+  }
+  try {
+    const pgDataDir = path.join(dir, 'pg');
+    const postgres: EmbeddedPostgresHandle = await startEmbeddedPostgres({
+      dataDir: pgDataDir,
+      port: await freePort(),
+      persistent: false,
+      settings: options.pgStatStatements ? { shared_preload_libraries: 'pg_stat_statements' } : undefined,
+    });
+    stops.push(() => postgres.stop());
+    await postgres.createDatabase('bench');
+    const databaseUrl = postgres.connectionString('bench');
+    const db = createDb({ connectionString: databaseUrl, pool: { max: 4 } });
+    stops.push(() => db.destroy());
+    await migrateToLatest(db);
+    if (options.pgStatStatements) await db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const staff = await upsertUser(db, STAFF);
+    await options.prepare?.(db);
+
+    let temporal: TemporalDevServer | undefined;
+    if (!options.withoutTemporal) {
+      const server = await startTemporalDevServer(path.join(dir, 'temporal.log'), options.temporalDynamicConfig);
+      stops.push(() => server.stop());
+      temporal = server;
+    }
+
+    const apiPort = await freePort();
+    const env = {
+      NODE_ENV: 'development',
+      DATABASE_URL: databaseUrl,
+      // The client connects lazily: a closed port is fine for a role that never calls Temporal.
+      TEMPORAL_ADDRESS: temporal?.address ?? `127.0.0.1:${await freePort()}`,
+      JWT_SECRET,
+      PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      SEED_DEMO_DATA: 'false',
+      LOG_LEVEL: 'info',
+      ...options.env,
+    };
+    const services = new Map<Role, ServiceProcess>();
+    // One after the other: start-up bundles workflows and is CPU heavy on two cores.
+    for (const role of options.roles) {
+      const profile = options.cpuProfile?.roles.includes(role) ? options.cpuProfile : undefined;
+      const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profile.dir, role)}`] : [];
+      const service = await startService(role, { env, logFile: path.join(dir, `${role}.log`), nodeArgs, root: options.serviceRoot });
+      services.set(role, service);
+      stops.push(() => service.stop());
+    }
+
+    return {
+      dir,
+      db,
+      databaseUrl,
+      temporal,
+      postgresPid: await postmasterPid(pgDataDir),
+      services,
+      apiUrl: `http://127.0.0.1:${apiPort}`,
+      staffToken: () => issueTokenPair({ secret: JWT_SECRET, clock: systemClock }, staff).access,
+      async configureEndpoint(url) {
+        await saveEndpoint(
+          db,
+          {
+            url,
+            active: true,
+            payload_version: 'v2.1',
+            events: ['donation.completed', 'donation.recurring_completed', 'donation.reconciled', 'shop_order.completed'],
+            basic_auth_username: 'crm',
+            basic_auth_password: 'bench-subscriber-password',
+            signing_secret: null,
+          },
+          new Date(),
+        );
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
