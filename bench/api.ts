@@ -26,6 +26,8 @@ const options = flags({
   'contact-versions': 'v2.1,v1',
   'cpu-prof': false,
   'cpu-prof-dir': '/tmp/donation-webhooks-bench-profiles',
+  /** Another built checkout of the service to measure (e.g. the commit before an optimisation). */
+  'service-root': '',
   out: '',
 });
 
@@ -106,6 +108,7 @@ async function main() {
     withoutTemporal: true,
     prepare: generateApiData,
     cpuProfile: options['cpu-prof'] ? { roles: ['api'], dir: options['cpu-prof-dir'] } : undefined,
+    serviceRoot: options['service-root'] || undefined,
   });
   try {
     const generationS = (performance.now() - generationStarted) / 1000;

@@ -8,6 +8,7 @@ import { systemResolver } from '../src/webhooks/subscriber-address';
 import { flags, list } from './support/cli';
 import { machineInfo } from './support/machine';
 import { type PhaseResult, PlatformLoad, settle } from './support/platform-load';
+import { stages } from './support/stages';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
 import { Receiver } from './support/receiver';
 import type { Role } from './support/service-process';
@@ -78,41 +79,6 @@ function report(phase: string, offered: string, result: PhaseResult, cpu: CpuUse
     cores: Object.fromEntries(Object.entries(cpu).map(([name, use]) => [name, use.cores])),
     cpuMsPerEvent: Object.fromEntries(Object.entries(cpu).map(([name, use]) => [name, (use.seconds * 1000) / result.delivered])),
   };
-}
-
-/** Where the time of one phase went, per event: the platform call, waiting for the relay, Temporal, the POST. */
-async function stages(stack: Stack, receiver: Receiver, load: PlatformLoad, keys: Set<string>) {
-  const byEvent = new Map<number, { answeredAt: number; receivedAt: number }>();
-  for (const timing of load.timings) {
-    const receipt = receiver.receipts.get(timing.key);
-    if (keys.has(timing.key) && receipt && timing.answeredAt) {
-      byEvent.set(receipt.eventId, { answeredAt: timing.answeredAt, receivedAt: receipt.atMs });
-    }
-  }
-  const rows: Array<{ id: number; picked_ms: number; attempt_ms: number }> = (
-    await stack.db.raw(
-      `SELECT e.id, extract(epoch FROM e.workflow_started_at) * 1000 AS picked_ms,
-              extract(epoch FROM a.started_at) * 1000 AS attempt_ms
-         FROM webhook_events e JOIN webhook_delivery_attempts a ON a.event_id = e.id AND a.number = 1
-        WHERE e.id = ANY(?)`,
-      [[...byEvent.keys()]],
-    )
-  ).rows;
-  const toEpoch = (t: number) => performance.timeOrigin + t;
-  const relayWait: number[] = [];
-  const temporalToAttempt: number[] = [];
-  const attemptToReceipt: number[] = [];
-  for (const row of rows) {
-    const event = byEvent.get(Number(row.id))!;
-    relayWait.push(Number(row.picked_ms) - toEpoch(event.answeredAt));
-    temporalToAttempt.push(Number(row.attempt_ms) - Number(row.picked_ms));
-    attemptToReceipt.push(toEpoch(event.receivedAt) - Number(row.attempt_ms));
-  }
-  return [
-    { stage: 'answer of the platform call → relay picks the event', ...summarize(relayWait) },
-    { stage: 'relay picks → attempt activity starts (Temporal)', ...summarize(temporalToAttempt) },
-    { stage: 'attempt starts → subscriber has the body', ...summarize(attemptToReceipt) },
-  ];
 }
 
 /** The bound: `concurrency` loops POSTing stored payloads to the same subscriber, as the activity does, nothing else. */

@@ -8,6 +8,7 @@ import { PlatformLoad, settle } from './support/platform-load';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
 import { Receiver } from './support/receiver';
 import { startStack, type Stack } from './support/stack';
+import { stages } from './support/stages';
 import { markdownTable, summarize } from './support/stats';
 
 /**
@@ -22,6 +23,10 @@ const options = flags({
   /** Seconds to wait until the whole backlog sleeps with no attempt due during the measurement. */
   'fill-timeout': 2400,
   env: '',
+  /** Extra node options of the worker process, space separated (e.g. `--trace-gc`, `--max-old-space-size=256`). */
+  'worker-node-args': '',
+  /** Keep the service logs in this folder. */
+  logs: '',
   out: '',
 });
 
@@ -72,7 +77,12 @@ const keyValues = (text: string) =>
 async function main() {
   const receiver = new Receiver();
   await receiver.listen();
-  const stack = await startStack({ roles: ['api', 'relay', 'worker'], env: keyValues(options.env) });
+  const stack = await startStack({
+    roles: ['api', 'relay', 'worker'],
+    env: keyValues(options.env),
+    nodeArgs: { worker: options['worker-node-args'].split(' ').filter(Boolean) },
+    keepLogsIn: options.logs || undefined,
+  });
   try {
     await stack.configureEndpoint(receiver.url);
     const machine = await machineInfo(stack.db);
@@ -83,11 +93,14 @@ async function main() {
       ['postgres', stack.postgresPid],
       ['temporal', stack.temporal!.pid],
     ]);
+    const stageTables: string[] = [];
     const load = new PlatformLoad(stack.apiUrl, stack.staffToken, receiver, `iso-${randomUUID().slice(0, 8)}`);
     const measure = async (phase: string) => {
       process.stderr.write(`${phase}: ${options.rate}/s for ${options.duration} s\n`);
       const cpu = new CpuMeter(processes);
-      const result = await settle(receiver, await load.openLoop(options.rate, options.duration), 120);
+      const timings = await load.openLoop(options.rate, options.duration);
+      const result = await settle(receiver, timings, 120);
+      stageTables.push(`${phase} (ms):\n${markdownTable(await stages(stack, receiver, load, new Set(timings.map((t) => t.key))))}`);
       const cores = Object.fromEntries(Object.entries(cpu.used()).map(([name, use]) => [name, Number(use.cores.toFixed(2))]));
       return { phase, ...summarize(result.latenciesMs), delivered: result.delivered, sent: result.sent, cores, workerRssMb: memoryOf(worker.pid).rssMb };
     };
@@ -96,6 +109,8 @@ async function main() {
     await settle(receiver, await load.openLoop(50, options.warmup), 120);
     const idle = await measure('idle');
     const idleWorkerRssMb = memoryOf(worker.pid).rssMb;
+    const workerPeakBeforeBacklogMb = workerMemory.peakMb;
+    workerMemory.reset();
 
     process.stderr.write(`backlog: ${options.backlog} events for a dead subscriber\n`);
     const fillStarted = performance.now();
@@ -115,6 +130,7 @@ async function main() {
     }
     const fillS = (performance.now() - fillStarted) / 1000;
     firstAttemptsS ??= fillS;
+    const workerPeakWhileFillingMb = workerMemory.peakMb;
     const fillCores = Object.fromEntries(Object.entries(fillCpu.used()).map(([name, use]) => [name, Number(use.cores.toFixed(2))]));
     process.stderr.write(`backlog asleep after ${fillS.toFixed(1)} s (first attempts done after ${firstAttemptsS.toFixed(1)} s): ${JSON.stringify(state)}\n`);
 
@@ -137,6 +153,8 @@ async function main() {
       },
       worker: {
         idleRssMb: idleWorkerRssMb,
+        peakSampledBeforeBacklogMb: workerPeakBeforeBacklogMb,
+        peakSampledWhileFillingMb: workerPeakWhileFillingMb,
         rssWithBacklogMb: loaded.workerRssMb,
         peakSampledWhileBacklogMb: workerMemory.peakMb,
         peakRssLifetimeMb: memoryOf(worker.pid).peakRssMb,
@@ -155,6 +173,8 @@ async function main() {
           `all asleep with nothing due for ${quietS} s after ${fillS.toFixed(1)} s, ` +
           `state before measuring ${JSON.stringify(state)}, after ${JSON.stringify(after)}; cores while filling ${JSON.stringify(fillCores)}`,
         `Worker RSS (MiB): ${JSON.stringify(results.worker)}; Temporal dev server RSS ${results.temporalRssMb.toFixed(0)} MiB`,
+        '',
+        ...stageTables,
       ].join('\n') + '\n',
     );
     if (options.out) writeFileSync(options.out, JSON.stringify(results, null, 2));

@@ -16,7 +16,14 @@ import { markdownTable, median } from './support/stats';
  * data, Temporal dev server) and on an existing one, as `node dist/src/main.js` and as `npm start` (which first
  * checks the tools and compiles).
  */
-const options = flags({ runs: 3, variants: 'node-fresh,node-existing,npm-existing', out: '' });
+const options = flags({
+  runs: 3,
+  variants: 'node-fresh,node-existing,npm-existing',
+  /** Another built checkout to start (e.g. the commit before an optimisation); default this one. */
+  'service-root': '',
+  out: '',
+});
+const root = options['service-root'] || projectRoot;
 
 const COMMANDS: Record<string, { command: string; args: string[]; fresh: boolean }> = {
   'node-fresh': { command: process.execPath, args: ['dist/src/main.js'], fresh: true },
@@ -54,7 +61,7 @@ async function startOnce(variant: string, dataDir: string) {
     LOG_LEVEL: 'warn',
   };
   const started = performance.now();
-  const child = spawn(command, args, { cwd: projectRoot, env, stdio: 'ignore', detached: true });
+  const child = spawn(command, args, { cwd: root, env, stdio: 'ignore', detached: true });
   const url = `http://127.0.0.1:${port}/healthz`;
   try {
     while (!(await healthy(url))) {

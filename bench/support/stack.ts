@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { issueTokenPair, systemClock } from '../../src/auth/tokens';
@@ -17,6 +17,8 @@ export interface StackOptions {
   roles: Role[];
   /** Extra environment for every service process. */
   env?: Record<string, string>;
+  /** Extra node options per role, e.g. `{ worker: ['--trace-gc'] }`. */
+  nodeArgs?: Partial<Record<Role, string[]>>;
   /** Roles started with `node --cpu-prof`; their profiles are written to `<dir>/<role>/` when they stop. */
   cpuProfile?: { roles: Role[]; dir: string };
   /** `key=jsonValue` dynamic config of the Temporal dev server. */
@@ -27,6 +29,8 @@ export interface StackOptions {
   serviceRoot?: string;
   /** Without the Temporal dev server (the read API needs none): TEMPORAL_ADDRESS then names a closed port. */
   withoutTemporal?: boolean;
+  /** Copy the services' and Temporal's logs here when the stack stops (it deletes its folder). */
+  keepLogsIn?: string;
   /** Runs after the migrations, before the services start (bulk data). */
   prepare?: (db: Db) => Promise<void>;
 }
@@ -64,6 +68,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const stop = () =>
     (stopping ??= (async () => {
       for (const step of stops.reverse()) await step().catch(() => undefined);
+      if (options.keepLogsIn) await cp(dir, options.keepLogsIn, { recursive: true, filter: (file) => !file.includes(`${path.sep}pg`) });
       await rm(dir, { recursive: true, force: true });
     })());
   // Ctrl-C leaves no Postgres, Temporal or service process behind.
@@ -112,7 +117,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // One after the other: start-up bundles workflows and is CPU heavy on two cores.
     for (const role of options.roles) {
       const profile = options.cpuProfile?.roles.includes(role) ? options.cpuProfile : undefined;
-      const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profile.dir, role)}`] : [];
+      const nodeArgs = [
+        ...(options.nodeArgs?.[role] ?? []),
+        ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profile.dir, role)}`] : []),
+      ];
       const service = await startService(role, { env, logFile: path.join(dir, `${role}.log`), nodeArgs, root: options.serviceRoot });
       services.set(role, service);
       stops.push(() => service.stop());
