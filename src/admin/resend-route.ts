@@ -9,6 +9,9 @@ import { requestResend } from '../temporal/delivery-workflows';
 const temporalUnavailable = () =>
   new ApiError(503, 'delivery_unavailable', 'The delivery service (Temporal) is not reachable; try again shortly');
 
+const alreadyDelivered = () =>
+  new ApiError(409, 'already_delivered', 'The event has been delivered; there is nothing to resend');
+
 function parseEventId(raw: string): number {
   const id = /^[1-9][0-9]{0,14}$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(id)) throw badRequest('Event id must be a positive integer', 'invalid_parameter');
@@ -24,26 +27,26 @@ export function createResendRouter(context: RouteContext): Router {
   const router = new Router({ prefix: '/admin/api/webhook-events' });
   router.post('/:id/resend', requireStaff(context.db, context.tokens, context.loginThrottle), async function resendWebhookEvent(ctx) {
     const id = parseEventId(ctx.params.id);
-    const event: { id: number; status: DeliveryStatus; attempts: number } | undefined = await context
-      .db('webhook_events')
-      .where({ id })
-      .first('id', 'status', 'attempts');
+    const readEvent = (): Promise<{ status: DeliveryStatus; attempts: number } | undefined> =>
+      context.db('webhook_events').where({ id }).first('status', 'attempts');
+    const event = await readEvent();
     if (!event) throw notFound('Webhook event not found', 'webhook_event_not_found');
-    if (event.status === 'delivered') {
-      throw new ApiError(409, 'already_delivered', 'The event has been delivered; there is nothing to resend');
-    }
+    if (event.status === 'delivered') throw alreadyDelivered();
     if (event.status === 'waiting') {
       throw new ApiError(409, 'first_attempt_pending', 'The first delivery attempt has not been made yet');
     }
     if (!context.temporalClient) throw temporalUnavailable();
     const log = requestLogger(ctx, context.log);
-    let workflowId: string;
+    let resend: Awaited<ReturnType<typeof requestResend>>;
     try {
-      ({ workflowId } = await requestResend(context.temporalClient, context.config.temporal.taskQueue, event));
+      // Events are never deleted, so the second read finds the row the first one found.
+      resend = await requestResend(context.temporalClient, context.config.temporal.taskQueue, id, async () => (await readEvent())!);
     } catch (err) {
       log.warn({ err, eventId: id }, 'resend could not reach Temporal');
       throw temporalUnavailable();
     }
+    if (resend === 'delivered') throw alreadyDelivered();
+    const { workflowId } = resend;
     log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
     ctx.status = 202;
     ctx.body = { id, workflow_id: workflowId };
