@@ -229,7 +229,12 @@ describe('webhook events', () => {
     });
     expect(response.body.workflow_id).toBe(`webhook-event-${ids[1]}`);
     expect((await app.request('GET', '/admin/api/webhook-events/999999')).status).toBe(404);
-    expect((await app.request('GET', '/admin/api/webhook-events/abc')).status).toBe(400);
+    // One id rule for the detail and the resend: 0 is no event id, a 400 like any other malformed id.
+    for (const id of ['abc', '0', '007', '9999999999999999']) {
+      const malformed = await app.request('GET', `/admin/api/webhook-events/${id}`);
+      expect(malformed.status).toBe(400);
+      expect(malformed.body).toEqual({ error: 'Event id must be a positive integer', code: 'invalid_parameter' });
+    }
   });
 
   test('staff only', async () => {

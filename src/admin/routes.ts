@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { RouteContext } from '../api/app';
-import { badRequest, notFound } from '../api/errors';
+import { notFound } from '../api/errors';
 import { jsonBody, parseBody } from '../api/json-body';
 import { z } from 'zod';
 import { requireStaff } from '../auth/require-staff';
@@ -11,7 +11,8 @@ import { paginationParams, parseInput } from '../api/params';
 import { presentAdminInfo } from './info';
 import { systemResolver } from '../webhooks/subscriber-address';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
-import { findWebhookEvent, listWebhookEvents } from './webhook-events';
+import { findWebhookEvent, listWebhookEvents, parseEventId } from './webhook-events';
+import { resendWebhookEvent } from './resend-route';
 
 /** Filters and paging of the event list; each message names its parameter, as on the CRM API. */
 const eventListQuery = z.object({
@@ -20,7 +21,7 @@ const eventListQuery = z.object({
   ...paginationParams,
 });
 
-/** Staff-only admin API: the webhook endpoint's configuration and the events with their delivery attempts. */
+/** Staff-only admin API: the webhook endpoint's configuration, the events with their delivery attempts, resend. */
 export function createAdminApiRouter(context: RouteContext): Router {
   const { db, config } = context;
   const router = new Router({ prefix: '/admin/api' });
@@ -47,11 +48,13 @@ export function createAdminApiRouter(context: RouteContext): Router {
   });
 
   router.get('/webhook-events/:id', async function getEvent(ctx) {
-    if (!/^\d{1,15}$/.test(ctx.params.id)) throw badRequest('id: must be an event id');
-    const event = await findWebhookEvent(db, Number(ctx.params.id));
-    if (!event) throw notFound(`Webhook event ${ctx.params.id} not found`);
+    const id = parseEventId(ctx.params.id);
+    const event = await findWebhookEvent(db, id);
+    if (!event) throw notFound(`Webhook event ${id} not found`);
     ctx.body = event;
   });
+
+  router.post('/webhook-events/:id/resend', resendWebhookEvent(context));
 
   return router;
 }

@@ -14,7 +14,6 @@ import { createMetricsRouter } from '../observability/metrics-route';
 import { createReadinessRouter } from '../observability/readiness';
 import { createPlatformRouter } from '../platform/routes';
 import { createAdminApiRouter } from '../admin/routes';
-import { createResendRouter } from '../admin/resend-route';
 import { createAdminPageRouter } from '../admin/page-routes';
 import { createApiRouter } from './routes';
 import type { ResolveHost } from '../webhooks/subscriber-address';
@@ -82,7 +81,6 @@ export function createApp(deps: AppDependencies): Koa {
     createApiRouter(context),
     createPlatformRouter(context),
     createAdminApiRouter(context),
-    createResendRouter(context),
   ]) {
     app.use(mounted.routes()).use(mounted.allowedMethods(methodErrors));
   }
