@@ -1,18 +1,24 @@
 import http from 'node:http';
 import https from 'node:https';
+import net from 'node:net';
 import type { HttpExchange } from '../src/webhooks/delivery-outcome';
+import { bareHost, isPrivateAddress } from '../src/webhooks/endpoint-rules';
+import { checkedLookup, type ResolveHost, SubscriberAddressRefused } from '../src/webhooks/subscriber-address';
 
 export interface PostOptions {
   /** One deadline for the whole exchange: connecting, sending, the status line and reading the body. */
   timeoutMs: number;
   /** Reading stops here; the rest of the body is never buffered. */
   maxBodyBytes: number;
+  /** Where the host name is resolved, and whether non-public addresses may be reached (development only). */
+  addresses: { resolve: ResolveHost; allowPrivateAddresses: boolean };
 }
 
 /**
- * One POST, reported as what happened on the wire. Never throws and never follows redirects. Built on node:http
- * rather than fetch: fetch refuses some ports, adds browser headers and decompresses bodies, and here every byte
- * on the wire should be ours. A fresh connection per attempt (agent: false), so that a stale keep-alive socket can
+ * One POST, reported as what happened on the wire. Never throws and never follows redirects. The host is resolved
+ * once, inside the deadline, every address checked, and the socket connects to a checked one (no DNS rebinding).
+ * Built on node:http rather than fetch: fetch refuses some ports, adds browser headers and decompresses bodies, and
+ * here every byte on the wire should be ours. A fresh connection per attempt (agent: false), so that a stale keep-alive socket can
  * never turn into a failed attempt.
  */
 export function postRequest(
@@ -30,6 +36,10 @@ export function postRequest(
   const transport = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : undefined;
   if (!transport) {
     return Promise.resolve({ kind: 'not-sent', reason: `unsupported URL scheme ${target.protocol}` });
+  }
+  const literal = bareHost(target.hostname);
+  if (net.isIP(literal) && !options.addresses.allowPrivateAddresses && isPrivateAddress(literal)) {
+    return Promise.resolve({ kind: 'not-sent', reason: `${literal} is a private, loopback or link-local address` });
   }
 
   return new Promise((resolve) => {
@@ -54,6 +64,7 @@ export function postRequest(
         method: 'POST',
         headers: { ...headers, 'content-length': String(body.length) },
         agent: false,
+        lookup: checkedLookup(options.addresses),
       });
     } catch (err) {
       resolve({ kind: 'not-sent', reason: (err as Error).message });
@@ -62,7 +73,10 @@ export function postRequest(
     // A status line that arrived in time decides the outcome; a body still trickling in at the deadline is cut.
     const deadline = setTimeout(() => finish(response ? undefined : { kind: 'timeout', timeoutMs: options.timeoutMs }), options.timeoutMs);
 
-    request.on('error', (err: NodeJS.ErrnoException) => finish(response ? undefined : { kind: 'connection-error', message: err.message }));
+    request.on('error', (err: NodeJS.ErrnoException) => {
+      if (err instanceof SubscriberAddressRefused) finish({ kind: 'not-sent', reason: err.message });
+      else finish(response ? undefined : { kind: 'connection-error', message: err.message });
+    });
     request.on('response', (res) => {
       const location = res.headers.location;
       response = { status: res.statusCode ?? 0, location, chunks: [], size: 0 };

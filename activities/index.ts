@@ -2,11 +2,13 @@ import { performance } from 'node:perf_hooks';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
+import type { DeliveryMetrics } from '../src/observability/metrics';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
-import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES } from '../src/webhooks/delivery-outcome';
+import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { type AttemptKind, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
 import { RESPONSE_TIMEOUT_MS } from '../src/webhooks/retry-schedule';
 import { signatureHeaders } from '../src/webhooks/signature';
+import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
 
 export interface HttpSettings {
@@ -21,7 +23,21 @@ export interface ActivityDependencies {
   http?: Partial<HttpSettings>;
   /** Wall time for attempt timestamps and the signature timestamp. */
   clock?: () => Date;
+  /**
+   * Whether subscribers on loopback, private or link-local addresses may be reached (development only; see
+   * urlPolicyFor). Checked at every attempt on the addresses the host resolves to, not only at configuration.
+   */
+  allowPrivateAddresses: boolean;
+  /** DNS; tests inject a table. */
+  resolve?: ResolveHost;
+  /** Counts attempts and their durations; the worker process passes its registry. */
+  metrics?: DeliveryMetrics;
+  /** How often attemptDelivery heartbeats while the subscriber answers; well below the workflow's heartbeatTimeout. */
+  heartbeatIntervalMs?: number;
 }
+
+/** Heartbeat often enough that a few lost ones stay within the 10 s heartbeatTimeout in workflows/delivery-attempt.ts. */
+const DEFAULT_HEARTBEAT_INTERVAL_MS = 2_500;
 
 export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
   timeoutMs: RESPONSE_TIMEOUT_MS,
@@ -59,6 +75,7 @@ export interface RecordRequest {
 
 interface EventWithEndpoint {
   id: number;
+  event_type: string;
   payload: string;
   active: boolean;
   url: string;
@@ -79,12 +96,19 @@ interface AttemptRow {
 const eventMissing = (eventId: number) =>
   ApplicationFailure.nonRetryable(`Webhook event ${eventId} does not exist`, 'WebhookEventNotFound');
 
+const basicCredentials = (event: EventWithEndpoint) =>
+  Buffer.from(`${event.basic_auth_username}:${event.basic_auth_password ?? ''}`, 'utf8').toString('base64');
+
+/** What must never come back out through a stored response: the password, the header made of it, the secret. */
+function secretsOf(event: EventWithEndpoint): string[] {
+  const secrets = [event.basic_auth_password, event.signing_secret].filter((secret): secret is string => Boolean(secret));
+  if (event.basic_auth_username) secrets.unshift(basicCredentials(event));
+  return secrets;
+}
+
 function requestHeaders(event: EventWithEndpoint, http: HttpSettings, now: Date): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
-  if (event.basic_auth_username) {
-    const credentials = `${event.basic_auth_username}:${event.basic_auth_password ?? ''}`;
-    headers.authorization = `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
-  }
+  if (event.basic_auth_username) headers.authorization = `Basic ${basicCredentials(event)}`;
   if (event.signing_secret) {
     Object.assign(
       headers,
@@ -97,6 +121,27 @@ function requestHeaders(event: EventWithEndpoint, http: HttpSettings, now: Date)
     );
   }
   return headers;
+}
+
+/** What every log line of an activity carries: which event, which workflow, which attempt. */
+function logContext(eventId: number, attemptNumber: number) {
+  const { workflowExecution, attempt } = Context.current().info;
+  // activityAttempt > 1: Temporal retried this activity after an infrastructure error, not a new delivery attempt.
+  return { eventId, workflowId: workflowExecution?.workflowId, attempt: attemptNumber, activityAttempt: attempt };
+}
+
+/**
+ * Runs `work` while telling Temporal every `intervalMs` that this activity is alive, so that an attempt on a worker
+ * that died (kill -9) is retried after the heartbeat timeout rather than after the whole startToClose timeout.
+ */
+async function whileHeartbeating<T>(intervalMs: number, work: () => Promise<T>): Promise<T> {
+  const context = Context.current();
+  const timer = setInterval(() => context.heartbeat(), intervalMs);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 const resultFromRow = (row: AttemptRow): AttemptResult => ({
@@ -112,113 +157,141 @@ const resultFromRow = (row: AttemptRow): AttemptResult => ({
  * The delivery activities, built from their dependencies. They own all I/O (Postgres, HTTP); the workflow owns
  * the schedule. Credentials and payloads are read here from Postgres and never pass through workflow history.
  */
-export function createActivities({ db, log, http: httpOverrides, clock = () => new Date() }: ActivityDependencies) {
+export function createActivities({
+  db,
+  log,
+  http: httpOverrides,
+  clock = () => new Date(),
+  metrics,
+  allowPrivateAddresses,
+  resolve = systemResolver,
+  heartbeatIntervalMs = DEFAULT_HEARTBEAT_INTERVAL_MS,
+}: ActivityDependencies) {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
+  const addresses = { resolve, allowPrivateAddresses };
 
-  const activities = {
-    /** POSTs the stored payload once and reports the outcome. Throws only for infrastructure errors (retried). */
-    async attemptDelivery({ eventId, attemptNumber, manual, attempt }: AttemptRequest): Promise<AttemptResult> {
-      const workflowId = Context.current().info.workflowExecution?.workflowId;
-      const logFields = { eventId, workflowId, attempt: attemptNumber, manual };
-      // An attempt recorded already (workflow reset, replayed resend) is reported as it was, never sent again.
-      const recorded: AttemptRow | undefined = await db('webhook_delivery_attempts')
-        .where({ event_id: eventId, number: attemptNumber })
-        .first();
-      if (recorded) {
-        log.warn({ ...logFields, outcome: recorded.outcome }, 'webhook delivery attempt already recorded; not sent again');
-        return resultFromRow(recorded);
-      }
-      const event: EventWithEndpoint | undefined = await db('webhook_events as e')
-        .join('webhook_endpoints as p', 'p.id', 'e.endpoint_id')
-        .where('e.id', eventId)
-        .first(
-          'e.id',
-          'e.payload',
-          'p.active',
-          'p.url',
-          'p.basic_auth_username',
-          'p.basic_auth_password',
-          'p.signing_secret',
-        );
-      if (!event) throw eventMissing(eventId);
-
-      const startedAt = clock();
-      const started = performance.now();
-      const exchange = event.active
-        ? await postRequest(event.url, requestHeaders(event, http, startedAt), Buffer.from(event.payload, 'utf8'), {
-            timeoutMs: http.timeoutMs,
-            maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
-          })
-        : ({ kind: 'not-sent', reason: 'the webhook endpoint is switched off' } as const);
-      const result: AttemptResult = {
-        ...classifyExchange(exchange),
-        startedAtMs: startedAt.getTime(),
-        durationMs: Math.round(performance.now() - started),
-      };
-      log.info(
-        { ...logFields, outcome: result.outcome, responseCode: result.responseCode, durationMs: result.durationMs, error: result.error },
-        'webhook delivery attempt',
+  /** POSTs the stored payload once and reports the outcome. Throws only for infrastructure errors (retried). */
+  async function attemptDelivery({ eventId, attemptNumber, manual, attempt }: AttemptRequest): Promise<AttemptResult> {
+    const logFields = { ...logContext(eventId, attemptNumber), manual };
+    // An attempt recorded already (workflow reset, replayed resend) is reported as it was, never sent again.
+    const recorded: AttemptRow | undefined = await db('webhook_delivery_attempts')
+      .where({ event_id: eventId, number: attemptNumber })
+      .first();
+    if (recorded) {
+      log.warn({ ...logFields, outcome: recorded.outcome }, 'webhook delivery attempt already recorded; not sent again');
+      return resultFromRow(recorded);
+    }
+    const event: EventWithEndpoint | undefined = await db('webhook_events as e')
+      .join('webhook_endpoints as p', 'p.id', 'e.endpoint_id')
+      .where('e.id', eventId)
+      .first(
+        'e.id',
+        'e.event_type',
+        'e.payload',
+        'p.active',
+        'p.url',
+        'p.basic_auth_username',
+        'p.basic_auth_password',
+        'p.signing_secret',
       );
-      if (attempt && result.outcome === 'delivered') {
-        const finished: FinishedAttempt = { ...attempt, outcome: 'delivered' };
-        try {
-          const recordedStatus = await activities.recordAttempt({ eventId, attemptNumber, attempt: finished, result, nextAttemptAtMs: null });
-          return { ...result, recordedStatus };
-        } catch (err) {
-          // The subscriber has it: never send again. The workflow records it with recordAttempt, retried until it passes.
-          log.warn({ ...logFields, err }, 'webhook delivery not recorded at once; the workflow records it next');
-        }
+    if (!event) throw eventMissing(eventId);
+
+    const startedAt = clock();
+    const started = performance.now();
+    const exchange = event.active
+      ? await postRequest(event.url, requestHeaders(event, http, startedAt), Buffer.from(event.payload, 'utf8'), {
+          timeoutMs: http.timeoutMs,
+          maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+          addresses,
+        })
+      : ({ kind: 'not-sent', reason: 'the webhook endpoint is switched off' } as const);
+    const result: AttemptResult = {
+      ...withoutSecrets(classifyExchange(exchange), secretsOf(event)),
+      startedAtMs: startedAt.getTime(),
+      durationMs: Math.round(performance.now() - started),
+    };
+    metrics?.deliveryAttempt({ event: event.event_type, outcome: result.outcome, durationMs: result.durationMs });
+    log.info(
+      {
+        ...logFields,
+        eventType: event.event_type,
+        outcome: result.outcome,
+        responseCode: result.responseCode,
+        durationMs: result.durationMs,
+        error: result.error,
+      },
+      'webhook delivery attempt',
+    );
+    if (attempt && result.outcome === 'delivered') {
+      const finished: FinishedAttempt = { ...attempt, outcome: 'delivered' };
+      try {
+        const recordedStatus = await recordAttempt({ eventId, attemptNumber, attempt: finished, result, nextAttemptAtMs: null });
+        return { ...result, recordedStatus };
+      } catch (err) {
+        // The subscriber has it: never send again. The workflow records it with recordAttempt, retried until it passes.
+        log.warn({ ...logFields, err }, 'webhook delivery not recorded at once; the workflow records it next');
       }
-      return result;
-    },
+    }
+    return result;
+  }
 
-    /**
-     * Writes the attempt row and the event's status transition in one transaction. Idempotent per (event, attempt):
-     * when Temporal retries this activity after a commit it did not hear about, nothing is written twice.
-     */
-    async recordAttempt({ eventId, attemptNumber, attempt, result, nextAttemptAtMs }: RecordRequest): Promise<DeliveryStatus> {
-      return db.transaction(async (trx) => {
-        const event: { status: DeliveryStatus } | undefined = await trx('webhook_events')
-          .where({ id: eventId })
-          .forUpdate()
-          .first('status');
-        if (!event) throw eventMissing(eventId);
-        const inserted = await trx('webhook_delivery_attempts')
-          .insert({
-            event_id: eventId,
-            number: attemptNumber,
-            manual: attempt.kind === 'manual',
-            started_at: new Date(result.startedAtMs),
-            duration_ms: result.durationMs,
-            response_code: result.responseCode,
-            response_body: result.responseBody,
-            error: result.error,
-            outcome: result.outcome,
-          })
-          .onConflict(['event_id', 'number'])
-          .ignore()
-          .returning('id');
-        if (inserted.length === 0) return event.status;
+  /**
+   * Writes the attempt row and the event's status transition in one transaction. Idempotent per (event, attempt):
+   * when Temporal retries this activity after a commit it did not hear about, nothing is written twice.
+   */
+  async function recordAttempt({ eventId, attemptNumber, attempt, result, nextAttemptAtMs }: RecordRequest): Promise<DeliveryStatus> {
+    const logFields = logContext(eventId, attemptNumber);
+    const { status, written } = await db.transaction(async (trx) => {
+      const event: { status: DeliveryStatus } | undefined = await trx('webhook_events')
+        .where({ id: eventId })
+        .forUpdate()
+        .first('status');
+      if (!event) throw eventMissing(eventId);
+      const inserted = await trx('webhook_delivery_attempts')
+        .insert({
+          event_id: eventId,
+          number: attemptNumber,
+          manual: attempt.kind === 'manual',
+          started_at: new Date(result.startedAtMs),
+          duration_ms: result.durationMs,
+          response_code: result.responseCode,
+          response_body: result.responseBody,
+          error: result.error,
+          outcome: result.outcome,
+        })
+        .onConflict(['event_id', 'number'])
+        .ignore()
+        .returning('id');
+      if (inserted.length === 0) return { status: event.status, written: false };
 
-        const status = statusAfterAttempt(event.status, attempt);
-        await trx('webhook_events')
-          .where({ id: eventId })
-          .update({
-            status,
-            attempts: trx.raw('attempts + 1'),
-            last_response_code: result.responseCode,
-            last_response_body: result.responseBody,
-            last_error: result.error,
-            next_attempt_at: status === 'failed' && nextAttemptAtMs !== null ? new Date(nextAttemptAtMs) : null,
-            delivered_at:
-              result.outcome === 'delivered' ? new Date(result.startedAtMs + result.durationMs) : trx.raw('delivered_at'),
-            updated_at: trx.fn.now(),
-          });
-        return status;
-      });
-    },
+      const status = statusAfterAttempt(event.status, attempt);
+      await trx('webhook_events')
+        .where({ id: eventId })
+        .update({
+          status,
+          attempts: trx.raw('attempts + 1'),
+          last_response_code: result.responseCode,
+          last_response_body: result.responseBody,
+          last_error: result.error,
+          next_attempt_at: status === 'failed' && nextAttemptAtMs !== null ? new Date(nextAttemptAtMs) : null,
+          delivered_at:
+            result.outcome === 'delivered' ? new Date(result.startedAtMs + result.durationMs) : trx.raw('delivered_at'),
+          updated_at: trx.fn.now(),
+        });
+      return { status, written: true };
+    });
+    const nextAttemptAt = nextAttemptAtMs === null ? null : new Date(nextAttemptAtMs).toISOString();
+    if (written) log.info({ ...logFields, outcome: result.outcome, status, nextAttemptAt }, 'webhook event status recorded');
+    else log.debug({ ...logFields, status }, 'webhook delivery attempt was recorded already');
+    return status;
+  }
+
+  // Both heartbeat for their whole run (the POST and the writes around it), so the heartbeatTimeout catches a dead
+  // worker and never a live one that waits on a slow subscriber or database.
+  return {
+    attemptDelivery: (request: AttemptRequest) => whileHeartbeating(heartbeatIntervalMs, () => attemptDelivery(request)),
+    recordAttempt: (request: RecordRequest) => whileHeartbeating(heartbeatIntervalMs, () => recordAttempt(request)),
   };
-  return activities;
 }
 
 export type DeliveryActivities = ReturnType<typeof createActivities>;

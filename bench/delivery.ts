@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { DEFAULT_HTTP_SETTINGS } from '../activities';
 import { postRequest } from '../activities/http-post';
 import { RESPONSE_BODY_LIMIT_BYTES } from '../src/webhooks/delivery-outcome';
+import { systemResolver } from '../src/webhooks/subscriber-address';
 import { flags, list } from './support/cli';
 import { machineInfo } from './support/machine';
 import { type PhaseResult, PlatformLoad, settle } from './support/platform-load';
@@ -102,6 +103,8 @@ async function bareLoop(stack: Stack, receiver: Receiver, concurrency: number, d
         const exchange = await postRequest(receiver.url, headers, payloads[next++ % payloads.length], {
           timeoutMs: DEFAULT_HTTP_SETTINGS.timeoutMs,
           maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+          // The bare loop resolves the subscriber like a delivery does; it is on loopback, hence allowed.
+          addresses: { resolve: systemResolver, allowPrivateAddresses: true },
         });
         if (exchange.kind === 'response' && exchange.status === 200) latencies.push(performance.now() - sentAt);
         else failures += 1;

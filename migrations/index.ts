@@ -7,6 +7,8 @@ import * as m005 from './005_create_newsletter_subscriptions';
 import * as m006 from './006_create_shop_orders';
 import * as m007 from './007_create_webhook_endpoints_events_attempts';
 import * as m008 from './008_notify_webhook_event_inserted';
+import * as m009 from './009_store_donor_snapshot_on_checkouts';
+import * as m010 from './010_create_login_failures';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -26,6 +28,8 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['006_create_shop_orders', m006],
   ['007_create_webhook_endpoints_events_attempts', m007],
   ['008_notify_webhook_event_inserted', m008],
+  ['009_store_donor_snapshot_on_checkouts', m009],
+  ['010_create_login_failures', m010],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_TASK_QUEUE } from './temporal/task-queues';
 
 /** The repository root, so that relative defaults do not depend on the working directory. */
 export const projectRoot = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
@@ -18,7 +19,7 @@ const environmentSchema = z.object({
   DATA_DIR: z.string().default(path.join(projectRoot, '.data')),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().default('webhook-delivery'),
+  TEMPORAL_TASK_QUEUE: z.string().default(DEFAULT_TASK_QUEUE),
   TEMPORAL_DEV_SERVER_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   TEMPORAL_UI_URL: z.string().url().optional(),
@@ -26,6 +27,9 @@ const environmentSchema = z.object({
   TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
   TEMPORAL_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
+  LOGIN_MAX_FAILURES_PER_USERNAME: z.coerce.number().int().min(1).default(10),
+  LOGIN_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(30),
+  LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
   ADMIN_USERNAME: z.string().min(1).default('admin'),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   SEED_DEMO_DATA: booleanFlag.optional(),
@@ -36,10 +40,24 @@ const environmentSchema = z.object({
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
   // Read by the create-staff-user command only (never from argv, where `ps` would show it).
   STAFF_PASSWORD: z.string().optional(),
+  // Port of the /metrics listener of the roles that serve no HTTP API (worker, relay); unset: no listener.
+  METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`.
+  METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type InvoiceReferenceMode = 'qr' | 'text' | 'purpose';
+
+export interface ThrottleLimit {
+  maxFailures: number;
+  windowSeconds: number;
+}
+
+export interface LoginLimits {
+  perUsername: ThrottleLimit;
+  perClient: ThrottleLimit;
+}
 
 export interface Config {
   production: boolean;
@@ -57,7 +75,12 @@ export interface Config {
     /** Workflows a delivery worker keeps in memory; unset: DEFAULT_MAX_CACHED_WORKFLOWS (src/temporal/worker.ts). */
     maxCachedWorkflows?: number;
   };
-  auth: { jwtSecret: string; jwtSecretGenerated: boolean };
+  auth: {
+    jwtSecret: string;
+    jwtSecretGenerated: boolean;
+    /** Failed password checks allowed per user name and per client address in one window (then 429). */
+    loginLimits: LoginLimits;
+  };
   demo: { adminUsername: string; adminPassword?: string; seed: boolean };
   platform: {
     cartLogic: boolean;
@@ -67,6 +90,7 @@ export interface Config {
   };
   webhooks: { allowInsecureUrls: boolean };
   cli: { staffPassword?: string };
+  metrics: { port?: number; token?: string };
   logLevel: string;
 }
 
@@ -106,6 +130,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auth: {
       jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString('hex'),
       jwtSecretGenerated: !e.JWT_SECRET,
+      loginLimits: {
+        perUsername: { maxFailures: e.LOGIN_MAX_FAILURES_PER_USERNAME, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
+        perClient: { maxFailures: e.LOGIN_MAX_FAILURES_PER_CLIENT, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
+      },
     },
     demo: {
       adminUsername: e.ADMIN_USERNAME,
@@ -119,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
     cli: { staffPassword: e.STAFF_PASSWORD },
+    metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -1,12 +1,13 @@
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
 
 /**
  * Structured JSON logs. Credentials are redacted by path so that a careless `log.info({ req })` cannot leak them.
+ * Lines go to stdout unless another destination is given (tests capture them).
  */
-export function createLogger(level: string, name = 'donation-webhooks'): Logger {
-  return pino({
+export function createLogger(level: string, name = 'donation-webhooks', destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     name,
     level,
     redact: {
@@ -27,5 +28,6 @@ export function createLogger(level: string, name = 'donation-webhooks'): Logger 
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

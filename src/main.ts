@@ -4,8 +4,17 @@ import { ensureDemoAdmin } from './demo/admin-user';
 import { persistedLocalSecret } from './demo/local-secret';
 import { seedDemoData } from './demo/seed';
 import { createLogger } from './logger';
-import { type Runtime, startApi, startRelay, startTemporalClient, startWorker } from './runtime/components';
+import { createMetrics } from './observability/metrics';
+import {
+  type Runtime,
+  startApi,
+  startMetricsListener,
+  startRelay,
+  startTemporalClient,
+  startWorker,
+} from './runtime/components';
 import { connectDatabase, connectTemporal } from './runtime/infrastructure';
+import { installTemporalLogging } from './temporal/logging';
 import { Lifecycle } from './runtime/lifecycle';
 
 /**
@@ -16,6 +25,8 @@ import { Lifecycle } from './runtime/lifecycle';
 const ROLES = {
   async all(runtime: Runtime) {
     const { config, log, lifecycle } = runtime;
+    // Before the dev server and the worker create the SDK runtime.
+    installTemporalLogging(log);
     const started = Date.now();
     if (config.auth.jwtSecretGenerated && !config.production) {
       config.auth.jwtSecret = await persistedLocalSecret(config.database.dataDir, 'jwt-secret', 32);
@@ -47,17 +58,19 @@ const ROLES = {
   },
 
   async worker(runtime: Runtime) {
+    installTemporalLogging(runtime.log);
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     await startWorker(runtime, db, temporal.address);
-    runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue }, 'delivery worker running');
+    const metricsPort = await startMetricsListener(runtime);
+    runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, metricsPort }, 'delivery worker running');
   },
 
   async relay(runtime: Runtime) {
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     startRelay(runtime, db, startTemporalClient(runtime, temporal.address));
-    runtime.log.info('outbox relay running');
+    runtime.log.info({ metricsPort: await startMetricsListener(runtime) }, 'outbox relay running');
   },
 
   /** One-off job: migrate, and create or reset the staff user named by ADMIN_USERNAME when ADMIN_PASSWORD is set. */
@@ -90,7 +103,8 @@ async function main(): Promise<void> {
   }
   lifecycle.exitOnSignals();
   try {
-    await ROLES[roleName as keyof typeof ROLES]({ config, log, lifecycle });
+    const metrics = createMetrics({ processMetrics: true });
+    await ROLES[roleName as keyof typeof ROLES]({ config, log, lifecycle, metrics });
   } catch (err) {
     log.fatal({ err }, 'start-up failed');
     await lifecycle.stop();

@@ -210,7 +210,7 @@ describe('webhook events', () => {
       ['page=abc', 'page'],
     ]) {
       const response = await app.request('GET', `/admin/api/webhook-events?${query}`);
-      expect([query, response.status, response.body.error]).toEqual([query, 400, expect.stringMatching(new RegExp(`^${name}:`))]);
+      expect([query, response.status, response.body.error]).toEqual([query, 400, expect.stringMatching(new RegExp(`^${name} `))]);
     }
   });
 
@@ -227,12 +227,63 @@ describe('webhook events', () => {
         { number: 2, manual: false, started_at: '2025-07-15T10:36:00Z', duration_ms: 30000, outcome: 'failed', response_code: null, response_body: null, error: 'timeout after 30 s' },
       ],
     });
+    expect(response.body.workflow_id).toBe(`webhook-event-${ids[1]}`);
     expect((await app.request('GET', '/admin/api/webhook-events/999999')).status).toBe(404);
-    expect((await app.request('GET', '/admin/api/webhook-events/abc')).status).toBe(400);
+    // One id rule for the detail and the resend: 0 is no event id, a 400 like any other malformed id.
+    for (const id of ['abc', '0', '007', '9999999999999999']) {
+      const malformed = await app.request('GET', `/admin/api/webhook-events/${id}`);
+      expect(malformed.status).toBe(400);
+      expect(malformed.body).toEqual({ error: 'Event id must be a positive integer', code: 'invalid_parameter' });
+    }
   });
 
   test('staff only', async () => {
     expect((await app.request('GET', '/admin/api/webhook-events', undefined, {})).status).toBe(401);
     expect((await app.request('GET', `/admin/api/webhook-events/${ids[0]}`, undefined, app.nonStaff())).status).toBe(403);
+  });
+});
+
+describe('what the admin page needs to know', () => {
+  test('the signed-in user, the filter and form choices, and where the Temporal UI is', async () => {
+    const response = await app.request('GET', '/admin/api/info');
+    expect(response).toEqual({
+      status: 200,
+      body: {
+        username: 'staff',
+        // No TEMPORAL_UI_URL and no TEMPORAL_ADDRESS: this process starts the dev server, whose UI it names.
+        temporal_ui_url: `http://127.0.0.1:${app.config.temporal.uiPort}`,
+        temporal_namespace: 'default',
+        statuses: [
+          { value: 'waiting', label: 'Wartend' },
+          { value: 'delivered', label: 'Zugestellt' },
+          { value: 'failed', label: 'Fehlgeschlagen' },
+          { value: 'max_retries_reached', label: 'Maximale Wiederholungen erreicht' },
+        ],
+        event_types: ['donation.completed', 'donation.recurring_completed', 'donation.reconciled', 'newsletter.subscribed', 'shop_order.completed'],
+        // The cart logic is off in this app.
+        payload_versions: [
+          { value: 'v1', selectable: true },
+          { value: 'v2', selectable: true },
+          { value: 'v2.1', selectable: false },
+        ],
+      },
+    });
+    expect((await app.request('GET', '/admin/api/info', undefined, {})).status).toBe(401);
+    expect((await app.request('GET', '/admin/api/info', undefined, app.nonStaff())).status).toBe(403);
+  });
+
+  test('TEMPORAL_UI_URL wins; with an external Temporal and no UI address there is no link', async () => {
+    for (const [env, expected] of [
+      [{ TEMPORAL_UI_URL: 'https://temporal.example.org/', TEMPORAL_NAMESPACE: 'donations' }, ['https://temporal.example.org', 'donations']],
+      [{ TEMPORAL_ADDRESS: 'temporal:7233' }, [null, 'default']],
+    ] as const) {
+      const other = await startTestApp(env);
+      try {
+        const { body } = await other.request('GET', '/admin/api/info');
+        expect([body.temporal_ui_url, body.temporal_namespace]).toEqual(expected);
+      } finally {
+        await other.close();
+      }
+    }
   });
 });

@@ -48,3 +48,52 @@ test('money is stored exactly and bigints come back as numbers', async () => {
     .returning(['default_amount_minor']);
   expect(link.default_amount_minor).toBe(1005);
 });
+
+/** Rolls back, one at a time, every migration applied after `name`. */
+async function rollBackAfter(name: string): Promise<void> {
+  for (;;) {
+    const [completed] = (await db.migrate.list()) as [Array<{ name: string }>, unknown];
+    if (completed.at(-1)?.name === name) return;
+    await db.migrate.down();
+  }
+}
+
+test('009 gives existing checkouts their contact as the donor snapshot, and comes back down', async () => {
+  await rollBackAfter('008_notify_webhook_event_inserted');
+  expect(await db('information_schema.columns').where({ table_name: 'checkouts', column_name: 'donor' })).toEqual([]);
+  const beat = {
+    gender: 'male',
+    first_name: 'Beat',
+    last_name: 'Frei',
+    email: 'beat.frei@example.ch',
+    company: 'Frei AG',
+    street: 'Seeweg',
+    street_number: '1a',
+    postal_code: '6003',
+    city: 'Luzern',
+    country: 'CH',
+    language: 'de',
+    newsletter: true,
+  };
+  const [contact] = await db('contacts').insert({ environment: 'TEST', ...beat }).returning('id');
+  const checkout = {
+    number: 'M009',
+    environment: 'TEST',
+    contact_id: contact.id,
+    currency: 'CHF',
+    total_amount_minor: 1000,
+    transaction_id: 'migration-009',
+    payment_method: 'TWI',
+    payment_status: 'completed',
+  };
+  await db('checkouts').insert(checkout);
+
+  await db.migrate.latest();
+  expect((await db('checkouts').where({ number: 'M009' }).first()).donor).toEqual({ ...beat, po_box: null });
+  // From now on every payment must say who its donor was.
+  await expect(db('checkouts').insert({ ...checkout, number: 'M009b', transaction_id: 'migration-009b' })).rejects.toThrow(/donor/);
+
+  await rollBackAfter('008_notify_webhook_event_inserted');
+  expect(await db('information_schema.columns').where({ table_name: 'checkouts', column_name: 'donor' })).toEqual([]);
+  await db.migrate.latest();
+});

@@ -245,6 +245,12 @@ describe('checkouts', () => {
     expect(noText.body.error).toMatch(/invoice_reference_text/);
   });
 
+  test('a card payment of a product in text mode needs no reference text: it has no invoice', async () => {
+    const card = await postCheckout(checkoutBody({ invoice_reference_mode: 'text' }));
+    expect(card.status).toBe(201);
+    expect(card.body.invoice).toBeNull();
+  });
+
   test('the envelope says test for TEST payments, and contacts are separate per environment', async () => {
     await useEndpoint();
     const email = 'envs@example.ch';
@@ -438,6 +444,17 @@ describe('reconciliations', () => {
     expect(again).toEqual([]);
   });
 
+  test('v2: a fee of three cents over six equal positions: no negative share, the shares sum to the fee', async () => {
+    await useEndpoint({ payload_version: 'v2' });
+    const checkout = await postCheckout(checkoutBody({ positions: Array.from({ length: 6 }, () => ({ amount: 10, campaign_id: water })) }));
+    const events = await eventsCreatedBy(() =>
+      reconcile({ transaction_id: checkout.body.transaction_id, paid_out_amount: 59.97, fee_amount: 0.03, payout_currency: 'CHF' }),
+    );
+    const payments = events.map((e) => JSON.parse(e.payload).data.donation.payment);
+    expect(payments.map((p) => p.fee_amount)).toEqual([0.01, 0, 0.01, 0, 0.01, 0]);
+    expect(payments.map((p) => p.paid_out_amount)).toEqual([10, 9.99, 10, 9.99, 10, 9.99]);
+  });
+
   test('two reports of one payment at the same moment: one is recorded, the other is a 409', async () => {
     await useEndpoint({ payload_version: 'v2' });
     const checkout = await postCheckout(checkoutBody());
@@ -460,6 +477,52 @@ describe('reconciliations', () => {
     const donation = JSON.parse(events[0].payload).data.donation;
     expect(donation.payment).toMatchObject({ paid_out_amount: 97.1, fee_amount: 2.9, reconciled: true });
     expect(donation.positions).toHaveLength(2);
+  });
+
+  test('the reconciled donor is the donor of the originating event, whatever the contact became since', async () => {
+    await useEndpoint({ payload_version: 'v2' });
+    const email = 'moving@example.ch';
+    const [completed] = await eventsCreatedBy(() =>
+      postCheckout(checkoutBody({ donor: { ...donor, email, newsletter: false, custom_fields: { Anlass: 'Umzug' } } })),
+    );
+    const originating = JSON.parse(completed.payload).data.donation;
+    // Later the same donor gives again from a new address, and confirms a newsletter sign-up.
+    await postCheckout(checkoutBody({ donor: { ...donor, email, street: 'Marktgasse', street_number: '3', postal_code: '3011', city: 'Bern' } }));
+    const signUp = await app.request('POST', '/platform/newsletter-subscriptions', { email, language: 'de' });
+    expect((await app.request('POST', `/platform/newsletter-subscriptions/${signUp.body.subscription_id}/confirm`)).status).toBe(201);
+    expect(await app.db('contacts').where({ email }).first()).toMatchObject({ city: 'Bern', newsletter: true });
+
+    const [reconciled] = await eventsCreatedBy(() =>
+      reconcile({ transaction_id: originating.payment.transaction_id, paid_out_amount: 48.5, fee_amount: 1.5, payout_currency: 'CHF' }),
+    );
+    const { paid_out_amount: _p, fee_amount: _f, reconciled: _r, ...payment } = JSON.parse(reconciled.payload).data.donation.payment;
+    expect({ ...JSON.parse(reconciled.payload).data.donation, payment }).toEqual(originating);
+    expect(originating.donor).toMatchObject({ city: 'Zürich', street: 'Bahnhofstrasse', newsletter: false, custom_fields: { Anlass: 'Umzug' } });
+  });
+
+  test('QR invoices, pending or paid, and their recurring follow-ups are not reconcilable: 409, nothing written', async () => {
+    await useEndpoint();
+    const invoice = (status: string) =>
+      postCheckout(checkoutBody({ payment: { transaction_id: nextTransactionId(), method: 'INV', status } }));
+    const followUpOf = await postCheckout(
+      checkoutBody({
+        positions: [{ amount: 20, campaign_id: water, payment_type: 'recurring_init', recurring: { interval: 'yearly' } }],
+        payment: { transaction_id: nextTransactionId(), method: 'INV', status: 'pending' },
+      }),
+    );
+    const followUp = await app.request('POST', '/platform/recurring-payments', {
+      recurring_id: followUpOf.body.donations[0].recurring_id,
+      payment: { transaction_id: nextTransactionId() },
+    });
+    for (const payment of [(await invoice('pending')).body, (await invoice('completed')).body, followUp.body]) {
+      const events = await eventsCreatedBy(async () => {
+        const refused = await reconcile({ transaction_id: payment.transaction_id, paid_out_amount: 10, fee_amount: 0, payout_currency: 'CHF' });
+        expect(refused.status).toBe(409);
+        expect(refused.body).toEqual({ error: expect.stringMatching(/cannot be reconciled/), code: 'not_reconcilable' });
+      });
+      expect(events).toEqual([]);
+    }
+    expect(await app.db('reconciliations').whereIn('checkout_id', app.db('checkouts').where({ payment_method: 'INV' }).select('id'))).toEqual([]);
   });
 
   test('works whether or not the originating event exists, and refuses unknown payments and bad amounts', async () => {
@@ -662,4 +725,12 @@ describe('validation and access', () => {
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.body.code).toBe('method_not_allowed');
   });
+});
+
+test('GET /platform/campaigns lists the campaigns a form may name, to staff only', async () => {
+  const listed = await app.request('GET', '/platform/campaigns');
+  expect(listed.status).toBe(200);
+  expect(listed.body.results).toEqual(expect.arrayContaining([{ id: water, title: 'Wasser für alle' }, { id: school, title: 'Schulbildung' }]));
+  expect((await app.request('GET', '/platform/campaigns', undefined, app.nonStaff())).status).toBe(403);
+  expect((await app.request('GET', '/platform/campaigns', undefined, {})).status).toBe(401);
 });

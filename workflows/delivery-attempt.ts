@@ -4,8 +4,11 @@ import type { AttemptKind, DeliveryStatus, FinishedAttempt } from '../src/webhoo
 import { delayAfterFailedAttempt } from '../src/webhooks/retry-schedule';
 
 const { attemptDelivery, recordAttempt } = proxyActivities<DeliveryActivities>({
-  // Room for the 30 s HTTP limit plus reading the event; a worker that dies mid-attempt is noticed after this.
+  // Room for the 30 s HTTP limit plus reading the event: the upper bound of one activity execution.
   startToCloseTimeout: '2 minutes',
+  // attemptDelivery heartbeats while the subscriber answers, so a worker that dies mid-attempt (kill -9) is noticed
+  // after this and the attempt retried on another worker, instead of after the 2 minutes above.
+  heartbeatTimeout: '10 seconds',
   // No maximumAttempts: an infrastructure error (database down, worker lost) is retried until it passes and never
   // counts as one of the five delivery attempts, which are a workflow-level loop.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },

@@ -1,50 +1,47 @@
-import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import type { RouteContext } from '../api/app';
-import { ApiError, badRequest, notFound } from '../api/errors';
-import { requireStaff } from '../auth/require-staff';
+import { ApiError, notFound } from '../api/errors';
+import { requestLogger } from '../api/request-log';
 import type { DeliveryStatus } from '../db/models/webhook';
 import { requestResend } from '../temporal/delivery-workflows';
+import { parseEventId } from './webhook-events';
 
 const temporalUnavailable = () =>
   new ApiError(503, 'delivery_unavailable', 'The delivery service (Temporal) is not reachable; try again shortly');
 
-function parseEventId(raw: string): number {
-  const id = /^[1-9][0-9]{0,14}$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(id)) throw badRequest('Event id must be a positive integer', 'invalid_parameter');
-  return id;
-}
+const alreadyDelivered = () =>
+  new ApiError(409, 'already_delivered', 'The event has been delivered; there is nothing to resend');
 
 /**
- * POST /admin/api/webhook-events/<id>/resend (staff): delivers the event now, with the same envelope id, as a manual
- * attempt; 202 once the attempt is handed to Temporal. Refused (409) while the first attempt is still due and once
+ * POST /admin/api/webhook-events/<id>/resend, mounted in the staff-only admin API router: delivers the event now,
+ * with the same envelope id, as a manual attempt; 202 once the attempt is handed to Temporal. Refused (409) while the first attempt is still due and once
  * the event is delivered.
  */
-export function createResendRouter(context: RouteContext): Router {
-  const router = new Router({ prefix: '/admin/api/webhook-events' });
-  router.post('/:id/resend', requireStaff(context.db, context.tokens), async function resendWebhookEvent(ctx) {
+export function resendWebhookEvent(context: RouteContext): Middleware {
+  return async function resendWebhookEvent(ctx) {
     const id = parseEventId(ctx.params.id);
-    const event: { id: number; status: DeliveryStatus; attempts: number } | undefined = await context
-      .db('webhook_events')
-      .where({ id })
-      .first('id', 'status', 'attempts');
+    const readEvent = (): Promise<{ status: DeliveryStatus; attempts: number } | undefined> =>
+      context.db('webhook_events').where({ id }).first('status', 'attempts');
+    const event = await readEvent();
     if (!event) throw notFound('Webhook event not found', 'webhook_event_not_found');
-    if (event.status === 'delivered') {
-      throw new ApiError(409, 'already_delivered', 'The event has been delivered; there is nothing to resend');
-    }
+    if (event.status === 'delivered') throw alreadyDelivered();
     if (event.status === 'waiting') {
       throw new ApiError(409, 'first_attempt_pending', 'The first delivery attempt has not been made yet');
     }
     if (!context.temporalClient) throw temporalUnavailable();
-    let workflowId: string;
+    const log = requestLogger(ctx, context.log);
+    let resend: Awaited<ReturnType<typeof requestResend>>;
     try {
-      ({ workflowId } = await requestResend(context.temporalClient, context.config.temporal.taskQueue, event));
+      // Events are never deleted, so the second read finds the row the first one found.
+      resend = await requestResend(context.temporalClient, context.config.temporal.taskQueue, id, async () => (await readEvent())!);
     } catch (err) {
-      context.log.warn({ err, eventId: id }, 'resend could not reach Temporal');
+      log.warn({ err, eventId: id }, 'resend could not reach Temporal');
       throw temporalUnavailable();
     }
-    context.log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
+    if (resend === 'delivered') throw alreadyDelivered();
+    const { workflowId } = resend;
+    log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
     ctx.status = 202;
     ctx.body = { id, workflow_id: workflowId };
-  });
-  return router;
+  };
 }

@@ -5,10 +5,11 @@ import type { WebhookEndpointModel } from '../db/models';
 import { badRequest } from '../api/errors';
 import { storableText } from '../platform/input-schemas';
 import { formatTimestamp } from '../shared/time';
-import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor } from '../webhooks/endpoint-rules';
+import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor, urlProblem } from '../webhooks/endpoint-rules';
 import { findEndpoint, saveEndpoint, settingsOf } from '../webhooks/endpoint-store';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../webhooks/payload-versions';
+import { checkSubscriberHost, type ResolveHost } from '../webhooks/subscriber-address';
 
 export const endpointChangeInput = z.object({
   url: storableText(4096).trim().min(1).optional(),
@@ -45,7 +46,26 @@ export async function showEndpoint(db: Knex) {
   return presentEndpoint(await findEndpoint(db));
 }
 
-export async function changeEndpoint(db: Knex, config: Config, change: z.output<typeof endpointChangeInput>, now: Date) {
+/**
+ * A new URL's host must not resolve to a non-public address (unless allowed in development). Checked before the
+ * endpoint row is locked, because DNS can be slow; deliveries check again, as DNS answers can change.
+ */
+async function hostProblem(url: string | undefined, config: Config, resolve: ResolveHost): Promise<string | undefined> {
+  const policy = urlPolicyFor(config);
+  if (url === undefined || policy.allowPrivateAddresses || urlProblem(url, policy)) return undefined;
+  const check = await checkSubscriberHost(new URL(url).hostname, { resolve, allowPrivateAddresses: false });
+  return check.ok ? undefined : `url: ${check.reason}`;
+}
+
+export async function changeEndpoint(
+  db: Knex,
+  config: Config,
+  change: z.output<typeof endpointChangeInput>,
+  now: Date,
+  resolve: ResolveHost,
+) {
+  const problem = await hostProblem(change.url, config, resolve);
+  if (problem) throw badRequest(problem, 'invalid_body');
   return db.transaction(async (trx) => {
     // Locked so that two admins saving at once apply their changes one after the other.
     const current = await findEndpoint(trx, { forUpdate: true });

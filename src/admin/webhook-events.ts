@@ -1,13 +1,21 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus, WebhookDeliveryAttemptModel, WebhookEventModel } from '../db/models';
 import { formatTimestamp } from '../shared/time';
+import { deliveryWorkflowId } from '../temporal/delivery-workflows';
 import type { WebhookEventType } from '../webhooks/event-types';
 import { DELIVERY_STATUS_LABELS } from '../webhooks/delivery-status';
-import type { Page } from './pagination';
+import { offsetOf, type PageRequest } from '../api/pagination';
+import { badRequest } from '../api/errors';
 
 export interface EventFilters {
   status?: DeliveryStatus;
   event?: WebhookEventType;
+}
+
+/** The one rule for an event id in an admin URL: a positive bigserial value that JS holds exactly (0 is no id). */
+export function parseEventId(raw: string): number {
+  if (!/^[1-9][0-9]{0,14}$/.test(raw)) throw badRequest('Event id must be a positive integer', 'invalid_parameter');
+  return Number(raw);
 }
 
 const utc = (instant: Date | null) => instant && formatTimestamp(instant, 'utc');
@@ -53,7 +61,7 @@ const LIST_COLUMNS = [
 ];
 
 /** Newest first, optionally only one status and one event type. */
-export async function listWebhookEvents(db: Knex, filters: EventFilters, { page, pageSize }: Page) {
+export async function listWebhookEvents(db: Knex, filters: EventFilters, page: PageRequest) {
   const filtered = () => {
     const query = db('webhook_events');
     if (filters.status) query.where('status', filters.status);
@@ -64,12 +72,15 @@ export async function listWebhookEvents(db: Knex, filters: EventFilters, { page,
   const rows: WebhookEventModel[] = await filtered()
     .select(LIST_COLUMNS)
     .orderBy('id', 'desc')
-    .limit(pageSize)
-    .offset((page - 1) * pageSize);
+    .limit(page.page_size)
+    .offset(offsetOf(page));
   return { count: Number(count), results: rows.map(presentEvent) };
 }
 
-/** One event with the payload it was rendered with and every delivery attempt; undefined when unknown. */
+/**
+ * One event with the payload it was rendered with, every delivery attempt and its delivery workflow's id (for the
+ * Temporal UI); undefined when unknown.
+ */
 export async function findWebhookEvent(db: Knex, id: number) {
   const row: WebhookEventModel | undefined = await db('webhook_events').where({ id }).first();
   if (!row) return undefined;
@@ -79,6 +90,7 @@ export async function findWebhookEvent(db: Knex, id: number) {
   return {
     ...presentEvent(row),
     payload_version: row.payload_version,
+    workflow_id: deliveryWorkflowId(row.id),
     last_error: row.last_error,
     payload: JSON.parse(row.payload) as unknown,
     delivery_attempts: attempts.map(presentAttempt),

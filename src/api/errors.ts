@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../logger';
+import { requestLogger } from './request-log';
 
 /** An error whose message is meant for the client, with a stable machine-readable code. */
 export class ApiError extends Error {
@@ -24,6 +25,21 @@ interface HttpLikeError {
   expose?: boolean;
   message?: string;
   type?: string;
+}
+
+/**
+ * The database is unreachable or going away (refused or cut connection, server shutting down, pool exhausted
+ * waiting for one). Not the request's fault and not a bug: the client should try again, which is safe, because a
+ * platform call is one transaction (all or nothing) and idempotent on its natural key.
+ */
+const DATABASE_UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03']);
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof code === 'string' && (DATABASE_UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  if (name === 'KnexTimeoutError') return true;
+  return typeof message === 'string' && /Connection terminated|Client has encountered a connection error/.test(message);
 }
 
 const CODES_BY_STATUS: Record<number, string> = {
@@ -66,7 +82,14 @@ export function errorMiddleware(log: Logger) {
         };
         return;
       }
-      log.error({ err: caught, method: ctx.method, path: ctx.path }, 'unhandled error');
+      if (isDatabaseUnavailable(caught)) {
+        requestLogger(ctx, log).warn({ err: caught, method: ctx.method, path: ctx.path }, 'database unavailable');
+        ctx.status = 503;
+        ctx.set('Retry-After', '5');
+        ctx.body = { error: 'The database is not reachable; try again shortly', code: 'service_unavailable' };
+        return;
+      }
+      requestLogger(ctx, log).error({ err: caught, method: ctx.method, path: ctx.path }, 'unhandled error');
       ctx.status = 500;
       ctx.body = { error: 'Internal server error', code: 'internal_error' };
     }

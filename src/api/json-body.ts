@@ -18,12 +18,17 @@ export function jsonBody() {
   };
 }
 
-/** The body validated against a schema; a 400 listing each problem with the path of its field otherwise. */
+/** Enough to fix a request; a body built to have a problem per element must not get a megabyte of answer. */
+const MAX_REPORTED_PROBLEMS = 10;
+
+/** The body validated against a schema; a 400 listing the problems (the first ten) with the path of each field. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) =>
-    issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message,
-  );
+  const { issues } = result.error;
+  const problems = issues
+    .slice(0, MAX_REPORTED_PROBLEMS)
+    .map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message));
+  if (issues.length > MAX_REPORTED_PROBLEMS) problems.push(`and ${issues.length - MAX_REPORTED_PROBLEMS} more problems`);
   throw badRequest(problems.join('; '), 'invalid_body');
 }

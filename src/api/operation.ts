@@ -33,7 +33,7 @@ export interface Operation<Q = unknown, P = unknown, B = unknown> {
   body?: z.ZodType<B>;
   response: { description: string; schema: z.ZodType };
   /** Documented error statuses beyond those implied by auth and inputs (400, 401, 403, 413, 415). */
-  errors?: { 404?: string; 401?: string };
+  errors?: { 404?: string; 401?: string; 429?: string };
   handle(ctx: Context, input: OperationInput<Q, P, B>, deps: RouteContext): Promise<void>;
 }
 
@@ -87,7 +87,7 @@ export function mountOperation(router: Router, operation: Operation, deps: Route
     middleware.push(allowAnyOrigin);
     router.options(path, answerPreflight(`${operation.method.toUpperCase()}, OPTIONS`));
   }
-  if (operation.auth === 'staff') middleware.push(requireStaff(deps.db, deps.tokens));
+  if (operation.auth === 'staff') middleware.push(requireStaff(deps.db, deps.tokens, deps.loginThrottle));
   if (operation.body) middleware.push(requireJson(), parseJsonBody);
   router[operation.method](path, ...middleware, async function handleOperation(ctx: Context) {
     const input: OperationInput<unknown, unknown, unknown> = {

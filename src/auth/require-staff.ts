@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { Db } from '../db/knex';
 import { ApiError } from '../api/errors';
+import type { LoginThrottle } from './login-throttle';
 import { type TokenSettings, verifyToken } from './tokens';
 import { findActiveUser, type User, verifyCredentials } from './users';
 
@@ -18,7 +19,7 @@ function parseBasic(encoded: string): { username: string; password: string } | u
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-async function authenticate(db: Db, tokens: TokenSettings, header: string): Promise<User> {
+async function authenticate(db: Db, tokens: TokenSettings, throttle: LoginThrottle, header: string, clientIp: string): Promise<User> {
   const [scheme, credentials, ...rest] = header.trim().split(/\s+/);
   if (!credentials || rest.length > 0) throw notAuthenticated('Malformed Authorization header');
   switch (scheme.toLowerCase()) {
@@ -29,9 +30,13 @@ async function authenticate(db: Db, tokens: TokenSettings, header: string): Prom
       return user;
     }
     case 'basic': {
+      // Every Basic request is a password check, so it counts against the failed-login limit like a token request.
       const parsed = parseBasic(credentials);
+      const attempt = { username: parsed?.username, clientIp };
+      await throttle.reserve(attempt);
       const user = parsed && (await verifyCredentials(db, parsed.username, parsed.password));
       if (!user) throw notAuthenticated('Invalid username or password');
+      await throttle.succeeded(attempt);
       return user;
     }
     default:
@@ -43,11 +48,11 @@ async function authenticate(db: Db, tokens: TokenSettings, header: string): Prom
  * Bearer (access JWT) or HTTP Basic; only staff accounts pass. 401 when the credentials are missing or wrong,
  * 403 when they are right but the account is not staff.
  */
-export function requireStaff(db: Db, tokens: TokenSettings) {
+export function requireStaff(db: Db, tokens: TokenSettings, throttle: LoginThrottle) {
   return async function staffOnly(ctx: Context, next: Next) {
     const header = ctx.get('Authorization');
     if (!header) throw notAuthenticated('Authentication credentials were not provided');
-    const user = await authenticate(db, tokens, header);
+    const user = await authenticate(db, tokens, throttle, header, ctx.ip);
     if (!user.is_staff) throw new ApiError(403, 'permission_denied', 'Staff permission required');
     ctx.state.user = user;
     await next();

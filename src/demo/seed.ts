@@ -9,6 +9,7 @@ import { recordRecurringPayment, recurringPaymentInput } from '../platform/recor
 import { recordShopOrder, shopOrderInput } from '../platform/record-shop-order';
 import { runCommand } from '../platform/run-command';
 import { signUpForNewsletter, signUpInput } from '../platform/sign-up-newsletter';
+import { DEMO_CAMPAIGNS, DEMO_CUSTOM_FIELDS, type DemoCampaignTitle, purposesOf, shopArticle } from './swiss-data';
 
 /**
  * Demo data for the embedded default: Swiss donors, campaigns, a campaign link, single, recurring and
@@ -17,9 +18,6 @@ import { signUpForNewsletter, signUpInput } from '../platform/sign-up-newsletter
  * addresses, so a second start finds it all and creates nothing twice. Webhook events are created only if an
  * endpoint is configured at the time.
  */
-
-const CAMPAIGNS = ['Wasser für alle', 'Schulbildung in Nepal', 'Nothilfe Ukraine', 'Bergbauern Graubünden'] as const;
-type CampaignTitle = (typeof CAMPAIGNS)[number];
 
 const DONORS = {
   anna: { gender: 'female', first_name: 'Anna', last_name: 'Müller', email: 'anna.mueller@example.ch', street: 'Bahnhofstrasse', street_number: '12', postal_code: '8001', city: 'Zürich', language: 'de' },
@@ -36,7 +34,7 @@ type DonorKey = keyof typeof DONORS;
 
 interface Position {
   amount: number;
-  campaign: CampaignTitle | null;
+  campaign: DemoCampaignTitle | null;
   purpose?: string;
   recurring?: 'monthly' | 'quarterly' | 'yearly';
 }
@@ -108,9 +106,9 @@ function dayBefore(now: Date, daysAgo: number, minutesAfterEight: number): Date 
   return day;
 }
 
-async function ensureCampaigns(db: Knex, now: Date): Promise<Record<CampaignTitle, number>> {
-  const ids = {} as Record<CampaignTitle, number>;
-  for (const [index, title] of CAMPAIGNS.entries()) {
+async function ensureCampaigns(db: Knex, now: Date): Promise<Record<DemoCampaignTitle, number>> {
+  const ids = {} as Record<DemoCampaignTitle, number>;
+  for (const [index, { title }] of DEMO_CAMPAIGNS.entries()) {
     const existing = await db('campaigns').where({ title }).first('id');
     ids[title] =
       existing?.id ??
@@ -119,7 +117,7 @@ async function ensureCampaigns(db: Knex, now: Date): Promise<Record<CampaignTitl
   return ids;
 }
 
-async function ensureCampaignLinks(db: Knex, campaigns: Record<CampaignTitle, number>): Promise<void> {
+async function ensureCampaignLinks(db: Knex, campaigns: Record<DemoCampaignTitle, number>): Promise<void> {
   await db('campaign_links')
     .insert([
       {
@@ -131,13 +129,10 @@ async function ensureCampaignLinks(db: Knex, campaigns: Record<CampaignTitle, nu
         default_amount_minor: 5000,
         minimum_amount_minor: 500,
         payment_methods: ['TWI', 'VIS', 'ECA', 'PFC', 'PEF', 'INV'],
-        purposes: ['Brunnenbau', 'Hygieneschulung'],
+        purposes: [...purposesOf('Wasser für alle')],
         recurring_enabled: true,
         recurring_intervals: ['monthly', 'quarterly', 'yearly'],
-        custom_fields: JSON.stringify([
-          { name: 'Anlass', type: 'text', label: 'Anlass der Spende', required: false },
-          { name: 'Spendenquittung', type: 'checkbox', label: 'Ich wünsche eine Spendenquittung', required: false },
-        ]),
+        custom_fields: JSON.stringify(DEMO_CUSTOM_FIELDS),
         cover_fees: true,
       },
       {
@@ -236,8 +231,8 @@ export async function seedDemoData(db: Knex, config: Config, now: Date = new Dat
       customer: { gender, first_name, last_name, email, phone: '+41 44 123 45 67', street, street_number, postal_code, city, country: 'CH', language },
       invoice_address: address,
       items: [
-        { article_number: 'KAL-2026', quantity: 2, unit_price_net: 18.5, unit_price_gross: 19.95, discount_percentage: 10, total_price_gross: 35.91 },
-        { article_number: 'KARTEN-SET', quantity: 1, unit_price_net: 11.1, unit_price_gross: 12, discount_percentage: 0, total_price_gross: 12 },
+        { ...shopArticle('KAL-2026'), quantity: 2, discount_percentage: 10, total_price_gross: 35.91 },
+        { ...shopArticle('KARTEN-SET'), quantity: 1, discount_percentage: 0, total_price_gross: 12 },
       ],
       currency: 'CHF',
       total_price_gross: 54.91,

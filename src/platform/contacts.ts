@@ -1,38 +1,12 @@
 import type { Knex } from 'knex';
 import type { ContactModel, Environment } from '../db/models';
+import { DONOR_PERSON_FIELDS, type DonorPerson } from '../shared/donor-fields';
 
 /** The contact fields a platform call may set; `newsletter` and `custom_fields` only when the call knows them. */
-export interface ContactFields {
-  gender: string;
-  first_name: string;
-  last_name: string;
-  email: string;
-  company: string | null;
-  po_box: string | null;
-  street: string;
-  street_number: string;
-  postal_code: string;
-  city: string;
-  country: string;
-  language: string;
+export type ContactFields = DonorPerson & {
   newsletter?: boolean;
   custom_fields?: Record<string, string | boolean>;
-}
-
-const PERSON_COLUMNS = [
-  'gender',
-  'first_name',
-  'last_name',
-  'email',
-  'company',
-  'po_box',
-  'street',
-  'street_number',
-  'postal_code',
-  'city',
-  'country',
-  'language',
-] as const satisfies readonly (keyof ContactFields)[];
+};
 
 /**
  * Finds the contact of an e-mail address in one environment (case-insensitive) or creates it, in one statement so
@@ -48,7 +22,7 @@ export async function upsertContact(
 ): Promise<ContactModel> {
   const { custom_fields, newsletter } = fields;
   // Columns are named from this fixed list, never from the keys of the (request-derived) fields object.
-  const plain: Record<string, unknown> = Object.fromEntries(PERSON_COLUMNS.map((column) => [column, fields[column]]));
+  const plain: Record<string, unknown> = Object.fromEntries(DONOR_PERSON_FIELDS.map((column) => [column, fields[column]]));
   if (newsletter !== undefined) plain.newsletter = newsletter;
   const row = {
     environment,
@@ -57,7 +31,7 @@ export async function upsertContact(
     created_at: now,
     updated_at: now,
   };
-  const updates = PERSON_COLUMNS.map((column) => `"${column}" = EXCLUDED."${column}"`);
+  const updates = DONOR_PERSON_FIELDS.map((column) => `"${column}" = EXCLUDED."${column}"`);
   // An unticked box on a later donation is not an unsubscription: consent once given stays.
   if (newsletter !== undefined) updates.push('newsletter = contacts.newsletter OR EXCLUDED.newsletter');
   if (custom_fields) updates.push('custom_fields = contacts.custom_fields || EXCLUDED.custom_fields');

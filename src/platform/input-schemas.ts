@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DonorField } from '../shared/donor-fields';
 import { toMinor } from '../shared/money';
 
 /** Building blocks of the write side's request bodies, shared by the platform commands. */
@@ -45,7 +46,8 @@ const customFieldsInput = z
   .refine((fields) => Object.keys(fields).length <= 50, 'at most 50 custom fields')
   .default({});
 
-export const donorInput = z.object({
+/** One validator per donor field; `satisfies` keeps this in step with the declared donor fields. */
+const donorFieldInputs = {
   gender: genderInput,
   first_name: requiredText(100),
   last_name: requiredText(100),
@@ -59,7 +61,8 @@ export const donorInput = z.object({
   country: countryInput,
   language: languageInput,
   newsletter: z.boolean().default(false),
-  custom_fields: customFieldsInput,
-});
+} satisfies Record<DonorField, z.ZodType>;
+
+export const donorInput = z.object({ ...donorFieldInputs, custom_fields: customFieldsInput });
 
 export const paymentStatusInput = z.enum(['completed', 'pending']);

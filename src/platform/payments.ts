@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { CheckoutModel, DonationModel, Environment, PaymentStatus, PaymentType } from '../db/models';
 import { badRequest } from '../api/errors';
+import { type Donor, pickDonor } from '../shared/donor-fields';
 import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
 import type { PaymentSnapshot } from '../webhooks/payloads/views';
@@ -21,6 +22,8 @@ export interface NewPosition {
 export interface NewPayment {
   environment: Environment;
   contactId: number;
+  /** The donor that every donation event of this payment shows, now and later; only its donor fields are stored. */
+  donor: Donor;
   currency: string;
   transactionId: string;
   method: string;
@@ -49,6 +52,7 @@ export async function insertPayment(trx: Knex.Transaction, payment: NewPayment):
       number: numbers[0],
       environment: payment.environment,
       contact_id: payment.contactId,
+      donor: JSON.stringify(pickDonor(payment.donor)),
       currency: payment.currency,
       total_amount_minor: payment.positions.reduce((sum, position) => sum + position.amountMinor, 0),
       transaction_id: payment.transactionId,
@@ -107,10 +111,12 @@ export async function assertCampaignsExist(trx: Knex.Transaction, campaignIds: (
   }
 }
 
-/** Everything the donation payloads need about one payment, as it is now in the database. */
+/**
+ * Everything the donation payloads need about one payment. The donor is the one stored with the payment, not the
+ * contact as it is now, so that a later event of the payment (donation.reconciled) shows what the first one did.
+ */
 export async function loadPaymentSnapshot(trx: Knex.Transaction, checkoutId: number): Promise<PaymentSnapshot> {
   const checkout: CheckoutModel = await trx('checkouts').where({ id: checkoutId }).first();
-  const contact = await trx('contacts').where({ id: checkout.contact_id }).first();
   const positions = await trx('donations as d')
     .leftJoin('campaigns as c', 'c.id', 'd.campaign_id')
     .where('d.checkout_id', checkoutId)
@@ -120,21 +126,7 @@ export async function loadPaymentSnapshot(trx: Knex.Transaction, checkoutId: num
     number: checkout.number,
     createdAt: checkout.created_at,
     currency: checkout.currency,
-    donor: {
-      gender: contact.gender,
-      first_name: contact.first_name,
-      last_name: contact.last_name,
-      email: contact.email,
-      company: contact.company,
-      po_box: contact.po_box,
-      street: contact.street,
-      street_number: contact.street_number,
-      postal_code: contact.postal_code,
-      city: contact.city,
-      country: contact.country,
-      language: contact.language,
-      newsletter: contact.newsletter,
-    },
+    donor: pickDonor(checkout.donor),
     customFields: checkout.custom_fields,
     payment: { transactionId: checkout.transaction_id, method: checkout.payment_method, status: checkout.payment_status },
     invoice: checkout.invoice_reference,

@@ -100,7 +100,8 @@ export async function recordCheckout(
     mode: input.invoice_reference_mode ?? ctx.platform.invoiceReference.mode,
     text: input.invoice_reference_text ?? ctx.platform.invoiceReference.text,
   };
-  if (invoiceSettings.mode === 'text' && !invoiceSettings.text) {
+  // The reference mode is a setting of the product; only a QR invoice prints a reference and needs the text.
+  if (input.payment.method === QR_INVOICE_METHOD && invoiceSettings.mode === 'text' && !invoiceSettings.text) {
     throw badRequest('invoice_reference_text is required: the platform has no invoice reference text configured');
   }
   await assertCampaignsExist(trx, input.positions.map((position) => position.campaign_id));
@@ -139,6 +140,8 @@ export async function recordCheckout(
   const payment = await insertPayment(trx, {
     environment: input.environment,
     contactId: contact.id,
+    // The donor as given, except that consent given before stays (the contact after the upsert).
+    donor: contact,
     currency: input.currency,
     transactionId: input.payment.transaction_id,
     method: input.payment.method,

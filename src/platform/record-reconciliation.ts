@@ -9,6 +9,7 @@ import { renderDonationReconciled } from '../webhooks/payloads/donation';
 import { recordWebhookEvents } from '../webhooks/record-events';
 import type { CommandResult, PlatformContext } from './context';
 import { currencyInput, minorOf, nonNegativeAmountInput, transactionIdInput } from './input-schemas';
+import { QR_INVOICE_METHOD } from './invoice-reference';
 import { findPaymentByTransactionId, loadPaymentSnapshot } from './payments';
 
 export const reconciliationInput = z.object({
@@ -35,7 +36,8 @@ function presentReconciliation(transactionId: string, paymentNumber: string, row
 export type ReconciliationRecord = ReturnType<typeof presentReconciliation>;
 
 /**
- * Fee and payout of one payment, reported by its provider exactly once (a second report is a 409), and the
+ * Fee and payout of one completed online payment, reported by its provider exactly once (a second report is a
+ * 409; a QR invoice or a pending payment is a 409 too), and the
  * donation.reconciled events. These are rows of their own: they may be delivered before the originating
  * donation event when that one is still being retried.
  */
@@ -46,6 +48,15 @@ export async function recordReconciliation(
 ): Promise<CommandResult<ReconciliationRecord>> {
   const payment = await findPaymentByTransactionId(trx, input.transaction_id);
   if (!payment) throw notFound(`No payment with transaction_id ${input.transaction_id}`, 'payment_not_found');
+  // Only payment providers report payout and fee, and only of money they collected: a QR invoice has neither.
+  if (payment.payment_status !== 'completed' || payment.payment_method === QR_INVOICE_METHOD) {
+    throw new ApiError(
+      409,
+      'not_reconcilable',
+      `Payment ${input.transaction_id} (${payment.payment_method}, ${payment.payment_status}) cannot be reconciled: ` +
+        'only completed payments through an online payment provider can',
+    );
+  }
   const already = await trx('reconciliations').where({ checkout_id: payment.id }).first();
   if (already) throw new ApiError(409, 'already_reconciled', 'This payment has already been reconciled');
 

@@ -85,6 +85,8 @@ export async function recordRecurringPayment(
   const payment = await insertPayment(trx, {
     environment: recurring.environment,
     contactId: recurring.contact_id,
+    // No donor is given with a follow-up: it is the contact as it is when the payment comes in.
+    donor: await trx('contacts').where({ id: recurring.contact_id }).first(),
     currency: recurring.currency,
     transactionId: input.payment.transaction_id,
     method,

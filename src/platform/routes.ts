@@ -30,7 +30,12 @@ export function createPlatformRouter(context: RouteContext): Router {
     platform: context.config.platform,
   };
   const router = new Router({ prefix: '/platform' });
-  router.use(requireStaff(db, context.tokens), jsonBody());
+  router.use(requireStaff(db, context.tokens, context.loginThrottle), jsonBody());
+
+  // Which campaigns a form may name in `campaign_id` (the demo traffic picks from them).
+  router.get('/campaigns', async function listCampaigns(ctx) {
+    ctx.body = { results: await db('campaigns').select('id', 'title').orderBy('id') };
+  });
 
   router.post('/checkouts', async function createCheckout(ctx) {
     const input = parseBody(checkoutInput, ctx.request.body);

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { badRequest } from '../api/errors';
 import type { NewsletterSubscriptionModel } from '../db/models';
+import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../webhooks/payloads/newsletter';
 import type { CommandResult, PlatformContext } from './context';
 import { emailInput, genderInput, languageInput, optionalText, rowIdInput } from './input-schemas';
 import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
@@ -27,7 +28,7 @@ async function contactToLink(trx: Knex.Transaction, input: SignUpInput): Promise
   }
   // Sign-ups belong to the platform, not to a payment environment: only live contacts are linked automatically.
   const contact = await trx('contacts')
-    .where({ environment: 'PRODUCTION' })
+    .where({ environment: UNLINKED_SIGN_UP_ENVIRONMENT })
     .whereRaw('lower(email) = lower(?)', [input.email])
     .first('id');
   return contact?.id ?? null;

@@ -1,12 +1,16 @@
 import type { Server } from 'node:http';
 import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import type Koa from 'koa';
 import { createApp } from '../api/app';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
+import type { Metrics } from '../observability/metrics';
+import { createMetricsApp } from '../observability/metrics-route';
 import { createTemporalClient } from '../temporal/client';
 import { createDeliveryWorker } from '../temporal/worker';
+import { urlPolicyFor } from '../webhooks/endpoint-rules';
 import { startOutboxRelay } from '../webhooks/outbox-relay';
 import type { Lifecycle } from './lifecycle';
 
@@ -15,6 +19,8 @@ export interface Runtime {
   config: Config;
   log: Logger;
   lifecycle: Lifecycle;
+  /** One registry per process: in the all-in-one role the API's /metrics also shows the worker's deliveries. */
+  metrics: Metrics;
 }
 
 export function startTemporalClient({ config, lifecycle }: Runtime, address: string): Client {
@@ -23,14 +29,9 @@ export function startTemporalClient({ config, lifecycle }: Runtime, address: str
   return client;
 }
 
-export async function startApi(
-  { config, log, lifecycle }: Runtime,
-  db: Db,
-  temporalClient: Client | undefined,
-): Promise<number> {
-  const app = createApp({ db, config, log, temporalClient });
+async function serve(app: Koa, port: number, host: string, lifecycle: Lifecycle): Promise<number> {
   const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(config.http.port, config.http.host);
+    const listening = app.listen(port, host);
     listening.once('listening', () => resolve(listening));
     listening.once('error', reject);
   });
@@ -38,8 +39,22 @@ export async function startApi(
   return (server.address() as { port: number }).port;
 }
 
+export function startApi({ config, log, lifecycle, metrics }: Runtime, db: Db, temporalClient: Client | undefined): Promise<number> {
+  return serve(createApp({ db, config, log, temporalClient, metrics }), config.http.port, config.http.host, lifecycle);
+}
+
+/**
+ * For the roles without an API (worker, relay): serves /metrics on METRICS_PORT when it is set. Returns the port,
+ * or undefined when no listener was asked for.
+ */
+export async function startMetricsListener({ config, log, lifecycle, metrics }: Runtime): Promise<number | undefined> {
+  if (config.metrics.port === undefined) return undefined;
+  const app = createMetricsApp(metrics.registry, config.metrics.token, log);
+  return serve(app, config.metrics.port, config.http.host, lifecycle);
+}
+
 /** The delivery worker; a crash of the worker ends the process so that the supervisor restarts it. */
-export async function startWorker({ config, log, lifecycle }: Runtime, db: Db, address: string): Promise<void> {
+export async function startWorker({ config, log, lifecycle, metrics }: Runtime, db: Db, address: string): Promise<void> {
   const connection = await NativeConnection.connect({ address });
   lifecycle.onStop(() => connection.close());
   const worker = await createDeliveryWorker({
@@ -49,6 +64,8 @@ export async function startWorker({ config, log, lifecycle }: Runtime, db: Db, a
     maxCachedWorkflows: config.temporal.maxCachedWorkflows,
     db,
     log,
+    metrics,
+    allowPrivateAddresses: urlPolicyFor(config).allowPrivateAddresses,
   });
   const running = worker.run();
   running.catch((err: unknown) => {

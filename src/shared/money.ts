@@ -15,15 +15,36 @@ export function toMinor(amount: number): number | undefined {
   return minor;
 }
 
+/** `numerator / denominator` rounded half up, exactly, for non-negative integers of any size. */
+function roundedQuotient(numerator: bigint, denominator: bigint): bigint {
+  return (2n * numerator + denominator) / (2n * denominator);
+}
+
 /**
- * Splits a total over parts in proportion to their weights, rounded to minor units, with the remainder on the last
- * part, so that the parts always add up to the total exactly.
+ * Splits a non-negative total over parts in proportion to their non-negative weights, in minor units, so that the parts add up
+ * to the total exactly and none is negative. Rounds the running total rather than each part: part i is
+ * round(total * (w1 + … + wi) / W) minus the same for the parts before it. Each part is then within one minor unit of
+ * its exact share, the cumulative sums never go down (so no part is negative, as "round each, remainder on the
+ * last" can be when many parts round up), and the last part is what the others leave of the total.
+ * Computed in bigint, because total * weight exceeds 2^53 for large amounts. Weights that are all zero put the
+ * whole total on the last part.
  */
 export function splitProportionally(totalMinor: number, weights: readonly number[]): number[] {
-  const weightSum = weights.reduce((sum, weight) => sum + weight, 0);
+  if (totalMinor < 0 || weights.some((weight) => weight < 0)) {
+    throw new RangeError('splitProportionally splits a non-negative total by non-negative weights');
+  }
   if (weights.length === 0) return [];
-  if (weightSum === 0) return weights.map((_, index) => (index === weights.length - 1 ? totalMinor : 0));
-  const parts = weights.slice(0, -1).map((weight) => Math.round((totalMinor * weight) / weightSum));
-  parts.push(totalMinor - parts.reduce((sum, part) => sum + part, 0));
-  return parts;
+  // BigInt() also refuses fractions: minor units are integers.
+  const weightSum = weights.reduce((sum, weight) => sum + BigInt(weight), 0n);
+  if (weightSum === 0n) return weights.map((_, index) => (index === weights.length - 1 ? totalMinor : 0));
+  const total = BigInt(totalMinor);
+  let cumulativeWeight = 0n;
+  let previousCumulative = 0n;
+  return weights.map((weight) => {
+    cumulativeWeight += BigInt(weight);
+    const cumulative = roundedQuotient(total * cumulativeWeight, weightSum);
+    const part = Number(cumulative - previousCumulative);
+    previousCumulative = cumulative;
+    return part;
+  });
 }

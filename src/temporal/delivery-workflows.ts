@@ -4,6 +4,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import { deliverEvent, deliverNowSignal, resendEvent } from '../../workflows';
+import type { DeliveryStatus } from '../webhooks/delivery-status';
 
 /** One delivery workflow per event, named after it: starting it twice is rejected by Temporal, not by us. */
 export const deliveryWorkflowId = (eventId: number) => `webhook-event-${eventId}`;
@@ -32,29 +33,38 @@ export async function startDeliveryWorkflow(client: Client, taskQueue: string, e
   }
 }
 
+/** What the event looks like when a resend is decided; read again once the delivery workflow turns out to be over. */
+export type ResendableEvent = { status: DeliveryStatus; attempts: number };
+
 /**
  * "Resend now" for an event whose first attempt has been made: a signal to its delivery workflow while that still
- * runs (backoff), otherwise a short workflow making one manual attempt. Returns the workflow that makes it.
+ * runs (backoff), otherwise a short workflow making one manual attempt. Returns the workflow that makes it, or
+ * 'delivered' when the event was delivered by the time its delivery workflow ended.
  */
 export async function requestResend(
   client: Client,
   taskQueue: string,
-  event: { id: number; attempts: number },
-): Promise<{ workflowId: string }> {
-  const workflowId = deliveryWorkflowId(event.id);
+  eventId: number,
+  readEvent: () => Promise<ResendableEvent>,
+): Promise<{ workflowId: string } | 'delivered'> {
+  const workflowId = deliveryWorkflowId(eventId);
   try {
     await client.workflow.getHandle(workflowId).signal(deliverNowSignal);
     return { workflowId };
   } catch (err) {
     if (!(err instanceof WorkflowNotFoundError)) throw err;
   }
+  // Read only now: the workflow may have recorded its last attempt after the caller first looked, and that
+  // attempt's number must not be reused (it would be reported as recorded instead of sent).
+  const event = await readEvent();
+  if (event.status === 'delivered') return 'delivered';
   const attemptNumber = event.attempts + 1;
-  const resendId = resendWorkflowId(event.id, attemptNumber);
+  const resendId = resendWorkflowId(eventId, attemptNumber);
   try {
     await client.workflow.start(resendEvent, {
       taskQueue,
       workflowId: resendId,
-      args: [{ eventId: event.id, attemptNumber }],
+      args: [{ eventId, attemptNumber }],
       ...idPolicies,
     });
   } catch (err) {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { devServerExecutable } from './binaries';
+import { devServerUiUrl } from './ui';
 
 export interface DevServerOptions {
   dataDir: string;
@@ -37,7 +38,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   });
   return {
     address: `127.0.0.1:${options.port}`,
-    uiUrl: `http://127.0.0.1:${options.uiPort}`,
+    uiUrl: devServerUiUrl(options.uiPort),
     stop: () => env.teardown(),
   };
 }

@@ -32,6 +32,21 @@ export function storableResponseBody(bytes: Uint8Array): string {
   return new TextDecoder('utf-8', { fatal: false }).decode(limited).replace(/\u0000/g, '\uFFFD');
 }
 
+/** Secrets shorter than this are not searched for: redacting every "a" would garble any answer. */
+const MIN_REDACTED_LENGTH = 6;
+
+/**
+ * The outcome with our own credentials cut out of what the subscriber sent back: a subscriber that echoes the
+ * request (a debugging endpoint, a proxy error page) would otherwise put the basic-auth password into the admin's
+ * view, where it is write-only by design.
+ */
+export function withoutSecrets(outcome: DeliveryOutcome, secrets: readonly string[]): DeliveryOutcome {
+  const searched = secrets.filter((secret) => secret.length >= MIN_REDACTED_LENGTH);
+  if (searched.length === 0) return outcome;
+  const redact = (text: string | null) => (text === null ? null : searched.reduce((out, secret) => out.split(secret).join('[redacted]'), text));
+  return { ...outcome, responseBody: redact(outcome.responseBody), error: redact(outcome.error) };
+}
+
 /**
  * The spec's rule: a 2xx within the time limit is delivered; any other status (redirects are not followed),
  * a connection error or no answer in time is a failure.

@@ -8,51 +8,73 @@ import { versionNeedsCartLogic } from './payload-versions';
 export interface UrlPolicy {
   /** Development only: plain http to this machine (a local test subscriber). */
   allowHttpToLoopback: boolean;
-  /** Outside production, private and loopback addresses are fine (local subscribers, test networks). */
+  /** Development only: subscribers on loopback, private, link-local or other non-public addresses. */
   allowPrivateAddresses: boolean;
 }
 
+/**
+ * Both relaxations follow the one explicit setting ALLOW_INSECURE_WEBHOOK_URLS, which is on by default outside
+ * production and off in production: a production instance never sends to its own network unless told to.
+ */
 export function urlPolicyFor(config: Config): UrlPolicy {
-  return { allowHttpToLoopback: config.webhooks.allowInsecureUrls, allowPrivateAddresses: !config.production };
+  const { allowInsecureUrls } = config.webhooks;
+  return { allowHttpToLoopback: allowInsecureUrls, allowPrivateAddresses: allowInsecureUrls };
 }
 
 const MAX_URL_LENGTH = 2048;
 
-const privateRanges = new net.BlockList();
+/** Addresses a webhook must never reach in production: this machine, its networks, and the cloud's metadata. */
+const nonPublicRanges = new net.BlockList();
 for (const [address, prefix] of [
   ['0.0.0.0', 8], // "this network"
   ['10.0.0.0', 8],
   ['100.64.0.0', 10], // carrier-grade NAT
   ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, cloud metadata services
+  ['169.254.0.0', 16], // link-local, cloud metadata services (169.254.169.254)
   ['172.16.0.0', 12],
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
   ['192.168.0.0', 16],
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24], // documentation
+  ['203.0.113.0', 24], // documentation
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
 ] as const) {
-  privateRanges.addSubnet(address, prefix, 'ipv4');
+  nonPublicRanges.addSubnet(address, prefix, 'ipv4');
 }
 for (const [address, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7], // unique local
+  ['::', 96], // unspecified, loopback, IPv4-compatible (::a.b.c.d)
+  ['64:ff9b::', 96], // NAT64: may embed any IPv4 address
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['100::', 64], // discard
+  ['2002::', 16], // 6to4: may embed any IPv4 address
+  ['fc00::', 7], // unique local, AWS metadata (fd00:ec2::254)
   ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
 ] as const) {
-  privateRanges.addSubnet(address, prefix, 'ipv6');
+  nonPublicRanges.addSubnet(address, prefix, 'ipv6');
 }
 
-/** True for loopback, private, link-local and unspecified IP addresses (IPv4-mapped IPv6 included). */
+/**
+ * True for IP addresses a production webhook must not reach: loopback, private, link-local, metadata, CGNAT,
+ * multicast, reserved and the IPv6 forms that embed an IPv4 address (IPv4-mapped ones are checked as IPv4).
+ */
 export function isPrivateAddress(ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return isPrivateAddress(mapped[1]);
   const family = net.isIP(ip);
   if (family === 0) return false;
-  return privateRanges.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  return nonPublicRanges.check(ip, family === 4 ? 'ipv4' : 'ipv6');
 }
 
-function bareHost(hostname: string): string {
+export const PRIVATE_ADDRESS_PROBLEM = 'url: must not point to a private, loopback or link-local address';
+
+export function bareHost(hostname: string): string {
   return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
 }
 
-function isLoopbackHost(hostname: string): boolean {
+/** localhost, 127.0.0.0/8 or ::1, as the host part of a URL (IPv6 in brackets or not). */
+export function isLoopbackHost(hostname: string): boolean {
   const host = bareHost(hostname).toLowerCase();
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   if (host === '::1') return true;
@@ -61,8 +83,7 @@ function isLoopbackHost(hostname: string): boolean {
 
 /**
  * The problem with a subscriber URL, or undefined when it is acceptable. Only literal addresses are checked here;
- * a host name that resolves to a private address must be caught where the address is known, at delivery time
- * (resolve, then check each address with isPrivateAddress).
+ * what a host name resolves to is checked by `subscriber-address.ts`, at configuration and again at every delivery.
  */
 export function urlProblem(raw: string, policy: UrlPolicy): string | undefined {
   if (raw.length > MAX_URL_LENGTH) return `url: at most ${MAX_URL_LENGTH} characters`;
@@ -81,7 +102,7 @@ export function urlProblem(raw: string, policy: UrlPolicy): string | undefined {
     return 'url: must use https';
   }
   if (!policy.allowPrivateAddresses && (loopback || isPrivateAddress(bareHost(url.hostname)))) {
-    return 'url: must not point to a private, loopback or link-local address';
+    return PRIVATE_ADDRESS_PROBLEM;
   }
   return undefined;
 }

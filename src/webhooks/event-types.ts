@@ -14,7 +14,3 @@ export const DEFAULT_EVENT_SELECTION: readonly WebhookEventType[] = [
   'donation.recurring_completed',
   'shop_order.completed',
 ];
-
-export function isWebhookEventType(value: string): value is WebhookEventType {
-  return (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
-}

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import pg from 'pg';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
-import { startDeliveryWorkflow } from '../temporal/delivery-workflows';
+import { deliveryWorkflowId, startDeliveryWorkflow } from '../temporal/delivery-workflows';
 
 /** Channel of the trigger in migration 008 (kept literal there: migrations do not change with the code). */
 export const WEBHOOK_EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
@@ -12,6 +12,13 @@ export interface RelayPassOptions {
   client: Client;
   taskQueue: string;
   batchSize?: number;
+  /**
+   * Deadline of each workflow start. The pass holds its rows locked in a transaction meanwhile, so a Temporal
+   * frontend that accepts connections but never answers must fail the start (like Temporal down), not hang it.
+   */
+  startTimeoutMs?: number;
+  /** Where each start (or failed start) is logged with its event id and workflow id. */
+  log?: Logger;
 }
 
 export interface OutboxRelayOptions extends RelayPassOptions {
@@ -26,15 +33,22 @@ export interface OutboxRelay {
   stop(): Promise<void>;
 }
 
-const DEFAULTS = { batchSize: 100, pollIntervalMs: 1_000, maxBackoffMs: 30_000 };
+const DEFAULTS = { batchSize: 100, pollIntervalMs: 1_000, maxBackoffMs: 30_000, startTimeoutMs: 5_000 };
 
 /**
  * One pass of the relay: takes up to `batchSize` events whose workflow was not started yet, oldest first, locked so
  * that parallel relays share the work (SKIP LOCKED), starts their workflows and marks them started. Rows whose start
- * failed stay unmarked for the next pass; that error is rethrown after the others are committed.
+ * failed or timed out stay unmarked for the next pass; that error is rethrown after the others are committed.
  * Returns the number of events marked.
  */
-export async function relayPendingEvents({ db, client, taskQueue, batchSize = DEFAULTS.batchSize }: RelayPassOptions): Promise<number> {
+export async function relayPendingEvents({
+  db,
+  client,
+  taskQueue,
+  batchSize = DEFAULTS.batchSize,
+  startTimeoutMs = DEFAULTS.startTimeoutMs,
+  log,
+}: RelayPassOptions): Promise<number> {
   const { marked, failure } = await db.transaction(async (trx) => {
     const rows: Array<{ id: number }> = await trx('webhook_events')
       .select('id')
@@ -43,7 +57,15 @@ export async function relayPendingEvents({ db, client, taskQueue, batchSize = DE
       .limit(batchSize)
       .forUpdate()
       .skipLocked();
-    const starts = await Promise.allSettled(rows.map((row) => startDeliveryWorkflow(client, taskQueue, row.id)));
+    const deadline = Date.now() + startTimeoutMs;
+    const starts = await Promise.allSettled(
+      rows.map((row) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, row.id))),
+    );
+    starts.forEach((start, index) => {
+      const fields = { eventId: rows[index].id, workflowId: deliveryWorkflowId(rows[index].id) };
+      if (start.status === 'fulfilled') log?.info({ ...fields, start: start.value }, 'delivery workflow started');
+      else log?.debug({ ...fields, err: start.reason }, 'delivery workflow not started; the event stays queued');
+    });
     const started = rows.filter((_, index) => starts[index].status === 'fulfilled').map((row) => row.id);
     if (started.length > 0) {
       await trx('webhook_events').whereIn('id', started).update({ workflow_started_at: trx.fn.now() });

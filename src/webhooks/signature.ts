@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -37,4 +37,33 @@ export function signatureHeaders(input: SignatureInput): Record<string, string> 
     'webhook-timestamp': timestamp,
     'webhook-signature': `v1,${signature}`,
   };
+}
+
+export type SignatureCheck = 'valid' | 'missing' | 'invalid' | 'stale';
+
+/** Standard Webhooks' tolerance: a timestamp further than this from the receiver's clock is refused (replays). */
+export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
+
+/**
+ * The receiving side, as a subscriber checks a delivery: the headers must be present, the timestamp recent, and one
+ * of the space-separated `v1,` signatures must match the body.
+ */
+export function verifySignature(
+  headers: { id?: string; timestamp?: string; signature?: string },
+  body: string,
+  secret: string,
+  nowSeconds: number,
+): SignatureCheck {
+  if (!headers.id || !headers.timestamp || !headers.signature) return 'missing';
+  if (!/^\d{1,12}$/.test(headers.timestamp)) return 'invalid';
+  const timestampSeconds = Number(headers.timestamp);
+  if (Math.abs(nowSeconds - timestampSeconds) > SIGNATURE_TOLERANCE_SECONDS) return 'stale';
+  const expected = Buffer.from(
+    signatureHeaders({ messageId: headers.id, timestampSeconds, body, secret })['webhook-signature'],
+  );
+  const matches = headers.signature.split(' ').some((candidate) => {
+    const given = Buffer.from(candidate);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  return matches ? 'valid' : 'invalid';
 }

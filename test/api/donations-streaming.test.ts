@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { insertContact, LUCA } from '../support/api-fixtures';
+import { donorSnapshotOf, insertContact, LUCA } from '../support/api-fixtures';
 import { startTestApi, type TestApi } from '../support/api-server';
 
 let api: TestApi;
@@ -11,12 +11,12 @@ beforeAll(async () => {
   const contactId = await insertContact(api.db, 'TEST', LUCA);
   // One busy day: a donation every second from midnight (Swiss summer time) on 06-01-2025.
   await api.db.raw(
-    `INSERT INTO checkouts (number, environment, contact_id, currency, total_amount_minor, transaction_id,
+    `INSERT INTO checkouts (number, environment, contact_id, donor, currency, total_amount_minor, transaction_id,
                             payment_method, payment_status, created_at)
-     SELECT (2000000 + g)::text, 'TEST', ?, 'CHF', 1000 + g % 500, 'bulk_' || g, 'TWI', 'completed',
+     SELECT (2000000 + g)::text, 'TEST', ?, ?::jsonb, 'CHF', 1000 + g % 500, 'bulk_' || g, 'TWI', 'completed',
             timestamptz '2025-06-01 00:00:00+02' + g * interval '1 second'
      FROM generate_series(1, ?) AS g`,
-    [contactId, ROWS],
+    [contactId, await donorSnapshotOf(api.db, contactId), ROWS],
   );
   await api.db.raw(
     `INSERT INTO donations (number, checkout_id, position, environment, contact_id, created_at, amount_minor, payment_type)

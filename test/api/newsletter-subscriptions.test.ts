@@ -75,7 +75,7 @@ async function page(root: string, query = ''): Promise<Page> {
 describe('GET crm/newsletter-subscriptions/', () => {
   test('v2.1: confirmed sign-ups shaped like the webhook object, contact data first, UTC', async () => {
     expect(await page('/api/v2.1')).toEqual({
-      count: 2,
+      count: 1,
       next: null,
       previous: null,
       results: [
@@ -90,48 +90,51 @@ describe('GET crm/newsletter-subscriptions/', () => {
           opt_in: true,
           opt_in_date: '2025-03-30T10:20:00Z',
         },
-        {
-          subscription_id: ids.sophie,
-          contact_id: null,
-          gender: '',
-          first_name: 'Sophie',
-          last_name: null,
-          email: 'sophie.keller@example.ch',
-          language: 'de',
-          opt_in: true,
-          opt_in_date: '2025-10-26T01:30:00Z',
-        },
       ],
+    });
+    // Without a contact the sign-up speaks for itself.
+    expect((await page('/api/v2.1', '?environment=PRODUCTION')).results[1]).toEqual({
+      subscription_id: ids.sophie,
+      contact_id: null,
+      gender: '',
+      first_name: 'Sophie',
+      last_name: null,
+      email: 'sophie.keller@example.ch',
+      language: 'de',
+      opt_in: true,
+      opt_in_date: '2025-10-26T01:30:00Z',
     });
   });
 
   test('v1, v2 and /crm-api show the confirmation in Swiss local time', async () => {
     for (const root of ['/api/v1', '/api/v2', '/crm-api']) {
-      const body = await page(root);
-      expect(body.results.map((entry) => entry.opt_in_date)).toEqual([
-        '2025-03-30T12:20:00+02:00',
+      expect((await page(root)).results.map((entry) => entry.opt_in_date)).toEqual(['2025-03-30T12:20:00+02:00']);
+      expect((await page(root, '?environment=PRODUCTION')).results.map((entry) => entry.opt_in_date)).toEqual([
+        '2025-07-15T12:45:00+02:00',
         '2025-10-26T02:30:00+01:00',
       ]);
     }
   });
 
-  test('PRODUCTION lists sign-ups of live contacts, and those without a contact', async () => {
-    const body = await page('/api/v2.1', '?environment=PRODUCTION');
-    expect(body.results.map((entry) => entry.subscription_id)).toEqual([ids.marco, ids.sophie]);
+  test('every sign-up is listed in one environment: its contact\'s, or PRODUCTION when it has none', async () => {
+    const listed = async (query: string) => (await page('/api/v2.1', query)).results.map((entry) => entry.subscription_id);
+    expect(await listed('?environment=TEST')).toEqual([ids.anna]);
+    expect(await listed('?environment=PRODUCTION')).toEqual([ids.marco, ids.sophie]);
   });
 
   test('dateFrom and dateTo filter on the Swiss day of confirmation, each on its own', async () => {
     const ids_ = async (query: string) => (await page('/api/v2.1', query)).results.map((entry) => entry.subscription_id);
-    expect(await ids_('?dateFrom=10-26-2025')).toEqual([ids.sophie]);
+    expect(await ids_('?environment=PRODUCTION&dateFrom=10-26-2025')).toEqual([ids.sophie]);
+    expect(await ids_('?environment=PRODUCTION&dateTo=10-25-2025')).toEqual([ids.marco]);
     expect(await ids_('?dateTo=10-25-2025')).toEqual([ids.anna]);
     expect(await ids_('?dateFrom=03-30-2025&dateTo=03-30-2025')).toEqual([ids.anna]);
     expect(await ids_('?dateFrom=03-31-2025&dateTo=10-25-2025')).toEqual([]);
   });
 
   test('pagination as on contacts', async () => {
-    const first = await page('/api/v2.1', '?page_size=1');
+    const first = await page('/api/v2.1', '?environment=PRODUCTION&page_size=1');
     expect(first.count).toBe(2);
-    expect(first.next).toBe(`${api.baseUrl}/api/v2.1/crm/newsletter-subscriptions/?page_size=1&page=2`);
-    expect((await api.get('/api/v2.1/crm/newsletter-subscriptions/?page_size=1&page=3')).status).toBe(404);
+    expect(first.next).toBe(`${api.baseUrl}/api/v2.1/crm/newsletter-subscriptions/?environment=PRODUCTION&page_size=1&page=2`);
+    expect((await api.get('/api/v2.1/crm/newsletter-subscriptions/?environment=PRODUCTION&page_size=1&page=3')).status).toBe(404);
   });
 });

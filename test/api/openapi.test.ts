@@ -47,6 +47,7 @@ test('every mounted route is documented, and every documented route is mounted',
     config: undefined as never,
     log: undefined as never,
     tokens: { secret: 'unused', clock: () => 0 },
+    loginThrottle: undefined as never,
   });
   const mounted = router.stack
     .flatMap((layer) => layer.methods.filter((method) => method === 'GET' || method === 'POST').map((method) => ({ method, path: layer.path })))

@@ -154,6 +154,11 @@ test('runs several API, worker and relay replicas that can be scaled', () => {
   expect(read('deploy/caddy/Caddyfile')).toMatch(/dynamic a api 3000/);
 });
 
+test('keeps /metrics off the public load balancer and gives workers and relays a metrics port', () => {
+  expect(read('deploy/caddy/Caddyfile')).toMatch(/^\s*respond \/metrics\* 404$/m);
+  for (const name of ['worker', 'relay']) expect(loadConfig(services[name].environment ?? {}).metrics.port).toBe(9464);
+});
+
 test('pins every pulled image and mounts only files that exist', () => {
   for (const [name, service] of Object.entries(services)) {
     const tag = /:([^:/]+)$/.exec(service.image ?? '')?.[1];

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
 import type { Environment, PaymentStatus, PaymentType } from '../../src/db/models';
+import { pickDonor } from '../../src/shared/donor-fields';
 
 /*
  * Rows for the read API, inserted straight into the schema (the write side is built separately). Swiss donors,
@@ -67,6 +68,11 @@ export interface InsertedCheckout {
   positions: string[];
 }
 
+/** The donor snapshot a checkout stores, as JSON: the contact's donor fields as they are now. */
+export async function donorSnapshotOf(db: Db, contactId: number): Promise<string> {
+  return JSON.stringify(pickDonor(await db('contacts').where({ id: contactId }).first()));
+}
+
 export async function insertCheckout(db: Db, input: CheckoutInput): Promise<InsertedCheckout> {
   return db.transaction(async (trx) => {
     const numbers: string[] = [];
@@ -80,6 +86,7 @@ export async function insertCheckout(db: Db, input: CheckoutInput): Promise<Inse
         number: numbers[0],
         environment: input.environment,
         contact_id: input.contactId,
+        donor: await donorSnapshotOf(trx, input.contactId),
         currency: input.currency ?? 'CHF',
         total_amount_minor: input.positions.reduce((sum, position) => sum + position.amountMinor, 0),
         transaction_id: transactionId,

@@ -23,12 +23,12 @@ export interface TestApi {
 }
 
 /** The real app on a loopback port, over its own migrated database, with a staff and a non-staff user. */
-export async function startTestApi(): Promise<TestApi> {
+export async function startTestApi(env: NodeJS.ProcessEnv = {}): Promise<TestApi> {
   const { db } = await createTestDatabase();
   await upsertUser(db, { ...STAFF, isStaff: true });
   await upsertUser(db, { ...NON_STAFF, isStaff: false });
   const clock = { now: Math.floor(Date.now() / 1000) };
-  const config = loadConfig({ JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123' });
+  const config = loadConfig({ JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123', ...env });
   const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

@@ -1,11 +1,12 @@
 import type { Server } from 'node:http';
-import { createApp } from '../../src/api/app';
+import { type AppDependencies, createApp } from '../../src/api/app';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { type Config, loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from './database';
+import { dnsTable, PUBLIC_ADDRESS } from './dns-table';
 
 export interface TestApp {
   db: Db;
@@ -22,12 +23,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/** The real app over real HTTP on loopback, with its own database and a staff user. */
-export async function startTestApp(env: NodeJS.ProcessEnv = {}): Promise<TestApp> {
+/** Subscriber host names resolve from a table (no DNS here): crm.example.org to a public address by default. */
+const defaultResolver = dnsTable({ 'crm.example.org': [PUBLIC_ADDRESS] });
+
+/**
+ * The real app over real HTTP on loopback, with its own database and a staff user. `temporalClient`: where a resend
+ * starts its workflow (without it a resend answers 503). `resolveHost`: the DNS of the subscriber URL check.
+ */
+export async function startTestApp(
+  env: NodeJS.ProcessEnv = {},
+  { temporalClient, resolveHost = defaultResolver }: Pick<AppDependencies, 'temporalClient' | 'resolveHost'> = {},
+): Promise<TestApp> {
   const { db } = await createTestDatabase();
   const config = loadConfig({ JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars', ...env });
   const clock = { now: Math.floor(Date.parse('2025-07-15T10:30:00Z') / 1000) };
-  const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now });
+  const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now, temporalClient, resolveHost });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;

@@ -13,10 +13,81 @@ test('a third decimal or a non-number is refused', () => {
   expect(toMinor(Number.POSITIVE_INFINITY)).toBeUndefined();
 });
 
-test('a proportional split sums to the total with the remainder on the last part', () => {
-  expect(splitProportionally(1000, [1, 1, 1])).toEqual([333, 333, 334]);
-  expect(splitProportionally(295, [5000, 2500])).toEqual([197, 98]);
-  const parts = splitProportionally(9999, [123, 4567, 89]);
-  expect(parts.reduce((a, b) => a + b, 0)).toBe(9999);
-  expect(splitProportionally(100, [])).toEqual([]);
+/** A small seeded generator (mulberry32), so that a failing case can be replayed. */
+function randomSource(seed: number): (below: number) => number {
+  let state = seed >>> 0;
+  return (below) => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * below);
+  };
+}
+
+/**
+ * What is wrong with a split, if anything: every part must be non-negative, the parts must sum to the total, and each
+ * must be within one minor unit of its exact share.
+ */
+function unfairness(totalMinor: number, weights: number[]): string | undefined {
+  const parts = splitProportionally(totalMinor, weights);
+  const weightSum = weights.reduce((sum, weight) => sum + BigInt(weight), 0n);
+  // |part - total * weight / W| <= 1, compared exactly as |part * W - total * weight| <= W.
+  const farOff = (part: number, index: number) => {
+    const difference = BigInt(part) * weightSum - BigInt(totalMinor) * BigInt(weights[index]);
+    return (difference < 0n ? -difference : difference) > weightSum;
+  };
+  const problem =
+    parts.length !== weights.length ? 'wrong length'
+    : parts.some((part) => part < 0) ? 'a negative part'
+    : parts.reduce((sum, part) => sum + part, 0) !== totalMinor ? 'parts do not sum to the total'
+    : parts.some(farOff) ? 'a part more than one minor unit off its exact share'
+    : undefined;
+  return problem && `${problem}: ${totalMinor} by [${weights.join(', ')}] gave [${parts.join(', ')}]`;
+}
+
+describe('splitProportionally', () => {
+  test('a small fee over many equal positions gives no position a negative share', () => {
+    // Rounding each share on its own gave [1, 1, 1, 1, 1, -2] here.
+    expect(splitProportionally(3, [1, 1, 1, 1, 1, 1])).toEqual([1, 0, 1, 0, 1, 0]);
+    expect(unfairness(3, [5000, 5000, 5000, 5000, 5000, 5000])).toBeUndefined();
+    expect(unfairness(1, [100, 100, 100, 100])).toBeUndefined();
+    expect(unfairness(49, Array.from({ length: 50 }, () => 2000))).toBeUndefined();
+  });
+
+  test('the running total is rounded: known splits', () => {
+    expect(splitProportionally(1000, [1, 1, 1])).toEqual([333, 334, 333]);
+    expect(splitProportionally(295, [5000, 2500])).toEqual([197, 98]);
+    expect(splitProportionally(7312, [5000, 2550])).toEqual([4842, 2470]);
+    expect(splitProportionally(0, [1, 2, 3])).toEqual([0, 0, 0]);
+    expect(splitProportionally(100, [])).toEqual([]);
+    expect(splitProportionally(100, [0, 0])).toEqual([0, 100]);
+  });
+
+  test('property: random weights and small totals always split fairly', () => {
+    const random = randomSource(20250715);
+    const problems = [];
+    for (let run = 0; run < 5000; run += 1) {
+      const positions = 1 + random(50);
+      const scale = [10, 1000, 100_000][random(3)];
+      const weights = Array.from({ length: positions }, () => 1 + random(scale));
+      problems.push(unfairness(random(3 * positions + 5), weights));
+    }
+    expect(problems.filter(Boolean).slice(0, 3)).toEqual([]);
+  });
+
+  test('property: large totals and weights stay exact (beyond 2^53 in the products)', () => {
+    const random = randomSource(7);
+    const problems = [unfairness(99_999_999_999, [99_999_999_999, 1, 99_999_999_998])];
+    for (let run = 0; run < 500; run += 1) {
+      const weights = Array.from({ length: 1 + random(50) }, () => 1 + random(99_999_999_999));
+      problems.push(unfairness(random(99_999_999_999), weights));
+    }
+    expect(problems.filter(Boolean).slice(0, 3)).toEqual([]);
+  });
+
+  test('negative totals or weights are a programming error', () => {
+    expect(() => splitProportionally(-1, [1])).toThrow(RangeError);
+    expect(() => splitProportionally(1, [1, -1])).toThrow(RangeError);
+  });
 });

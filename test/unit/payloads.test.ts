@@ -354,6 +354,23 @@ describe('donation.reconciled', () => {
       expect(payments.reduce((sum, p) => sum + Math.round(p.fee_amount * 100), 0)).toBe(299);
     }
   });
+
+  test('a fee of a few cents over many equal positions gives no position a negative share', () => {
+    const six: PaymentSnapshot = {
+      ...multi,
+      positions: Array.from({ length: 6 }, (_, index) => ({
+        number: String(1000020 + index),
+        amountMinor: 5000,
+        campaign: null,
+        purpose: null,
+      })),
+    };
+    const payments = renderDonationReconciled(six, { paidOutMinor: 29997, feeMinor: 3 }, v1).map(
+      (event) => (event.data.donation as { payment: { paid_out_amount: number; fee_amount: number } }).payment,
+    );
+    expect(payments.map((p) => p.fee_amount)).toEqual([0.01, 0, 0.01, 0, 0.01, 0]);
+    expect(payments.map((p) => p.paid_out_amount)).toEqual([50, 49.99, 50, 49.99, 50, 49.99]);
+  });
 });
 
 describe('newsletter.subscribed', () => {

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { signatureHeaders, signingKey } from '../../src/webhooks/signature';
+import { signatureHeaders, signingKey, verifySignature } from '../../src/webhooks/signature';
 
 test('reproduces the published Standard Webhooks test vector', () => {
   expect(
@@ -26,4 +26,30 @@ test('signs the exact body bytes, non-ASCII included', () => {
   const { 'webhook-signature': signature } = signatureHeaders({ messageId: '42', timestampSeconds: 1700000000, body, secret: 'k' });
   const expected = createHmac('sha256', 'k').update(Buffer.from(`42.1700000000.${body}`, 'utf8')).digest('base64');
   expect(signature).toBe(`v1,${expected}`);
+});
+
+describe('verifySignature', () => {
+  const body = '{"id":7,"event":"donation.completed"}';
+  const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+  const signed = signatureHeaders({ messageId: '7', timestampSeconds: 1700000000, body, secret });
+  const headers = { id: signed['webhook-id'], timestamp: signed['webhook-timestamp'], signature: signed['webhook-signature'] };
+
+  test('accepts what signatureHeaders produced, also among several signatures', () => {
+    expect(verifySignature(headers, body, secret, 1700000010)).toBe('valid');
+    expect(verifySignature({ ...headers, signature: `v1,b3RoZXI= ${headers.signature}` }, body, secret, 1700000010)).toBe('valid');
+  });
+
+  test('refuses a changed body, another secret, another id or a malformed timestamp', () => {
+    expect(verifySignature(headers, body.replace('7', '8'), secret, 1700000010)).toBe('invalid');
+    expect(verifySignature(headers, body, 'whsec_b3RoZXIgc2VjcmV0', 1700000010)).toBe('invalid');
+    expect(verifySignature({ ...headers, id: '8' }, body, secret, 1700000010)).toBe('invalid');
+    expect(verifySignature({ ...headers, timestamp: '17e8' }, body, secret, 1700000010)).toBe('invalid');
+  });
+
+  test('refuses missing headers and timestamps outside the five-minute tolerance', () => {
+    expect(verifySignature({ ...headers, signature: undefined }, body, secret, 1700000010)).toBe('missing');
+    expect(verifySignature(headers, body, secret, 1700000000 + 301)).toBe('stale');
+    expect(verifySignature(headers, body, secret, 1700000000 - 301)).toBe('stale');
+    expect(verifySignature(headers, body, secret, 1700000000 + 300)).toBe('valid');
+  });
 });

@@ -9,7 +9,7 @@ import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../support/subscriber';
+import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
@@ -55,6 +55,7 @@ async function withWorker<T>(body: (taskQueue: string) => Promise<T>, options: W
     db: options.activityDb ?? db,
     log: options.log ?? pino({ level: 'silent' }),
     http: options.timeoutMs ? { timeoutMs: options.timeoutMs } : {},
+    allowPrivateAddresses: true,
   });
   return worker.runUntil(body(taskQueue));
 }
@@ -116,6 +117,15 @@ test('delivers on the first try and logs the attempt without credentials', async
   ]);
   expect(lines.join('\n')).not.toContain('s3cret-pw');
   expect(lines.join('\n')).not.toContain(Buffer.from('crm:s3cret-pw').toString('base64'));
+
+  // A worker killed mid-attempt is noticed by the missing heartbeats after 10 s, not after the 2 min upper bound.
+  const history = await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).fetchHistory();
+  const scheduled = (history.events ?? []).flatMap((historyEvent) => historyEvent.activityTaskScheduledEventAttributes ?? []);
+  expect(scheduled.length).toBeGreaterThan(0);
+  for (const activity of scheduled) {
+    expect(Number(activity.heartbeatTimeout?.seconds)).toBe(10);
+    expect(Number(activity.startToCloseTimeout?.seconds)).toBe(120);
+  }
 });
 
 test('fails twice, then delivers on attempt 3, after exactly 5 and 15 minutes of workflow time', async () => {

@@ -7,7 +7,7 @@ import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../support/subscriber';
+import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
 
@@ -31,7 +31,7 @@ const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A)
 
 beforeAll(async () => {
   ({ db, url: dbUrl } = await createTestDatabase());
-  activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt });
+  activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true });
   subscriber = await startSubscriber({ reply: (request) => replies(request) });
 });
 
@@ -104,6 +104,18 @@ describe('attemptDelivery', () => {
     const event = await newEvent();
     const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
     expect(result).toMatchObject({ outcome: 'failed', responseCode: null, responseBody: null, error: 'No response within 0.3 s' });
+  });
+
+  test('heartbeats while the subscriber takes its time, so that a dead worker is noticed long before startToClose', async () => {
+    const heartbeating = createActivities({ db, log, http: { timeoutMs: 5_000 }, allowPrivateAddresses: true, heartbeatIntervalMs: 50 });
+    replies = () => ({ status: 200, body: 'slow but fine', delayMs: 600 });
+    const event = await newEvent();
+    const environment = new MockActivityEnvironment({ workflowExecution: { workflowId: 'webhook-event-test', runId: 'run' } }, { logger: quietSdkLogger });
+    let heartbeats = 0;
+    environment.on('heartbeat', () => (heartbeats += 1));
+    const result = await environment.run(heartbeating.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    expect(result).toMatchObject({ outcome: 'delivered', responseBody: 'slow but fine' });
+    expect(heartbeats).toBeGreaterThanOrEqual(5);
   });
 
   test('a 2xx status line in time counts even if the body is still trickling in at the limit', async () => {
@@ -271,7 +283,7 @@ describe('with the database down', () => {
 
   test('both activities throw (Temporal retries them) and nothing is sent', async () => {
     const event = await newEvent();
-    const down = createActivities({ db: downDb, log });
+    const down = createActivities({ db: downDb, log, allowPrivateAddresses: true });
     await expect(run(down.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false })).rejects.toThrow(/ECONNREFUSED/);
     await expect(
       run(down.recordAttempt, {
@@ -296,7 +308,7 @@ describe('with the database down', () => {
         void proxy.cut(); // down while the subscriber answers
         return { status: 200, body: 'got it' };
       };
-      const proxied = createActivities({ db: proxiedDb, log });
+      const proxied = createActivities({ db: proxiedDb, log, allowPrivateAddresses: true });
       const attempt = { kind: 'scheduled', number: 1 } as const;
       const result = await run(proxied.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false, attempt });
 

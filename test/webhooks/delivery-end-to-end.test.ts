@@ -10,7 +10,7 @@ import { type OutboxRelay, startOutboxRelay } from '../../src/webhooks/outbox-re
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
-import { startSubscriber, type Subscriber } from '../support/subscriber';
+import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
 // For its Runtime logger set-up (warnings and errors only).
 import '../support/temporal';
@@ -77,6 +77,7 @@ test('an event committed while Temporal is down is delivered once the dev server
     taskQueue,
     db,
     log: pino({ level: 'silent' }),
+    allowPrivateAddresses: true,
   });
   const delivered = await worker.runUntil(
     eventually(

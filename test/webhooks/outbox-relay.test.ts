@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
@@ -8,7 +10,7 @@ import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/
 import { relayPendingEvents, startOutboxRelay } from '../../src/webhooks/outbox-relay';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
-import { startSubscriber, type Subscriber } from '../support/subscriber';
+import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
 
@@ -43,7 +45,7 @@ afterAll(async () => {
 const newTaskQueue = () => `relay-${randomUUID()}`;
 
 async function withWorker<T>(taskQueue: string, body: () => Promise<T>): Promise<T> {
-  const worker = await createDeliveryWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, db, log });
+  const worker = await createDeliveryWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, db, log, allowPrivateAddresses: true });
   return worker.runUntil(body());
 }
 
@@ -134,4 +136,32 @@ test('parallel relays split the outbox in batches without taking the same row (S
   const descriptions = await Promise.all(events.map((e) => env.client.workflow.getHandle(deliveryWorkflowId(e.id)).describe()));
   expect(descriptions.every((d) => d.taskQueue === taskQueue && d.type === 'deliverEvent')).toBe(true);
   await Promise.all(events.map((e) => env.client.workflow.getHandle(deliveryWorkflowId(e.id)).terminate('test done')));
+});
+
+test('a Temporal that accepts connections but never answers fails the pass within the start deadline, rows untouched', async () => {
+  const sockets = new Set<net.Socket>();
+  const silent = net.createServer((socket) => {
+    sockets.add(socket); // accepted, never answered
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const connection = Connection.lazy({ address: `127.0.0.1:${(silent.address() as net.AddressInfo).port}` });
+  const taskQueue = newTaskQueue();
+  try {
+    const event = await insertEvent(db, endpointId);
+    const began = Date.now();
+    const pass = relayPendingEvents({ db, client: new Client({ connection }), taskQueue, log, startTimeoutMs: 500 });
+    await expect(pass).rejects.toThrow();
+    expect(Date.now() - began).toBeLessThan(5_000);
+    expect(sockets.size).toBeGreaterThan(0); // it did reach the silent frontend
+
+    // Not marked and not left locked: a relay with a working Temporal takes the row at once.
+    expect((await eventRow(db, event.id)).workflow_started_at).toBeNull();
+    expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(1);
+    expect((await eventRow(db, event.id)).workflow_started_at).not.toBeNull();
+  } finally {
+    await connection.close().catch(() => undefined);
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
 });

@@ -8,11 +8,11 @@ import { upsertUser } from '../../src/auth/users';
 import { type Config, loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
-import { deliveryWorkflowId, startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
+import { deliveryWorkflowId, requestResend, startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../support/subscriber';
+import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
 
@@ -72,6 +72,7 @@ async function withWorker<T>(body: () => Promise<T>): Promise<T> {
     workflowBundle,
     db,
     log,
+    allowPrivateAddresses: true,
   });
   return worker.runUntil(body());
 }
@@ -224,6 +225,26 @@ describe('after max retries reached', () => {
       });
       expect((await attemptRows(db, event.id))[5]).toMatchObject({ number: 6, manual: true, outcome: 'delivered' });
       expect((await resend(baseUrl, event.id)).status).toBe(409);
+    });
+  });
+
+  test('a resend decided on a count read before the last scheduled attempt was recorded still sends a new attempt', async () => {
+    await withWorker(async () => {
+      const { subscriber, event } = await exhaust(() => ({ status: 200, body: 'finally' }));
+      // The route looked at the event while the fifth attempt ran (4 attempts then); the workflow has ended since.
+      // The resend must take its number from what is recorded now, not from that earlier look.
+      let reads = 0;
+      const readNow = async () => {
+        reads += 1;
+        const { status, attempts } = await eventRow(db, event.id);
+        return { status, attempts };
+      };
+      const resend = await requestResend(env.client, config.temporal.taskQueue, event.id, readNow);
+      expect(reads).toBe(1);
+      expect(resend).toEqual({ workflowId: `webhook-event-${event.id}-resend-6` });
+      expect(await env.client.workflow.getHandle(`webhook-event-${event.id}-resend-6`).result()).toBe('delivered');
+      expect(subscriber.requests).toHaveLength(6);
+      expect(await eventRow(db, event.id)).toMatchObject({ status: 'delivered', attempts: 6 });
     });
   });
 

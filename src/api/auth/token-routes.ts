@@ -30,14 +30,20 @@ export const tokenOperations = () => [
     auth: 'public',
     body: z.object({ username: requiredString('username', 150), password: requiredString('password', 4096) }),
     response: { description: 'The token pair', schema: tokenPair },
-    errors: { 401: 'Wrong username or password, or inactive account' },
-    async handle(ctx, { body }, { db, tokens }) {
+    errors: {
+      401: 'Wrong username or password, or inactive account',
+      429: 'Too many failed logins for this user name or from this address; wait as long as Retry-After says',
+    },
+    async handle(ctx, { body }, { db, tokens, loginThrottle: throttle }) {
+      const attempt = { username: body.username, clientIp: ctx.ip };
+      await throttle.reserve(attempt);
       const user = await verifyCredentials(db, body.username, body.password);
       if (!user) {
         throw new ApiError(401, 'authentication_failed', 'No active account found with the given credentials', {
           'WWW-Authenticate': 'Bearer realm="api"',
         });
       }
+      await throttle.succeeded(attempt);
       ctx.body = issueTokenPair(tokens, user);
     },
   }),

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Db } from '../../db/knex';
 import type { Environment } from '../../db/models';
+import { DONOR_FIELDS } from '../../shared/donor-fields';
 import { defineOperation } from '../operation';
 import { assertPageExists, offsetOf, pageBody, type PageRequest } from '../pagination';
 import { dateParam, environmentParam, paginationParams, swissDay } from '../params';
@@ -41,19 +42,7 @@ function contactsPage(
     .from(pageOfContacts.as('ct'))
     .select(
       'ct.id',
-      'ct.gender',
-      'ct.first_name',
-      'ct.last_name',
-      'ct.email',
-      'ct.company',
-      'ct.po_box',
-      'ct.street',
-      'ct.street_number',
-      'ct.postal_code',
-      'ct.city',
-      'ct.country',
-      'ct.language',
-      'ct.newsletter',
+      ...DONOR_FIELDS.map((field) => `ct.${field}`),
       'ct.custom_fields',
       'ct.created_at',
       'stats.donation_count',

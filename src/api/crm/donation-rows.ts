@@ -1,9 +1,13 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex';
 import type { Environment, PaymentStatus, PaymentType } from '../../db/models';
+import { DONOR_FIELDS, type Donor, type DonorField } from '../../shared/donor-fields';
+
+/** The donor's fields under a `donor_` prefix, beside the columns of the other tables. */
+export type DonorColumns = { [F in DonorField as `donor_${F}`]: Donor[F] };
 
 /** One position with its checkout, contact, campaign and recurring donation: everything a donation entry shows. */
-export interface DonationRow {
+export interface DonationRow extends DonorColumns {
   number: string;
   position: number;
   environment: Environment;
@@ -25,19 +29,6 @@ export interface DonationRow {
   custom_fields: Record<string, string | boolean>;
   recurring_id: number | null;
   recurring_interval: 'monthly' | 'quarterly' | 'yearly' | null;
-  donor_gender: string;
-  donor_first_name: string;
-  donor_last_name: string;
-  donor_email: string;
-  donor_company: string | null;
-  donor_po_box: string | null;
-  donor_street: string;
-  donor_street_number: string;
-  donor_postal_code: string;
-  donor_city: string;
-  donor_country: string;
-  donor_language: string;
-  donor_newsletter: boolean;
 }
 
 const COLUMNS = [
@@ -62,19 +53,7 @@ const COLUMNS = [
   'c.custom_fields',
   'rd.id as recurring_id',
   'rd.interval as recurring_interval',
-  'ct.gender as donor_gender',
-  'ct.first_name as donor_first_name',
-  'ct.last_name as donor_last_name',
-  'ct.email as donor_email',
-  'ct.company as donor_company',
-  'ct.po_box as donor_po_box',
-  'ct.street as donor_street',
-  'ct.street_number as donor_street_number',
-  'ct.postal_code as donor_postal_code',
-  'ct.city as donor_city',
-  'ct.country as donor_country',
-  'ct.language as donor_language',
-  'ct.newsletter as donor_newsletter',
+  ...DONOR_FIELDS.map((field) => `ct.${field} as donor_${field}`),
 ];
 
 /** Positions joined to what their entries show; callers add the filter and the order. */

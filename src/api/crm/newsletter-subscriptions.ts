@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Db } from '../../db/knex';
 import type { Environment } from '../../db/models';
+import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../../webhooks/payloads/newsletter';
 import { defineOperation } from '../operation';
 import { assertPageExists, offsetOf, pageBody } from '../pagination';
 import {
@@ -30,8 +31,8 @@ const query = z
   .refine(dateOrder, DATE_ORDER_ERROR);
 
 /**
- * Confirmed sign-ups. One linked to a contact belongs to that contact's environment; one without a contact came
- * through no payment and is listed in both environments.
+ * Confirmed sign-ups of one environment: a sign-up linked to a contact is in that contact's environment, one without
+ * a contact in the platform's live environment (PRODUCTION), so that every sign-up is listed exactly once.
  */
 function confirmedSubscriptions(
   db: Db,
@@ -42,7 +43,7 @@ function confirmedSubscriptions(
   const builder = db('newsletter_subscriptions as ns')
     .leftJoin('contacts as ct', 'ct.id', 'ns.contact_id')
     .whereNotNull('ns.confirmed_at')
-    .where((where) => where.whereNull('ct.id').orWhere('ct.environment', environment));
+    .whereRaw('coalesce(ct.environment, ?) = ?', [UNLINKED_SIGN_UP_ENVIRONMENT, environment]);
   if (dateFrom) builder.where('ns.confirmed_at', '>=', swissDay(dateFrom)!.toJSDate());
   if (dateTo) builder.where('ns.confirmed_at', '<', swissDay(dateTo)!.plus({ days: 1 }).startOf('day').toJSDate());
   return builder;
@@ -53,7 +54,9 @@ export const newsletterSubscriptionsOperation = (features: VersionFeatures) =>
     method: 'get',
     path: '/crm/newsletter-subscriptions/',
     summary: 'Confirmed newsletter sign-ups',
-    description: 'Paginated, ordered by confirmation time, then id. Entries are shaped like the webhook object.',
+    description:
+      'Paginated, ordered by confirmation time, then id. Entries are shaped like the webhook object. A sign-up ' +
+      "linked to a contact is in that contact's environment; one without a contact is in PRODUCTION.",
     auth: 'staff',
     query,
     response: {

@@ -24,9 +24,11 @@ function responsesOf(operation: Operation): RouteConfig['responses'] {
   if (operation.auth === 'staff') {
     responses[401] = errorResponse('Missing or invalid credentials');
     responses[403] = errorResponse('Valid account without staff permission');
+    responses[429] = errorResponse('Too many failed HTTP Basic logins for this user name or from this address; see Retry-After');
   }
   if (operation.errors?.[401]) responses[401] = errorResponse(operation.errors[401]);
   if (operation.errors?.[404]) responses[404] = errorResponse(operation.errors[404]);
+  if (operation.errors?.[429]) responses[429] = errorResponse(operation.errors[429]);
   if (operation.body) {
     responses[413] = errorResponse('Body larger than 16 KiB');
     responses[415] = errorResponse('Content-Type is not application/json');

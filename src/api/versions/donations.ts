@@ -1,3 +1,4 @@
+import { DONOR_FIELDS, type Donor } from '../../shared/donor-fields';
 import { toAmount } from '../../shared/money';
 import { formatTimestamp } from '../../shared/time';
 import type { DonationRow } from '../crm/donation-rows';
@@ -11,21 +12,8 @@ import type { VersionFeatures } from './features';
 const campaignOf = (row: DonationRow) =>
   row.campaign_id === null ? null : { id: row.campaign_id, title: row.campaign_title as string };
 
-const donorOf = (row: DonationRow) => ({
-  gender: row.donor_gender,
-  first_name: row.donor_first_name,
-  last_name: row.donor_last_name,
-  email: row.donor_email,
-  company: row.donor_company,
-  po_box: row.donor_po_box,
-  street: row.donor_street,
-  street_number: row.donor_street_number,
-  postal_code: row.donor_postal_code,
-  city: row.donor_city,
-  country: row.donor_country,
-  language: row.donor_language,
-  newsletter: row.donor_newsletter,
-});
+const donorOf = (row: DonationRow): Donor =>
+  Object.fromEntries(DONOR_FIELDS.map((field) => [field, row[`donor_${field}`]])) as Donor;
 
 const paymentOf = (row: DonationRow) => ({
   transaction_id: row.transaction_id,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { DonorField } from '../../shared/donor-fields';
 import type { TimestampStyle } from '../../shared/time';
 import { type ApiVersion, VERSION_FEATURES, type VersionFeatures } from './features';
 
@@ -44,23 +45,24 @@ export const errorSchema = z
 
 const campaign = z.strictObject({ id: z.number().int(), title: z.string() }).meta({ id: 'Campaign' });
 
-const donor = z
-  .strictObject({
-    gender,
-    first_name: z.string(),
-    last_name: z.string(),
-    email: z.string(),
-    company: z.string().nullable(),
-    po_box: z.string().nullable(),
-    street: z.string(),
-    street_number: z.string(),
-    postal_code: z.string(),
-    city: z.string(),
-    country: z.string().length(2).meta({ description: 'ISO 3166-1 alpha-2' }),
-    language: z.string().length(2).meta({ description: 'ISO 639-1' }),
-    newsletter: z.boolean(),
-  })
-  .meta({ id: 'Donor' });
+/** The donor fields, shared by the donor object of donation entries and by contacts. */
+const donorShape = {
+  gender,
+  first_name: z.string(),
+  last_name: z.string(),
+  email: z.string(),
+  company: z.string().nullable(),
+  po_box: z.string().nullable(),
+  street: z.string(),
+  street_number: z.string(),
+  postal_code: z.string(),
+  city: z.string(),
+  country: z.string().length(2).meta({ description: 'ISO 3166-1 alpha-2' }),
+  language: z.string().length(2).meta({ description: 'ISO 639-1' }),
+  newsletter: z.boolean(),
+} satisfies Record<DonorField, z.ZodType>;
+
+const donor = z.strictObject(donorShape).meta({ id: 'Donor' });
 
 const payment = z
   .strictObject({
@@ -150,19 +152,7 @@ function schemasFor(features: VersionFeatures) {
   const contact = z
     .strictObject({
       id: z.number().int(),
-      gender,
-      first_name: z.string(),
-      last_name: z.string(),
-      email: z.string(),
-      company: z.string().nullable(),
-      po_box: z.string().nullable(),
-      street: z.string(),
-      street_number: z.string(),
-      postal_code: z.string(),
-      city: z.string(),
-      country: z.string().length(2),
-      language: z.string().length(2),
-      newsletter: z.boolean(),
+      ...donorShape,
       created_at: timestamp(features.timestampStyle),
       statistics,
       ...(features.customFields ? { custom_fields: customFields } : {}),

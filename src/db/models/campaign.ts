@@ -29,13 +29,4 @@ export class CampaignLinkModel extends BaseModel {
   recurring_intervals!: string[];
   custom_fields!: CampaignLinkCustomField[];
   cover_fees!: boolean;
-  campaign?: CampaignModel;
-
-  static relationMappings = () => ({
-    campaign: {
-      relation: BaseModel.BelongsToOneRelation,
-      modelClass: CampaignModel,
-      join: { from: 'campaign_links.campaign_id', to: 'campaigns.id' },
-    },
-  });
 }

@@ -1,6 +1,6 @@
+import type { Donor } from '../../shared/donor-fields';
 import { BaseModel } from './base';
-import { CampaignModel } from './campaign';
-import { ContactModel, type Environment } from './contact';
+import type { Environment } from './contact';
 
 export type PaymentType = 'single' | 'recurring_init' | 'recurring_interval' | 'crowdfunding';
 export type PaymentStatus = 'completed' | 'pending';
@@ -35,15 +35,6 @@ export class DonationModel extends BaseModel {
   purpose!: string | null;
   payment_type!: PaymentType;
   recurring_donation_id!: number | null;
-  campaign?: CampaignModel | null;
-
-  static relationMappings = () => ({
-    campaign: {
-      relation: BaseModel.BelongsToOneRelation,
-      modelClass: CampaignModel,
-      join: { from: 'donations.campaign_id', to: 'campaigns.id' },
-    },
-  });
 }
 
 /** One payment with one or more positions; a multi-checkout when it has more than one. */
@@ -53,6 +44,8 @@ export class CheckoutModel extends BaseModel {
   number!: string;
   environment!: Environment;
   contact_id!: number;
+  /** The donor as it stood when the payment was recorded (jsonb); every donation event of the payment shows it. */
+  donor!: Donor;
   currency!: string;
   total_amount_minor!: number;
   transaction_id!: string;
@@ -62,27 +55,6 @@ export class CheckoutModel extends BaseModel {
   recurring_donation_id!: number | null;
   custom_fields!: Record<string, string | boolean>;
   created_at!: Date;
-  donations?: DonationModel[];
-  contact?: ContactModel;
-  reconciliation?: ReconciliationModel | null;
-
-  static relationMappings = () => ({
-    donations: {
-      relation: BaseModel.HasManyRelation,
-      modelClass: DonationModel,
-      join: { from: 'checkouts.id', to: 'donations.checkout_id' },
-    },
-    contact: {
-      relation: BaseModel.BelongsToOneRelation,
-      modelClass: ContactModel,
-      join: { from: 'checkouts.contact_id', to: 'contacts.id' },
-    },
-    reconciliation: {
-      relation: BaseModel.HasOneRelation,
-      modelClass: ReconciliationModel,
-      join: { from: 'checkouts.id', to: 'reconciliations.checkout_id' },
-    },
-  });
 }
 
 export class ReconciliationModel extends BaseModel {

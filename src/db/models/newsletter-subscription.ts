@@ -1,5 +1,4 @@
 import { BaseModel } from './base';
-import { ContactModel } from './contact';
 
 export class NewsletterSubscriptionModel extends BaseModel {
   static tableName = 'newsletter_subscriptions';
@@ -13,13 +12,4 @@ export class NewsletterSubscriptionModel extends BaseModel {
   channel!: string;
   confirmed_at!: Date | null;
   created_at!: Date;
-  contact?: ContactModel | null;
-
-  static relationMappings = () => ({
-    contact: {
-      relation: BaseModel.BelongsToOneRelation,
-      modelClass: ContactModel,
-      join: { from: 'newsletter_subscriptions.contact_id', to: 'contacts.id' },
-    },
-  });
 }

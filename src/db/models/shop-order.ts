@@ -50,19 +50,4 @@ export class ShopOrderModel extends BaseModel {
   shipping_method!: string;
   shipping_cost_minor!: number;
   created_at!: Date;
-  addresses?: ShopOrderAddressModel[];
-  items?: ShopOrderItemModel[];
-
-  static relationMappings = () => ({
-    addresses: {
-      relation: BaseModel.HasManyRelation,
-      modelClass: ShopOrderAddressModel,
-      join: { from: 'shop_orders.id', to: 'shop_order_addresses.shop_order_id' },
-    },
-    items: {
-      relation: BaseModel.HasManyRelation,
-      modelClass: ShopOrderItemModel,
-      join: { from: 'shop_orders.id', to: 'shop_order_items.shop_order_id' },
-    },
-  });
 }

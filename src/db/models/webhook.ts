@@ -50,13 +50,4 @@ export class WebhookEventModel extends BaseModel {
   workflow_started_at!: Date | null;
   created_at!: Date;
   updated_at!: Date;
-  deliveryAttempts?: WebhookDeliveryAttemptModel[];
-
-  static relationMappings = () => ({
-    deliveryAttempts: {
-      relation: BaseModel.HasManyRelation,
-      modelClass: WebhookDeliveryAttemptModel,
-      join: { from: 'webhook_events.id', to: 'webhook_delivery_attempts.event_id' },
-    },
-  });
 }

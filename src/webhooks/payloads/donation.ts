@@ -1,3 +1,4 @@
+import { pickDonor } from '../../shared/donor-fields';
 import { splitProportionally, toAmount } from '../../shared/money';
 import { formatTimestamp } from '../../shared/time';
 import type { PayloadFeatures } from '../payload-versions';
@@ -13,22 +14,7 @@ interface DonationPart {
 }
 
 function donorObject(snapshot: PaymentSnapshot, features: PayloadFeatures): Record<string, unknown> {
-  const { donor } = snapshot;
-  const rendered: Record<string, unknown> = {
-    gender: donor.gender,
-    first_name: donor.first_name,
-    last_name: donor.last_name,
-    email: donor.email,
-    company: donor.company,
-    po_box: donor.po_box,
-    street: donor.street,
-    street_number: donor.street_number,
-    postal_code: donor.postal_code,
-    city: donor.city,
-    country: donor.country,
-    language: donor.language,
-    newsletter: donor.newsletter,
-  };
+  const rendered: Record<string, unknown> = pickDonor(snapshot.donor);
   // The spec wants the key absent, not empty, when the donation has no custom fields.
   if (features.customFields && Object.keys(snapshot.customFields).length > 0) {
     rendered.custom_fields = { ...snapshot.customFields };

@@ -1,7 +1,14 @@
+import type { Environment } from '../../db/models';
 import { formatTimestamp, type TimestampStyle } from '../../shared/time';
 import type { PayloadFeatures } from '../payload-versions';
 import type { RenderedEvent } from './rendered';
 import type { NewsletterSubscriptionView } from './views';
+
+/**
+ * Sign-ups belong to the platform, not to a payment: one without a contact is in the platform's live environment,
+ * as its newsletter.subscribed event is (envelope `prod` or `stage`).
+ */
+export const UNLINKED_SIGN_UP_ENVIRONMENT: Environment = 'PRODUCTION';
 
 export interface SignUpFields {
   id: number;

@@ -3,26 +3,11 @@
  * function of these views and the payload version's features.
  */
 
+import type { Donor } from '../../shared/donor-fields';
+
 export interface CampaignRef {
   id: number;
   title: string;
-}
-
-/** The webhook `donor`, without `custom_fields` (those belong to the donation, see PaymentSnapshot). */
-export interface DonorView {
-  gender: string;
-  first_name: string;
-  last_name: string;
-  email: string;
-  company: string | null;
-  po_box: string | null;
-  street: string;
-  street_number: string;
-  postal_code: string;
-  city: string;
-  country: string;
-  language: string;
-  newsletter: boolean;
 }
 
 export interface PaymentView {
@@ -43,7 +28,8 @@ export interface PaymentSnapshot {
   number: string;
   createdAt: Date;
   currency: string;
-  donor: DonorView;
+  /** The webhook `donor`, without `custom_fields` (those belong to the payment, see customFields). */
+  donor: Donor;
   customFields: Record<string, string | boolean>;
   payment: PaymentView;
   invoice: string | null;

@@ -20,6 +20,8 @@ export interface Reply {
   delayMs?: number;
   /** Send the status line and headers at once, and the body only after this many milliseconds. */
   bodyDelayMs?: number;
+  /** Called once the answer has been written (or the connection is gone). */
+  afterAnswer?: () => void;
 }
 
 export interface Subscriber {
@@ -28,6 +30,10 @@ export interface Subscriber {
   requests: ReceivedRequest[];
   /** Resolves once `count` requests have arrived. */
   waitForRequests(count: number): Promise<ReceivedRequest[]>;
+  /** Stops listening and cuts open connections: new connections are refused, as by a subscriber that is down. */
+  refuseConnections(): Promise<void>;
+  /** Listens again on the same port. */
+  acceptConnections(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -38,7 +44,10 @@ export interface SubscriberOptions {
   port?: number;
 }
 
-/** A real HTTP subscriber on loopback, scripted per request, that records what it receives and when. */
+/**
+ * A real HTTP subscriber on loopback, scripted per request, that records what it receives and when. The tests
+ * script it directly; the demo's test subscriber (test-subscriber.ts) drives it with its modes.
+ */
 export async function startSubscriber(options: SubscriberOptions = {}): Promise<Subscriber> {
   const reply: NonNullable<SubscriberOptions['reply']> = options.reply ?? (() => ({ status: 200, body: 'ok' }));
   const now = options.now ?? (() => Date.now());
@@ -73,6 +82,7 @@ export async function startSubscriber(options: SubscriberOptions = {}): Promise<
         waiter.resolve(requests.slice(0, waiter.count));
       }
       const answer = await reply(request);
+      if (answer.afterAnswer) res.once('close', answer.afterAnswer);
       const respond = () => {
         if (answer.bodyDelayMs === undefined) {
           res.writeHead(answer.status ?? 200, answer.headers).end(answer.body ?? '');
@@ -86,10 +96,21 @@ export async function startSubscriber(options: SubscriberOptions = {}): Promise<
       else respond();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
-  });
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  const stopListening = async () => {
+    for (const timer of timers) clearTimeout(timer);
+    timers.clear();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  await listen(options.port ?? 0);
   const { port } = server.address() as AddressInfo;
 
   return {
@@ -100,10 +121,10 @@ export async function startSubscriber(options: SubscriberOptions = {}): Promise<
       if (requests.length >= count) return Promise.resolve(requests.slice(0, count));
       return new Promise((resolve) => waiters.push({ count, resolve }));
     },
+    refuseConnections: stopListening,
+    acceptConnections: () => listen(port),
     async close() {
-      for (const timer of timers) clearTimeout(timer);
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (server.listening) await stopListening();
     },
   };
 }

@@ -1,0 +1,88 @@
+import { startDrillCluster } from './support/cluster';
+import { configureEndpoint, recordCheckouts } from './support/platform-load';
+import { sleep, waitFor } from './support/processes';
+import { progress, runDrill } from './support/report';
+import { startRecordingSubscriber } from './support/subscriber';
+import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
+
+/*
+ * Postgres stops (fast shutdown: every session is cut) while platform calls are being made and their events
+ * delivered, stays down for 10 s, and starts again. Callers retry with the same transaction id, as the platform
+ * API asks. Afterwards every call must have written all its rows or none (then the retry wrote them), every event
+ * be delivered with a consistent attempt log, and the duplicates be counted (none expected: the POST and its
+ * recording are separate activities). `node dist/drills/postgres-outage.js [calls]`
+ */
+const CALLS = Number(process.argv[2] ?? 600);
+const DOWN_MS = 10_000;
+const TIME_LIMIT_MS = 6 * 60_000;
+
+void runDrill('postgres-outage', async (onCleanup) => {
+  const log = progress(Date.now());
+  const cluster = await startDrillCluster('postgres-outage');
+  onCleanup(() => cluster.shutdown());
+  const subscriber = await startRecordingSubscriber({ delayMs: 100 });
+  onCleanup(() => subscriber.close());
+
+  await cluster.startTemporal();
+  await cluster.startApi();
+  const relay = cluster.startRelay();
+  const worker = await cluster.startWorker();
+  await configureEndpoint(cluster, subscriber.url);
+
+  let committed = 0;
+  const loading = recordCheckouts(cluster, {
+    count: CALLS,
+    // About 20 calls a second: the load goes on through the whole outage.
+    concurrency: 4,
+    pauseMs: 150,
+    prefix: 'pg',
+    deadlineMs: 240_000,
+    onProgress: (done) => (committed = done),
+  });
+  await waitFor('a third of the calls and the first deliveries', () => committed >= CALLS / 3 && subscriber.total() > 0, 120_000);
+  const committedAtStop = committed;
+  const receivedAtStop = subscriber.total();
+  await cluster.stopPostgres();
+  log(`Postgres stopped: ${committedAtStop} calls committed, ${receivedAtStop} deliveries received`);
+  await sleep(DOWN_MS);
+  const committedWhileDown = committed - committedAtStop;
+  await cluster.startPostgres();
+  log(`Postgres started again after ${DOWN_MS / 1000} s`);
+
+  const load = await loading;
+  log(`${load.succeeded} calls succeeded; failed tries: ${JSON.stringify(load.failedTries)}`);
+  const allFinal = await waitUntilAllFinal(cluster.db, CALLS, TIME_LIMIT_MS, (final) => log(`${final}/${CALLS} final`));
+  const verdict = await verifyDeliveries(cluster.db, subscriber);
+  const writes = await verifyPlatformWrites(cluster.db, load.transactionIds);
+  const passed =
+    allFinal &&
+    load.succeeded === CALLS &&
+    committedWhileDown === 0 &&
+    committedAtStop < CALLS &&
+    writes.missingCheckouts.length === 0 &&
+    writes.halfWritten.length === 0 &&
+    verdict.committedEvents === CALLS &&
+    verdict.notFinal.length === 0 &&
+    verdict.attemptLogProblems.length === 0 &&
+    verdict.deliveredButNotReceived.length === 0 &&
+    verdict.receivedUnknown.length === 0 &&
+    relay.isRunning() &&
+    worker.isRunning();
+  return {
+    passed,
+    details: {
+      calls: CALLS,
+      downMs: DOWN_MS,
+      committedAtStop,
+      committedWhileDown,
+      receivedAtStop,
+      relayStillRunning: relay.isRunning(),
+      workerStillRunning: worker.isRunning(),
+      platformCalls: { succeeded: load.succeeded, failedTries: load.failedTries },
+      ...writes,
+      ...verdict,
+      notFinal: verdict.notFinal.slice(0, 20),
+      attemptLogProblems: verdict.attemptLogProblems.slice(0, 20),
+    },
+  };
+});

@@ -1,0 +1,139 @@
+import { execFile } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { upsertUser } from '../../src/auth/users';
+import { projectRoot } from '../../src/config';
+import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
+import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
+import { type Child, freePort, portAnswers, startChild, startRole, waitFor } from './processes';
+
+const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
+const STAFF = { username: 'drill-staff', password: 'drill-staff-password-0123' };
+
+/**
+ * The whole service as separate real processes on loopback, for fault drills: an embedded Postgres the drill can
+ * stop and start, the Temporal dev server (file-backed, so a restart keeps its state), and the API, relay and
+ * worker roles of dist/src/main.js. Every process is the drill's child and stopped by its pid.
+ */
+export interface DrillCluster {
+  dir: string;
+  db: Db;
+  apiUrl: string;
+  startPostgres(): Promise<void>;
+  /** Fast shutdown (SIGINT): sessions are terminated, as when the database server goes away. */
+  stopPostgres(): Promise<void>;
+  startTemporal(): Promise<void>;
+  killTemporal(): Promise<void>;
+  startWorker(): Promise<Child>;
+  startApi(): Promise<void>;
+  startRelay(): Child;
+  /** A staff access token from the API. */
+  staffToken(): Promise<string>;
+  /** Stops every process; the databases are deleted, the processes' logs stay in `dir`. */
+  shutdown(): Promise<void>;
+}
+
+export async function startDrillCluster(name: string): Promise<DrillCluster> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), `drill-${name}-`));
+  // As root, Postgres runs as the `postgres` user, which must be able to reach its data directory.
+  await chmod(dir, 0o755);
+  const [pgPort, temporalPort, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  let postgres: EmbeddedPostgresHandle | undefined;
+  let temporal: Child | undefined;
+  const children: Child[] = [];
+  let workers = 0;
+
+  const startPostgres = async () => {
+    postgres = await startEmbeddedPostgres({ dataDir: path.join(dir, 'pg'), port: pgPort, persistent: true });
+  };
+  await startPostgres();
+  await postgres!.createDatabase('donations');
+  const databaseUrl = postgres!.connectionString('donations');
+  const db = createDb({ connectionString: databaseUrl, pool: { max: 5 } });
+  await migrateToLatest(db);
+  await upsertUser(db, { ...STAFF, isStaff: true });
+
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: `127.0.0.1:${temporalPort}`,
+    TEMPORAL_TASK_QUEUE: 'webhook-delivery',
+    JWT_SECRET: 'drill-jwt-secret-of-at-least-thirty-two-characters',
+    HOST: '127.0.0.1',
+    PORT: String(apiPort),
+    LOG_LEVEL: 'warn',
+    // Development configuration: the drill's subscriber listens on loopback.
+    ALLOW_INSECURE_WEBHOOK_URLS: 'true',
+    LOGIN_MAX_FAILURES_PER_CLIENT: '1000',
+  };
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+
+  const temporalHealthy = async () => {
+    try {
+      await promisify(execFile)(TEMPORAL_CLI, ['operator', 'cluster', 'health', '--address', `127.0.0.1:${temporalPort}`]);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  return {
+    dir,
+    db,
+    apiUrl,
+    startPostgres,
+    async stopPostgres() {
+      await postgres?.stop();
+      postgres = undefined;
+    },
+    async startTemporal() {
+      temporal = startChild(
+        'temporal',
+        TEMPORAL_CLI,
+        ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(temporalPort), '--headless', '--log-level', 'warn',
+          '--db-filename', path.join(dir, 'temporal.sqlite'), '--namespace', 'default'],
+        env,
+        dir,
+      );
+      await waitFor('the Temporal dev server', temporalHealthy, 60_000);
+    },
+    async killTemporal() {
+      await temporal?.kill('SIGKILL');
+    },
+    async startWorker() {
+      const worker = startRole('worker', `worker-${++workers}`, env, dir);
+      children.push(worker);
+      return worker;
+    },
+    async startApi() {
+      children.push(startRole('api', 'api', env, dir));
+      await waitFor('the API', () => portAnswers(apiPort), 30_000);
+    },
+    startRelay() {
+      const relay = startRole('relay', 'relay', env, dir);
+      children.push(relay);
+      return relay;
+    },
+    async staffToken() {
+      const response = await fetch(`${apiUrl}/authentication/create`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(STAFF),
+      });
+      if (response.status !== 200) throw new Error(`staff login failed: ${response.status}`);
+      return ((await response.json()) as { access: string }).access;
+    },
+    async shutdown() {
+      for (const child of children.reverse()) await child.kill('SIGTERM');
+      await temporal?.kill('SIGTERM');
+      await db.destroy();
+      await postgres?.stop();
+      await rm(path.join(dir, 'pg'), { recursive: true, force: true });
+      for (const file of ['temporal.sqlite', 'temporal.sqlite-journal', 'temporal.sqlite-wal', 'temporal.sqlite-shm']) {
+        await rm(path.join(dir, file), { force: true });
+      }
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import { sleep } from './processes';
+import type { DrillCluster } from './cluster';
+
+const donor = {
+  gender: 'female',
+  first_name: 'Anna',
+  last_name: 'Drill',
+  email: 'anna.drill@example.org',
+  street: 'Bahnhofstrasse',
+  street_number: '1',
+  postal_code: '8001',
+  city: 'Zürich',
+  country: 'CH',
+  language: 'de',
+};
+
+/** A staff client of the API that logs in again when its token expires. */
+export function apiClient(cluster: DrillCluster) {
+  let token: Promise<string> | undefined;
+  return async function request(method: string, path: string, body: unknown): Promise<number> {
+    token ??= cluster.staffToken();
+    const response = await fetch(`${cluster.apiUrl}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await token}` },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    await response.arrayBuffer();
+    if (response.status === 401) token = undefined;
+    return response.status;
+  };
+}
+
+export async function configureEndpoint(cluster: DrillCluster, url: string): Promise<void> {
+  const status = await apiClient(cluster)('PUT', '/admin/api/webhook-endpoint', { url, active: true });
+  if (status !== 200) throw new Error(`configuring the endpoint failed: ${status}`);
+}
+
+export interface LoadResult {
+  transactionIds: string[];
+  /** Calls that ended with a 2xx (after retries). */
+  succeeded: number;
+  /** Answers (or network errors) of the tries that did not succeed, by status. */
+  failedTries: Record<string, number>;
+}
+
+/**
+ * Records `count` single-donation checkouts through POST /platform/checkouts, `concurrency` at a time, each retried
+ * with the same transaction id (the call is idempotent on it) until it succeeds or `deadlineMs` passes.
+ * `onProgress` sees the number of calls completed so far.
+ */
+export async function recordCheckouts(
+  cluster: DrillCluster,
+  {
+    count,
+    concurrency,
+    prefix,
+    deadlineMs,
+    pauseMs = 0,
+    onProgress,
+  }: {
+    count: number;
+    concurrency: number;
+    prefix: string;
+    deadlineMs: number;
+    /** Pause of each lane between calls, to spread the load over time. */
+    pauseMs?: number;
+    onProgress?: (done: number) => void;
+  },
+): Promise<LoadResult> {
+  const request = apiClient(cluster);
+  const transactionIds = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
+  const failedTries: Record<string, number> = {};
+  const deadline = Date.now() + deadlineMs;
+  let next = 0;
+  let succeeded = 0;
+  const lane = async () => {
+    while (next < count) {
+      const transactionId = transactionIds[next++];
+      for (;;) {
+        let outcome: string;
+        try {
+          const status = await request('POST', '/platform/checkouts', {
+            environment: 'PRODUCTION',
+            currency: 'CHF',
+            donor,
+            positions: [{ amount: 25 }],
+            payment: { transaction_id: transactionId, method: 'TWI' },
+          });
+          if (status === 200 || status === 201) {
+            succeeded += 1;
+            onProgress?.(succeeded);
+            if (pauseMs > 0) await sleep(pauseMs);
+            break;
+          }
+          outcome = String(status);
+        } catch (err) {
+          outcome = ((err as Error).cause as { code?: string } | undefined)?.code ?? (err as Error).name;
+        }
+        failedTries[outcome] = (failedTries[outcome] ?? 0) + 1;
+        if (Date.now() > deadline) return;
+        await sleep(250);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+  return { transactionIds, succeeded, failedTries };
+}

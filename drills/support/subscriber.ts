@@ -1,0 +1,47 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** The drill's subscriber: answers 200 after `delayMs`, and counts every request per envelope id. */
+export interface RecordingSubscriber {
+  url: string;
+  /** Requests per envelope id; more than one is a duplicate delivery. */
+  received: Map<number, number>;
+  total(): number;
+  /** Requests received and not yet answered. */
+  inFlight(): number;
+  close(): Promise<void>;
+}
+
+export async function startRecordingSubscriber({ delayMs }: { delayMs: number }): Promise<RecordingSubscriber> {
+  const received = new Map<number, number>();
+  let total = 0;
+  let inFlight = 0;
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      total += 1;
+      inFlight += 1;
+      const { id } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number };
+      received.set(id, (received.get(id) ?? 0) + 1);
+      setTimeout(() => {
+        inFlight -= 1;
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      }, delayMs);
+    });
+    res.on('error', () => undefined);
+  });
+  server.keepAliveTimeout = 1_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/webhooks`,
+    received,
+    total: () => total,
+    inFlight: () => inFlight,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import type { User } from '../auth/users';
+import type { Config } from '../config';
+import { temporalUiUrl } from '../temporal/ui';
+import { DELIVERY_STATUS_LABELS, DELIVERY_STATUSES } from '../webhooks/delivery-status';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
+import { PAYLOAD_VERSIONS, versionNeedsCartLogic } from '../webhooks/payload-versions';
+
+/**
+ * What the admin page needs besides the data: who is signed in, the choices its forms and filters offer (so the
+ * page repeats no list of the server's), and where the Temporal UI shows an event's workflow.
+ */
+export function presentAdminInfo(config: Config, user: User) {
+  return {
+    username: user.username,
+    temporal_ui_url: temporalUiUrl(config),
+    temporal_namespace: config.temporal.namespace,
+    statuses: DELIVERY_STATUSES.map((status) => ({ value: status, label: DELIVERY_STATUS_LABELS[status] })),
+    event_types: WEBHOOK_EVENT_TYPES,
+    payload_versions: PAYLOAD_VERSIONS.map((version) => ({
+      value: version,
+      // Chosen only with the shop's cart logic on; an endpoint that already has it keeps it (see endpoint-rules).
+      selectable: config.platform.cartLogic || !versionNeedsCartLogic(version),
+    })),
+  };
+}

@@ -1,0 +1,166 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Db } from '../db/knex';
+import type { Logger } from '../logger';
+import { withTimeLimit } from '../shared/time-limit';
+import { type AttemptOutcome, DELIVERY_STATUSES } from '../webhooks/delivery-status';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
+
+/** One delivery attempt as the activity saw it; `event` is the event type (donation.completed, …). */
+export interface DeliveryAttemptObservation {
+  event: string;
+  outcome: AttemptOutcome;
+  durationMs: number;
+}
+
+/** One answered HTTP request; `route` is the router's pattern (or "unmatched"), never the raw path. */
+export interface HttpRequestObservation {
+  method: string;
+  route: string;
+  status: number;
+  durationMs: number;
+}
+
+/** The part the delivery activities use; injected into them, so that tests can pass a registry of their own. */
+export interface DeliveryMetrics {
+  deliveryAttempt(observation: DeliveryAttemptObservation): void;
+}
+
+export interface Metrics extends DeliveryMetrics {
+  readonly registry: Registry;
+  httpRequest(observation: HttpRequestObservation): void;
+  /**
+   * Adds the gauges read from Postgres when scraped. Only the API process registers them: every replica would
+   * report the same numbers, and each scrape costs queries.
+   */
+  trackWebhookEvents(db: Db, log: Logger): void;
+}
+
+export interface MetricsOptions {
+  /** Node process metrics (CPU, memory, event loop lag, GC): on in the service, off in tests. */
+  processMetrics?: boolean;
+}
+
+// An attempt takes from about a millisecond (loopback) up to the 30 s limit; timeouts land in +Inf.
+const ATTEMPT_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
+const HTTP_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** A scrape must not hang on a slow database; the gauges are left out of that scrape instead. */
+const SCRAPE_QUERY_LIMIT_MS = 2_000;
+
+/**
+ * One registry per process (or per app in tests), never prom-client's global one, so that tests running several
+ * apps in one Jest worker cannot see each other's numbers.
+ */
+export function createMetrics({ processMetrics = false }: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  if (processMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const deliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts (HTTP POSTs to the subscriber) by outcome and event type',
+    labelNames: ['outcome', 'event'] as const,
+    registers,
+  });
+  const attemptDuration = new Histogram({
+    name: 'webhook_delivery_attempt_duration_seconds',
+    help: 'Duration of one delivery attempt, from sending the request to its answer, error or timeout',
+    labelNames: ['outcome'] as const,
+    buckets: ATTEMPT_BUCKETS_SECONDS,
+    registers,
+  });
+  const httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'API request duration by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: HTTP_BUCKETS_SECONDS,
+    registers,
+  });
+
+  // Every known series starts at 0, so that rate() sees the first attempt of a kind as an increase.
+  for (const outcome of ['delivered', 'failed'] as const satisfies readonly AttemptOutcome[]) {
+    attemptDuration.zero({ outcome });
+    for (const event of WEBHOOK_EVENT_TYPES) deliveries.inc({ outcome, event }, 0);
+  }
+
+  return {
+    registry,
+    deliveryAttempt({ event, outcome, durationMs }) {
+      deliveries.inc({ outcome, event });
+      attemptDuration.observe({ outcome }, durationMs / 1000);
+    },
+    httpRequest({ method, route, status, durationMs }) {
+      httpDuration.observe({ method, route, status: String(status) }, durationMs / 1000);
+    },
+    trackWebhookEvents(db, log) {
+      registerDatabaseGauges(registry, db, log);
+    },
+  };
+}
+
+type Labels = Record<string, string>;
+
+interface DatabaseGaugeDefinition {
+  name: string;
+  help: string;
+  labelNames?: string[];
+  /** The label sets always reported, zero counts included, so that ratios never see a series vanish. */
+  series?: Labels[];
+  /** Queries Postgres and answers the value of each series. */
+  read(): Promise<(labels: Labels) => number>;
+}
+
+/**
+ * A gauge set from Postgres when scraped. When the query fails or is slow, its series read NaN for that scrape:
+ * never a stale or a reassuring 0, and without failing the whole scrape (which would hide the other metrics too).
+ */
+function databaseGauge(registry: Registry, log: Logger, { name, help, labelNames = [], series = [{}], read }: DatabaseGaugeDefinition): void {
+  const gauge: Gauge = new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    async collect() {
+      let valueOf: (labels: Labels) => number;
+      try {
+        valueOf = await withTimeLimit(read(), SCRAPE_QUERY_LIMIT_MS, 'Postgres');
+      } catch (err) {
+        log.warn({ err, metric: name }, 'metric not collected: Postgres query failed');
+        valueOf = () => NaN;
+      }
+      for (const labels of series) gauge.set(labels, valueOf(labels));
+    },
+  });
+}
+
+function registerDatabaseGauges(registry: Registry, db: Db, log: Logger): void {
+  databaseGauge(registry, log, {
+    name: 'webhook_events',
+    help: 'Webhook events by delivery status, counted in Postgres',
+    labelNames: ['status'],
+    series: DELIVERY_STATUSES.map((status) => ({ status })),
+    async read() {
+      const rows = await db('webhook_events').select('status').count<Array<{ status: string; count: number }>>({ count: '*' }).groupBy('status');
+      const counts = new Map(rows.map((row) => [row.status, Number(row.count)]));
+      return ({ status }) => counts.get(status) ?? 0;
+    },
+  });
+  // These two read the partial index of unstarted events, which the relay keeps small.
+  databaseGauge(registry, log, {
+    name: 'webhook_outbox_pending_events',
+    help: 'Webhook events whose delivery workflow the relay has not started yet',
+    async read() {
+      const [row] = await db('webhook_events').whereNull('workflow_started_at').count<Array<{ count: number }>>({ count: '*' });
+      return () => Number(row.count);
+    },
+  });
+  databaseGauge(registry, log, {
+    name: 'webhook_outbox_oldest_pending_seconds',
+    help: 'Age of the oldest webhook event still waiting for the relay; 0 when none waits',
+    async read() {
+      const { rows } = await db.raw(
+        'SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age FROM webhook_events WHERE workflow_started_at IS NULL',
+      );
+      return () => Number(rows[0].age);
+    },
+  });
+}

@@ -1,0 +1,122 @@
+import type { Server } from 'node:http';
+import { createApp } from '../../src/api/app';
+import { issueTokenPair } from '../../src/auth/tokens';
+import { upsertUser } from '../../src/auth/users';
+import { loadConfig } from '../../src/config';
+import { createDb, type Db } from '../../src/db/knex';
+import { createLogger } from '../../src/logger';
+import { createTestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+
+/*
+ * The API while its database is unreachable: a 503 with Retry-After that tells callers to try again (not a 500 that
+ * reads as a bug), and a platform call cut in the middle of its transaction leaves nothing behind, so that the
+ * retry writes everything exactly once.
+ */
+
+let direct: Db;
+let proxied: Db;
+let proxy: TcpProxy;
+let server: Server;
+let baseUrl: string;
+let staff: Record<string, string>;
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  direct = database.db;
+  const target = new URL(database.url);
+  proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
+  const viaProxy = new URL(database.url);
+  viaProxy.port = String(proxy.port);
+  proxied = createDb({ connectionString: viaProxy.toString() });
+  const config = loadConfig({ JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars' });
+  const user = await upsertUser(direct, { username: 'staff', password: 'staff-password', isStaff: true });
+  staff = { Authorization: `Bearer ${issueTokenPair({ secret: config.auth.jwtSecret, clock: () => Math.floor(Date.now() / 1000) }, user).access}` };
+  await direct('webhook_endpoints').insert({
+    platform: 'default',
+    url: 'https://crm.example.org/hooks',
+    active: true,
+    payload_version: 'v1',
+    events: ['donation.completed'],
+  });
+  server = createApp({ db: proxied, config, log: createLogger('silent') }).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+  await proxy?.close();
+  await proxied?.destroy();
+  await direct?.destroy();
+});
+
+const checkout = (transactionId: string) => ({
+  environment: 'PRODUCTION',
+  currency: 'CHF',
+  donor: {
+    gender: 'male', first_name: 'Beat', last_name: 'Outage', email: `${transactionId}@example.org`, street: 'Weg',
+    street_number: '1', postal_code: '3000', city: 'Bern', country: 'CH', language: 'de',
+  },
+  positions: [{ amount: 30 }, { amount: 20 }],
+  payment: { transaction_id: transactionId, method: 'TWI' },
+});
+const post = (path: string, body: unknown, headers = staff) =>
+  fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+async function written(transactionId: string) {
+  const checkouts = await direct('checkouts').where({ transaction_id: transactionId });
+  const contacts = await direct('contacts').where({ email: `${transactionId}@example.org` });
+  const events = await direct('webhook_events').where('source_key', 'like', 'donation.completed:%');
+  return { checkouts: checkouts.length, contacts: contacts.length, events: events.length };
+}
+
+test('while Postgres is unreachable: 503 with Retry-After on every kind of route, and nothing written', async () => {
+  await proxy.cut();
+  try {
+    for (const [path, init] of [
+      ['/healthz', {}],
+      ['/api/v2.1/crm/contacts/', { headers: staff }],
+      ['/api/v2.1/crm/contacts/', { headers: { Authorization: `Basic ${Buffer.from('staff:staff-password').toString('base64')}` } }],
+      ['/platform/checkouts', { method: 'POST', headers: { ...staff, 'Content-Type': 'application/json' }, body: JSON.stringify(checkout('down-1')) }],
+      ['/authentication/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"username":"staff","password":"staff-password"}' }],
+    ] as const) {
+      const response = await fetch(`${baseUrl}${path}`, init as RequestInit);
+      expect([path, response.status, response.headers.get('retry-after')]).toEqual([path, 503, '5']);
+      expect(await response.json()).toEqual({ error: 'The database is not reachable; try again shortly', code: 'service_unavailable' });
+    }
+  } finally {
+    await proxy.restore();
+  }
+  expect(await written('down-1')).toMatchObject({ checkouts: 0, contacts: 0 });
+  expect((await post('/platform/checkouts', checkout('down-1'))).status).toBe(201);
+  expect(await written('down-1')).toEqual({ checkouts: 1, contacts: 1, events: 2 });
+});
+
+test('a platform call cut in the middle of its transaction leaves nothing half-written; the retry writes it once', async () => {
+  const eventsBefore = (await written('cut-1')).events;
+  // Hold the call inside its transaction: contact, checkout and donations are inserted, its events wait for this lock.
+  const blocker = await direct.transaction();
+  await blocker.raw('LOCK TABLE webhook_events IN EXCLUSIVE MODE');
+  const pending = post('/platform/checkouts', checkout('cut-1'));
+  await eventually(
+    async () =>
+      (await direct.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'insert into "webhook_events"%'`)).rows[0].n === 1,
+    { what: 'the checkout to wait for the webhook_events lock' },
+  );
+  await proxy.cut();
+  await blocker.rollback();
+  const response = await pending;
+  expect(response.status).toBe(503);
+  await proxy.restore();
+  // The server side of the cut connection notices the missing commit and rolls back.
+  await eventually(async () => (await direct.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ILIKE 'insert into "webhook_events"%'`)).rows[0].n === 0, {
+    what: 'the cut transaction to end',
+  });
+  expect(await written('cut-1')).toEqual({ checkouts: 0, contacts: 0, events: eventsBefore });
+
+  expect((await post('/platform/checkouts', checkout('cut-1'))).status).toBe(201);
+  expect((await post('/platform/checkouts', checkout('cut-1'))).status).toBe(200);
+  expect(await written('cut-1')).toEqual({ checkouts: 1, contacts: 1, events: eventsBefore + 2 });
+});
