@@ -1,7 +1,8 @@
 import type { Db } from '../../src/db/knex';
+import { DONOR_FIELDS } from '../../src/shared/donor-fields';
 
 /** The data set of the read API benchmark; everything is in the TEST environment, the API's default. */
-export const API_DATA = {
+export const API_DATA: ApiDataSize & { donations: number; period: { dateFrom: string; dateTo: string; donations: number } } = {
   contacts: 50_000,
   checkouts: 180_000,
   /** Every ninth checkout has two positions: 180,000 checkouts make 200,000 donations. */
@@ -10,13 +11,22 @@ export const API_DATA = {
   period: { dateFrom: '01-01-2024', dateTo: '12-31-2024', donations: 100_000 },
 };
 
+/** How many contacts and checkouts to make; the test of the generator makes a small set of the same shape. */
+export interface ApiDataSize {
+  contacts: number;
+  /** Even: the first half falls into 2024, the second into 2025. */
+  checkouts: number;
+}
+
+/** The donor snapshot a checkout stores: its contact's donor fields (the data set never changes a contact). */
+const DONOR_SNAPSHOT = `jsonb_build_object(${DONOR_FIELDS.map((field) => `'${field}', ct.${field}`).join(', ')})`;
+
 /**
  * Fills a fresh, migrated database with generate_series (seconds, not the hours the HTTP write side would take):
  * 50,000 contacts, 20 campaigns, 180,000 checkouts (one in ten in EUR, every ninth with two positions) and their
  * 200,000 donations, two years of them, 100,000 in 2024. Ids start at 1 in a fresh database.
  */
-export async function generateApiData(db: Db): Promise<void> {
-  const { contacts, checkouts } = API_DATA;
+export async function generateApiData(db: Db, { contacts, checkouts }: ApiDataSize = API_DATA): Promise<void> {
   await db.transaction(async (trx) => {
     await trx.raw(`INSERT INTO campaigns (title) SELECT 'Kampagne ' || g FROM generate_series(1, 20) g`);
     await trx.raw(
@@ -37,9 +47,9 @@ export async function generateApiData(db: Db): Promise<void> {
               (i * 7919) % ? + 1 AS contact_id,
               CASE WHEN i % 9 = 0 THEN 2 ELSE 1 END AS positions,
               CASE WHEN i % 10 = 0 THEN 'EUR' ELSE 'CHF' END AS currency,
-              timestamptz '2024-01-01 00:00:00+01' + (i - 1) * (interval '366 days' / 90000) AS created_at
+              timestamptz '2024-01-01 00:00:00+01' + (i - 1) * (interval '366 days' / ?) AS created_at
          FROM generate_series(1, ?) i`,
-      [contacts, checkouts],
+      [contacts, checkouts / 2, checkouts],
     );
     await trx.raw(
       `ALTER TABLE bench_plan ADD COLUMN first_number bigint;
@@ -50,12 +60,12 @@ export async function generateApiData(db: Db): Promise<void> {
     // Position p of checkout i: 10 + p CHF plus (i mod 50) francs, so totals vary.
     await trx.raw(
       `INSERT INTO checkouts (id, number, environment, contact_id, currency, total_amount_minor, transaction_id,
-                              payment_method, payment_status, custom_fields, created_at)
+                              payment_method, payment_status, custom_fields, donor, created_at)
        SELECT i, first_number::text, 'TEST', contact_id, currency,
               CASE positions WHEN 1 THEN 1100 + (i % 50) * 100 ELSE 2300 + 2 * (i % 50) * 100 END,
               'bench-tx-' || i, (ARRAY['VIS', 'TWI', 'PAYPAL', 'ECA'])[1 + i % 4], 'completed',
-              jsonb_build_object('Anlass', 'Geburtstag'), created_at
-         FROM bench_plan`,
+              jsonb_build_object('Anlass', 'Geburtstag'), ${DONOR_SNAPSHOT}, p.created_at
+         FROM bench_plan p JOIN contacts ct ON ct.id = p.contact_id`,
     );
     await trx.raw(
       `INSERT INTO donations (number, checkout_id, position, environment, contact_id, created_at, amount_minor,
