@@ -9,6 +9,7 @@ import * as m007 from './007_create_webhook_endpoints_events_attempts';
 import * as m008 from './008_notify_webhook_event_inserted';
 import * as m009 from './009_store_donor_snapshot_on_checkouts';
 import * as m010 from './010_create_login_failures';
+import * as m011 from './011_maintain_contact_statistics';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -30,6 +31,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['008_notify_webhook_event_inserted', m008],
   ['009_store_donor_snapshot_on_checkouts', m009],
   ['010_create_login_failures', m010],
+  ['011_maintain_contact_statistics', m011],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

@@ -1,4 +1,6 @@
 import type { Db } from '../src/db/knex';
+import { ANNA, insertCheckout, insertContact, LUCA } from './support/api-fixtures';
+import { contactCountsKept, contactCountsRecomputed } from './support/contact-counts';
 import { createTestDatabase } from './support/database';
 
 let db: Db;
@@ -95,5 +97,27 @@ test('009 gives existing checkouts their contact as the donor snapshot, and come
 
   await rollBackAfter('008_notify_webhook_event_inserted');
   expect(await db('information_schema.columns').where({ table_name: 'checkouts', column_name: 'donor' })).toEqual([]);
+  await db.migrate.latest();
+});
+
+test('011 counts the contacts and totals the donations already there, and comes back down', async () => {
+  await rollBackAfter('010_create_login_failures');
+  const anna = await insertContact(db, 'TEST', ANNA);
+  await insertContact(db, 'PRODUCTION', LUCA);
+  await insertCheckout(db, {
+    contactId: anna,
+    environment: 'TEST',
+    createdAt: '2025-02-05T10:00:00Z',
+    positions: [{ amountMinor: 2000 }, { amountMinor: 3000 }],
+  });
+
+  await db.migrate.latest();
+  expect(await db('contact_donation_totals').where({ contact_id: anna })).toEqual([
+    expect.objectContaining({ currency: 'CHF', position_count: 2, checkout_count: 1, amount_minor: 5000 }),
+  ]);
+  expect(await contactCountsKept(db)).toEqual(await contactCountsRecomputed(db));
+
+  await rollBackAfter('010_create_login_failures');
+  expect(await userTables()).not.toContain('contact_donation_totals');
   await db.migrate.latest();
 });

@@ -1,0 +1,106 @@
+import type { Db } from '../src/db/knex';
+import { ANNA, CLAIRE, insertCheckout, insertContact, LUCA, MARCO } from './support/api-fixtures';
+import { contactCountsKept, contactCountsRecomputed } from './support/contact-counts';
+import { createTestDatabase } from './support/database';
+import { eventually } from './support/eventually';
+
+// The statistics Postgres keeps for crm/contacts/ (migration 011) must always equal what the donations and contacts
+// say; these tests change the data every way the schema allows and compare with the aggregate computed afresh.
+let db: Db;
+
+beforeAll(async () => {
+  ({ db } = await createTestDatabase());
+});
+
+afterAll(async () => {
+  await db?.destroy();
+});
+
+const kept = () =>
+  db('contact_donation_totals')
+    .select('contact_id', 'currency', 'position_count', 'checkout_count', 'amount_minor', 'first_donation_at', 'last_donation_at')
+    .orderBy(['contact_id', 'currency']);
+
+const recomputed = async () =>
+  (
+    await db.raw(`
+      SELECT d.contact_id, c.currency, count(*)::int AS position_count, count(DISTINCT d.checkout_id)::int AS checkout_count,
+             sum(d.amount_minor)::bigint AS amount_minor, min(d.created_at) AS first_donation_at,
+             max(d.created_at) AS last_donation_at
+        FROM donations d JOIN checkouts c ON c.id = d.checkout_id
+       GROUP BY d.contact_id, c.currency
+       ORDER BY d.contact_id, c.currency`)
+  ).rows;
+
+const countsKept = () => contactCountsKept(db);
+const countsRecomputed = () => contactCountsRecomputed(db);
+
+test('totals follow payments of one and several positions in several currencies, corrections and deletions', async () => {
+  const anna = await insertContact(db, 'TEST', ANNA);
+  const luca = await insertContact(db, 'TEST', LUCA);
+  const base = { environment: 'TEST' as const };
+  await insertCheckout(db, { ...base, contactId: anna, createdAt: '2025-01-05T10:00:00Z', positions: [{ amountMinor: 5000 }] });
+  const multi = await insertCheckout(db, {
+    ...base,
+    contactId: anna,
+    createdAt: '2025-02-05T10:00:00Z',
+    positions: [{ amountMinor: 2000 }, { amountMinor: 3000 }],
+  });
+  await insertCheckout(db, { ...base, contactId: anna, currency: 'EUR', createdAt: '2025-03-05T10:00:00Z', positions: [{ amountMinor: 700 }] });
+  const lucas = await insertCheckout(db, { ...base, contactId: luca, createdAt: '2025-04-05T10:00:00Z', positions: [{ amountMinor: 900 }] });
+
+  expect(await kept()).toEqual(await recomputed());
+  expect(await kept()).toContainEqual(
+    expect.objectContaining({ contact_id: anna, currency: 'CHF', position_count: 3, checkout_count: 2, amount_minor: 10000 }),
+  );
+
+  await db('donations').where({ checkout_id: multi.id, position: 2 }).update({ amount_minor: 3500 });
+  expect(await kept()).toEqual(await recomputed());
+
+  await db('checkouts').where({ id: lucas.id }).del(); // its donation goes with it (ON DELETE CASCADE)
+  expect(await kept()).toEqual(await recomputed());
+  expect(await kept()).not.toContainEqual(expect.objectContaining({ contact_id: luca }));
+});
+
+test('two payments of one contact at the same time are both counted', async () => {
+  const claire = await insertContact(db, 'PRODUCTION', CLAIRE);
+  const payment = (amountMinor: number, createdAt: string) => ({
+    environment: 'PRODUCTION' as const,
+    contactId: claire,
+    createdAt,
+    positions: [{ amountMinor }],
+  });
+  const first = await db.transaction();
+  try {
+    await insertCheckout(first as unknown as Db, payment(1000, '2025-05-01T08:00:00Z'));
+    // The second recounts while the first has not committed: it must wait for it, then count both.
+    const second = insertCheckout(db, payment(2500, '2025-05-01T08:00:01Z'));
+    await eventually(
+      async () =>
+        (await db('pg_stat_activity').where({ wait_event_type: 'Lock' }).whereRaw('datname = current_database()').first()) !== undefined,
+      { what: 'the second payment waiting for the first' },
+    );
+    await first.commit();
+    await second;
+  } finally {
+    if (!first.isCompleted()) await first.rollback();
+  }
+  expect(await db('contact_donation_totals').where({ contact_id: claire })).toEqual([
+    expect.objectContaining({ currency: 'CHF', position_count: 2, checkout_count: 2, amount_minor: 3500 }),
+  ]);
+});
+
+test('contacts are counted per environment, and a contact cannot change its environment', async () => {
+  const before = await countsKept();
+  const marco = await insertContact(db, 'PRODUCTION', MARCO);
+  await db('contacts').insert(
+    Array.from({ length: 40 }, (_, i) => ({ ...ANNA, environment: i % 3 ? 'TEST' : 'PRODUCTION', email: `bulk${i}@example.ch`, custom_fields: '{}' })),
+  );
+  expect(await countsKept()).toEqual(await countsRecomputed());
+  expect((await countsKept()).PRODUCTION).toBe((before.PRODUCTION ?? 0) + 1 + 14);
+
+  await expect(db('contacts').where({ id: marco }).update({ environment: 'TEST' })).rejects.toThrow(/stays in its environment/);
+  await db('contacts').where({ id: marco }).update({ newsletter: false, updated_at: new Date() });
+  await db('contacts').where('email', 'like', 'bulk%').del();
+  expect(await countsKept()).toEqual(await countsRecomputed());
+});
