@@ -32,12 +32,7 @@ export interface ActivityDependencies {
   resolve?: ResolveHost;
   /** Counts attempts and their durations; the worker process passes its registry. */
   metrics?: DeliveryMetrics;
-  /** How often attemptDelivery heartbeats while the subscriber answers; well below the workflow's heartbeatTimeout. */
-  heartbeatIntervalMs?: number;
 }
-
-/** Heartbeat often enough that a few lost ones stay within the 10 s heartbeatTimeout in workflows/delivery-attempt.ts. */
-const DEFAULT_HEARTBEAT_INTERVAL_MS = 2_500;
 
 export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
   timeoutMs: RESPONSE_TIMEOUT_MS,
@@ -130,19 +125,6 @@ function logContext(eventId: number, attemptNumber: number) {
   return { eventId, workflowId: workflowExecution?.workflowId, attempt: attemptNumber, activityAttempt: attempt };
 }
 
-/**
- * Runs `work` while telling Temporal every `intervalMs` that this activity is alive, so that an attempt on a worker
- * that died (kill -9) is retried after the heartbeat timeout rather than after the whole startToClose timeout.
- */
-async function whileHeartbeating<T>(intervalMs: number, work: () => Promise<T>): Promise<T> {
-  const context = Context.current();
-  const timer = setInterval(() => context.heartbeat(), intervalMs);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
 
 const resultFromRow = (row: AttemptRow): AttemptResult => ({
   outcome: row.outcome,
@@ -165,7 +147,6 @@ export function createActivities({
   metrics,
   allowPrivateAddresses,
   resolve = systemResolver,
-  heartbeatIntervalMs = DEFAULT_HEARTBEAT_INTERVAL_MS,
 }: ActivityDependencies) {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
@@ -286,12 +267,7 @@ export function createActivities({
     return status;
   }
 
-  // Both heartbeat for their whole run (the POST and the writes around it), so the heartbeatTimeout catches a dead
-  // worker and never a live one that waits on a slow subscriber or database.
-  return {
-    attemptDelivery: (request: AttemptRequest) => whileHeartbeating(heartbeatIntervalMs, () => attemptDelivery(request)),
-    recordAttempt: (request: RecordRequest) => whileHeartbeating(heartbeatIntervalMs, () => recordAttempt(request)),
-  };
+  return { attemptDelivery, recordAttempt };
 }
 
 export type DeliveryActivities = ReturnType<typeof createActivities>;

@@ -1,6 +1,6 @@
 import { condition, defineSignal, setHandler } from '@temporalio/workflow';
 import type { DeliveryStatus } from '../src/webhooks/delivery-status';
-import { makeAttempt } from './delivery-attempt';
+import { makeAttempt, presentWorkflowTime } from './delivery-attempt';
 
 /** "Resend now": one manual attempt as soon as no other attempt runs, unless the event is delivered by then. */
 export const deliverNowSignal = defineSignal('deliverNow');
@@ -27,7 +27,7 @@ export async function deliverEvent({ eventId }: DeliverEventInput): Promise<Deli
     status = attempt.status;
     // Backoff until the next scheduled attempt; a manual attempt in between leaves that time where it was.
     while (status === 'failed' && retryAtMs !== null) {
-      const remainingMs = retryAtMs - Date.now();
+      const remainingMs = retryAtMs - (await presentWorkflowTime());
       if (remainingMs <= 0 || !(await condition(() => deliverNowRequested, remainingMs))) break;
       deliverNowRequested = false;
       ({ status } = await makeAttempt(eventId, ++attemptNumber, { kind: 'manual' }, retryAtMs));

@@ -15,7 +15,13 @@ export const resendWorkflowId = (eventId: number, attemptNumber: number) =>
 
 // REJECT_DUPLICATE: an id that ran before (even if finished) is never run again, so a late retry of a start cannot
 // deliver an event a second time; FAIL: an id that is running now is not started twice.
-const idPolicies = { workflowIdReusePolicy: 'REJECT_DUPLICATE', workflowIdConflictPolicy: 'FAIL' } as const;
+// The workflow task timeout is how soon an attempt on a worker that died is run again elsewhere: attempts are local
+// activities inside the workflow task (workflows/delivery-attempt.ts). Temporal's default, stated because it matters.
+const startOptions = {
+  workflowIdReusePolicy: 'REJECT_DUPLICATE',
+  workflowIdConflictPolicy: 'FAIL',
+  workflowTaskTimeout: '10 seconds',
+} as const;
 
 /** Starts the delivery workflow of an event. Idempotent: a workflow that exists already counts as started. */
 export async function startDeliveryWorkflow(client: Client, taskQueue: string, eventId: number): Promise<'started' | 'already-started'> {
@@ -24,7 +30,7 @@ export async function startDeliveryWorkflow(client: Client, taskQueue: string, e
       taskQueue,
       workflowId: deliveryWorkflowId(eventId),
       args: [{ eventId }],
-      ...idPolicies,
+      ...startOptions,
     });
     return 'started';
   } catch (err) {
@@ -65,7 +71,7 @@ export async function requestResend(
       taskQueue,
       workflowId: resendId,
       args: [{ eventId, attemptNumber }],
-      ...idPolicies,
+      ...startOptions,
     });
   } catch (err) {
     // The same resend was requested a moment ago and is under way or done: nothing more to do.
