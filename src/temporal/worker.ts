@@ -20,6 +20,13 @@ export const prebuiltWorkflowBundlePath = path.join(path.dirname(deliveryWorkflo
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
 
+/**
+ * Delivery attempts a worker makes at once. An attempt is a local activity, which runs inside its workflow task, so
+ * the workflow task slots (SDK default 40) bound the attempts waiting for subscribers as much as the local activity
+ * slots (default 100) do; both get the same number. A waiting attempt costs a socket and little memory.
+ */
+export const CONCURRENT_ATTEMPTS = 100;
+
 export interface DeliveryWorkerOptions extends ActivityDependencies {
   connection: NativeConnection;
   namespace: string;
@@ -49,6 +56,8 @@ export function createDeliveryWorker({
     taskQueue,
     activities: createActivities(dependencies),
     maxCachedWorkflows,
+    maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
+    maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,
     ...workflows,
   });
 }

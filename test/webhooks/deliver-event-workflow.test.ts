@@ -322,3 +322,38 @@ test('database outages are retried by Temporal and never consume an attempt, nor
     await proxy.close();
   }
 });
+
+test('a worker keeps 100 attempts open at once: slow subscribers do not queue behind each other', async () => {
+  // Attempts run inside their workflow tasks, so the worker's workflow task slots bound how many POSTs wait at once.
+  const events = 60;
+  let open = 0;
+  let mostOpen = 0;
+  let releaseAll!: () => void;
+  const allOpen = new Promise<void>((resolve) => (releaseAll = resolve));
+  const { subscriber } = await subscriberFor(async () => {
+    open += 1;
+    mostOpen = Math.max(mostOpen, open);
+    if (open === events) releaseAll();
+    // Held until every attempt is open at once; a worker that cannot open them all answers them after 3 s.
+    await Promise.race([allOpen, new Promise((resolve) => setTimeout(resolve, 3_000).unref())]);
+    open -= 1;
+    return { status: 200 };
+  });
+  const endpoint = await insertEndpoint(db, { url: subscriber.url });
+  const eventIds: number[] = [];
+  for (let i = 0; i < events; i += 1) eventIds.push((await insertEvent(db, endpoint)).id);
+
+  // Watched in Postgres rather than through the workflows' results: waiting for results lets the test server skip
+  // time, and under this load it skips past the workflow task timeout while the attempts are still open.
+  await withWorker(
+    async (taskQueue) => {
+      for (const eventId of eventIds) await startDeliveryWorkflow(env.client, taskQueue, eventId);
+      await eventually(async () => (await db('webhook_events').whereIn('id', eventIds).where({ status: 'delivered' })).length === events, {
+        what: 'every event delivered',
+      });
+    },
+    { timeoutMs: 10_000 },
+  );
+  expect(mostOpen).toBe(events);
+  expect(subscriber.requests).toHaveLength(events);
+});
