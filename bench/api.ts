@@ -24,6 +24,8 @@ const options = flags({
   threads: 2,
   'wrk-duration': 20,
   'contact-versions': 'v2.1,v1',
+  /** Node options of the API process, e.g. `--max-old-space-size=256` as docker-compose.yml runs it. */
+  'api-node-args': '',
   'cpu-prof': false,
   'cpu-prof-dir': '/tmp/donation-webhooks-bench-profiles',
   /** Another built checkout of the service to measure (e.g. the commit before an optimisation). */
@@ -116,6 +118,7 @@ async function main() {
     roles: ['api'],
     withoutTemporal: true,
     prepare: generateApiData,
+    nodeArgs: { api: options['api-node-args'].split(' ').filter(Boolean) },
     cpuProfile: options['cpu-prof'] ? { roles: ['api'], dir: options['cpu-prof-dir'] } : undefined,
     serviceRoot: options['service-root'] || undefined,
   });

@@ -78,5 +78,21 @@ export async function generateApiData(db: Db, { contacts, checkouts }: ApiDataSi
     await trx.raw(`SELECT setval('checkouts_id_seq', (SELECT max(id) FROM checkouts))`);
     await trx.raw(`SELECT setval('donation_number_seq', (SELECT max(number::bigint) FROM donations))`);
   });
-  await db.raw('VACUUM ANALYZE');
+  await vacuumUntilAllVisible(db);
+}
+
+/**
+ * VACUUM ANALYZE until the tables read by the API are all-visible, as autovacuum leaves tables in service: a first
+ * VACUUM right after the load can fail to mark pages all-visible while autovacuum's own ANALYZE of the new rows holds
+ * an older snapshot, and index-only scans then read the heap after all.
+ */
+async function vacuumUntilAllVisible(db: Db): Promise<void> {
+  for (let round = 0; round < 5; round += 1) {
+    await db.raw('VACUUM ANALYZE');
+    const { rows } = await db.raw(
+      `SELECT bool_and(relallvisible >= relpages) AS visible FROM pg_class
+        WHERE relname IN ('contacts', 'contact_donation_totals', 'checkouts', 'donations')`,
+    );
+    if (rows[0].visible) return;
+  }
 }

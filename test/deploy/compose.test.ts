@@ -18,8 +18,8 @@ const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD',
 const testSecrets = Object.fromEntries(SECRETS.map((name) => [name, 'a1b2c3d4'.repeat(8)]));
 /** Each application service and the role of `node dist/src/main.js <role>` (src/main.ts) it runs. */
 const APP_SERVICES: Record<string, string> = { migrate: 'migrate', api: 'api', worker: 'worker', relay: 'relay' };
-/** Node options per service: a worker's resident memory follows its heap limit, not its backlog (BENCHMARKS.md). */
-const NODE_OPTIONS: Record<string, string[]> = { worker: ['--max-old-space-size=256'] };
+/** Node options per service: their resident memory follows the heap limit, not the work (BENCHMARKS.md, parts 2, 3). */
+const NODE_OPTIONS: Record<string, string[]> = { api: ['--max-old-space-size=256'], worker: ['--max-old-space-size=256'] };
 
 type Env = Record<string, string | undefined>;
 type Service = {
