@@ -1,3 +1,4 @@
+import { startSubscriber } from '../src/demo/subscriber-server';
 import { startTestSubscriber, type TestSubscriber } from '../src/demo/test-subscriber';
 import { signatureHeaders } from '../src/webhooks/signature';
 import { eventually } from './support/eventually';
@@ -114,4 +115,20 @@ test('the control endpoint shows the state and refuses bad changes', async () =>
   expect(await control({ mode: 'sleepy' })).toMatchObject({ status: 400, body: { error: expect.stringContaining('mode') } });
   expect(await control({ mode: 'flaky', failures: -1 })).toMatchObject({ status: 400 });
   expect(subscriber.settings().mode).toBe('ok');
+});
+
+test('the subscriber server answers 500 with the message when its reply function throws, and keeps serving', async () => {
+  const broken = await startSubscriber({
+    reply: (request) => {
+      if (request.index === 0) throw new Error('reply function broke');
+      return { status: 204 };
+    },
+  });
+  try {
+    const first = await fetch(broken.url, { method: 'POST', body: '{}' });
+    expect({ status: first.status, body: await first.text() }).toEqual({ status: 500, body: 'reply function broke' });
+    expect((await fetch(broken.url, { method: 'POST', body: '{}' })).status).toBe(204);
+  } finally {
+    await broken.close();
+  }
 });

@@ -190,7 +190,7 @@ describe('checkouts', () => {
     const events = await eventsCreatedBy(async () => {
       responses = await Promise.all([postCheckout(body), postCheckout(body), postCheckout(body)]);
     });
-    expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 201]);
+    expect(responses.map((r) => r.status).sort((a, b) => a - b)).toEqual([200, 200, 201]);
     expect(events).toHaveLength(1);
     expect(await app.db('contacts').whereRaw('lower(email) = ?', ['race@example.ch'])).toHaveLength(1);
   });
@@ -461,7 +461,7 @@ describe('reconciliations', () => {
     const body = { transaction_id: checkout.body.transaction_id, paid_out_amount: 48.5, fee_amount: 1.5, payout_currency: 'CHF' };
     let statuses: number[] = [];
     const events = await eventsCreatedBy(async () => {
-      statuses = (await Promise.all([reconcile(body), reconcile(body), reconcile(body)])).map((r) => r.status).sort();
+      statuses = (await Promise.all([reconcile(body), reconcile(body), reconcile(body)])).map((r) => r.status).sort((a, b) => a - b);
     });
     expect(statuses).toEqual([201, 409, 409]);
     expect(events).toHaveLength(1);
@@ -595,7 +595,7 @@ describe('newsletter', () => {
     await useEndpoint();
     const body = { email: 'twice@example.ch', language: 'de' };
     const signUps = await Promise.all([1, 2, 3].map(() => app.request('POST', '/platform/newsletter-subscriptions', body)));
-    expect(signUps.map((r) => r.status).sort()).toEqual([200, 200, 201]);
+    expect(signUps.map((r) => r.status).sort((a, b) => a - b)).toEqual([200, 200, 201]);
     expect(new Set(signUps.map((r) => r.body.subscription_id)).size).toBe(1);
     const path = `/platform/newsletter-subscriptions/${signUps[0].body.subscription_id}/confirm`;
     const events = await eventsCreatedBy(() => Promise.all([1, 2, 3].map(() => app.request('POST', path))));

@@ -44,7 +44,7 @@ export interface Stack {
   services: Map<Role, ServiceProcess>;
   apiUrl: string;
   /** A fresh staff access token (they live five minutes). */
-  staffToken(): string;
+  staffToken: () => string;
   /** Points the platform's webhook endpoint at `url` (v2.1, all donation events, basic auth). */
   configureEndpoint(url: string): Promise<void>;
   stop(): Promise<void>;

@@ -62,38 +62,46 @@ export async function startSubscriber(options: SubscriberOptions = {}): Promise<
     timers.add(timer);
   };
 
+  const answerRequest = async (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => {
+    const request: ReceivedRequest = {
+      index: requests.length,
+      method: req.method ?? '',
+      path: req.url ?? '',
+      headers: req.headers,
+      body,
+      atMs: 0,
+    };
+    requests.push(request);
+    request.atMs = await now();
+    for (const waiter of waiters.filter((w) => requests.length >= w.count)) {
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve(requests.slice(0, waiter.count));
+    }
+    const answer = await reply(request);
+    if (answer.afterAnswer) res.once('close', answer.afterAnswer);
+    const respond = () => {
+      if (answer.bodyDelayMs === undefined) {
+        res.writeHead(answer.status ?? 200, answer.headers).end(answer.body ?? '');
+        return;
+      }
+      res.writeHead(answer.status ?? 200, answer.headers);
+      res.flushHeaders();
+      later(answer.bodyDelayMs, () => res.end(answer.body ?? ''));
+    };
+    if (answer.delayMs) later(answer.delayMs, respond);
+    else respond();
+  };
+
   const server = http.createServer((req, res) => {
     res.on('error', () => undefined);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', async () => {
-      const request: ReceivedRequest = {
-        index: requests.length,
-        method: req.method ?? '',
-        path: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks),
-        atMs: 0,
-      };
-      requests.push(request);
-      request.atMs = await now();
-      for (const waiter of waiters.filter((w) => requests.length >= w.count)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(requests.slice(0, waiter.count));
-      }
-      const answer = await reply(request);
-      if (answer.afterAnswer) res.once('close', answer.afterAnswer);
-      const respond = () => {
-        if (answer.bodyDelayMs === undefined) {
-          res.writeHead(answer.status ?? 200, answer.headers).end(answer.body ?? '');
-          return;
-        }
-        res.writeHead(answer.status ?? 200, answer.headers);
-        res.flushHeaders();
-        later(answer.bodyDelayMs, () => res.end(answer.body ?? ''));
-      };
-      if (answer.delayMs) later(answer.delayMs, respond);
-      else respond();
+    req.on('end', () => {
+      answerRequest(req, res, Buffer.concat(chunks)).catch((err: unknown) => {
+        // A reply function that throws is a bug in the caller: answer it visibly rather than hang or crash.
+        if (!res.headersSent) res.writeHead(500);
+        res.end(err instanceof Error ? err.message : String(err));
+      });
     });
   });
   const listen = (port: number) =>

@@ -57,8 +57,8 @@ const clockTime = (ms: number) => new Date(ms).toTimeString().slice(0, 8);
 
 function envelopeOf(request: ReceivedRequest): { id: string; event: string } {
   try {
-    const body = JSON.parse(request.body.toString('utf8')) as { id?: unknown; event?: unknown };
-    return { id: String(body.id ?? request.headers['webhook-id'] ?? '?'), event: String(body.event ?? '?') };
+    const body = JSON.parse(request.body.toString('utf8')) as { id?: number | string; event?: string };
+    return { id: String(body.id ?? request.headers['webhook-id'] ?? '?'), event: body.event ?? '?' };
   } catch {
     return { id: String(request.headers['webhook-id'] ?? '?'), event: '(not JSON)' };
   }

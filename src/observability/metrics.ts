@@ -106,7 +106,7 @@ interface DatabaseGaugeDefinition {
   /** The label sets always reported, zero counts included, so that ratios never see a series vanish. */
   series?: Labels[];
   /** Queries Postgres and answers the value of each series. */
-  read(): Promise<(labels: Labels) => number>;
+  read: () => Promise<(labels: Labels) => number>;
 }
 
 /**

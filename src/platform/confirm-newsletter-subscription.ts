@@ -33,6 +33,7 @@ export async function confirmNewsletterSubscription(
   const contact: ContactModel | null = confirmed.contact_id
     ? (await trx('contacts').where({ id: confirmed.contact_id }).update({ newsletter: true, updated_at: now }).returning('*'))[0]
     : null;
+  // oxlint-disable-next-line typescript/no-misused-spread -- a knex row typed with the model's fields, not an instance
   const view = subscriptionView({ ...confirmed, confirmed_at: now }, contact);
   await recordWebhookEvents(trx, {
     type: 'newsletter.subscribed',

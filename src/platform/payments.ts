@@ -97,6 +97,7 @@ export async function findPaymentByTransactionId(
   const checkout: CheckoutModel | undefined = await trx('checkouts').where({ transaction_id: transactionId }).first();
   if (!checkout) return undefined;
   const donations: DonationModel[] = await trx('donations').where({ checkout_id: checkout.id }).orderBy('position');
+  // oxlint-disable-next-line typescript/no-misused-spread -- a knex row typed with the model's fields, not an instance
   return { ...checkout, donations } as StoredPayment;
 }
 

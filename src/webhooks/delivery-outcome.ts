@@ -29,6 +29,7 @@ const bounded = (text: string, limit = ERROR_TEXT_LIMIT) => (text.length > limit
  */
 export function storableResponseBody(bytes: Uint8Array): string {
   const limited = bytes.subarray(0, RESPONSE_BODY_LIMIT_BYTES);
+  // oxlint-disable-next-line no-control-regex -- NUL is the character Postgres text cannot hold
   return new TextDecoder('utf-8', { fatal: false }).decode(limited).replace(/\u0000/g, '\uFFFD');
 }
 

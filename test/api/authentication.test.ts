@@ -185,7 +185,7 @@ describe('refresh, verify and logout', () => {
     const statuses = await Promise.all(
       Array.from({ length: 5 }, () => api.post('/authentication/refresh', { refresh }).then((r) => r.status)),
     );
-    expect(statuses.sort()).toEqual([200, 401, 401, 401, 401]);
+    expect(statuses.sort((a, b) => a - b)).toEqual([200, 401, 401, 401, 401]);
   });
 
   test('an access token is not a refresh token, and a refresh token expires after a day', async () => {

@@ -120,7 +120,10 @@ async function send(method, path, body, auth) {
   return data;
 }
 
-/** Refresh tokens are rotated on use, so concurrent requests share one refresh instead of each spending the token. */
+/**
+ * Refresh tokens are rotated on use, so concurrent requests share one refresh instead of each spending the token.
+ * @returns {Promise<void>}
+ */
 function refreshTokens() {
   session.refreshing ??= send('POST', '/authentication/refresh', { refresh: session.tokens.refresh })
     .then(storeTokens)
@@ -227,7 +230,7 @@ async function render() {
 function handleError(err) {
   if (err instanceof ApiError && err.status === 401) {
     forgetSession();
-    render();
+    void render();
     showLoginError('Die Sitzung ist abgelaufen. Bitte erneut anmelden.');
     return;
   }
@@ -238,7 +241,11 @@ function handleError(err) {
 /** Reloads the list or the event shown; never the endpoint form, which would throw away what is being typed. */
 function setAutoRefresh(on) {
   clearInterval(autoRefreshTimer);
-  autoRefreshTimer = on ? setInterval(() => parseRoute().view !== 'endpoint' && render(), AUTO_REFRESH_MS) : null;
+  autoRefreshTimer = on
+    ? setInterval(() => {
+        if (parseRoute().view !== 'endpoint') void render();
+      }, AUTO_REFRESH_MS)
+    : null;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -472,17 +479,19 @@ async function resend(event, button) {
 /** After a resend, looks again every second until the attempt shows up (or gives up after half a minute). */
 function followUp(id, attemptsBefore, rounds) {
   clearTimeout(followUpTimer);
-  followUpTimer = setTimeout(async () => {
-    const route = parseRoute();
-    if (route.view !== 'event' || route.id !== String(id)) return;
-    try {
-      const current = await api('GET', `/admin/api/webhook-events/${id}`);
-      if (current.attempts > attemptsBefore || rounds <= 1) await render();
-      else followUp(id, attemptsBefore, rounds - 1);
-    } catch (err) {
-      handleError(err);
-    }
-  }, FOLLOW_UP_MS);
+  followUpTimer = setTimeout(() => void lookAgain(id, attemptsBefore, rounds), FOLLOW_UP_MS);
+}
+
+async function lookAgain(id, attemptsBefore, rounds) {
+  const route = parseRoute();
+  if (route.view !== 'event' || route.id !== String(id)) return;
+  try {
+    const current = await api('GET', `/admin/api/webhook-events/${id}`);
+    if (current.attempts > attemptsBefore || rounds <= 1) await render();
+    else followUp(id, attemptsBefore, rounds - 1);
+  } catch (err) {
+    handleError(err);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -585,14 +594,14 @@ function onHashChange() {
   const route = parseRoute();
   if (route.view === 'events') lastListRoute = route;
   $('#flash').hidden = true;
-  render();
+  void render();
 }
 
 async function start() {
   $('#login-form').addEventListener('submit', onLogin);
   $('#logout').addEventListener('click', () => {
     forgetSession();
-    render();
+    void render();
   });
   $('#filters').addEventListener('change', onFilterChange);
   $('#filters').addEventListener('submit', (submit) => submit.preventDefault());
@@ -616,7 +625,7 @@ async function start() {
   }
   const route = parseRoute();
   if (route.view === 'events') lastListRoute = route;
-  render();
+  void render();
 }
 
-start();
+void start();
