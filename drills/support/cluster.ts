@@ -7,7 +7,8 @@ import { upsertUser } from '../../src/auth/users';
 import { projectRoot } from '../../src/config';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
-import { type Child, freePort, portAnswers, startChild, startRole, waitFor } from './processes';
+import { freePort } from '../../test/support/free-port';
+import { type Child, portAnswers, startChild, startRole, waitFor } from './processes';
 
 const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
 const STAFF = { username: 'drill-staff', password: 'drill-staff-password-0123' };
