@@ -4,7 +4,7 @@ import { donationRowsInPeriod } from '../src/api/crm/donation-rows';
 import { swissDayRange } from '../src/api/params';
 import { createDb } from '../src/db/knex';
 import { API_DATA } from './support/api-data';
-import { flags } from './support/cli';
+import { flags, runMain } from './support/cli';
 import { memoryOf } from './support/processes';
 
 /**
@@ -39,7 +39,4 @@ async function main() {
   process.stdout.write(JSON.stringify({ timesMs, rows, bytes, baselineRssMb, peakRssMb: memoryOf(process.pid).peakRssMb }));
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+runMain(main);

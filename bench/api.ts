@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { projectRoot } from '../src/config';
 import { API_DATA, generateApiData } from './support/api-data';
-import { flags, list } from './support/cli';
+import { flags, list, runMain } from './support/cli';
 import { machineInfo } from './support/machine';
 import { CpuMeter, MemorySampler } from './support/processes';
 import { startStack, type Stack } from './support/stack';
@@ -186,7 +186,4 @@ async function main() {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -5,7 +5,7 @@ import { DEFAULT_HTTP_SETTINGS } from '../activities';
 import { postRequest } from '../activities/http-post';
 import { RESPONSE_BODY_LIMIT_BYTES } from '../src/webhooks/delivery-outcome';
 import { systemResolver } from '../src/webhooks/subscriber-address';
-import { flags, list } from './support/cli';
+import { flags, list, runMain } from './support/cli';
 import { machineInfo } from './support/machine';
 import { type PhaseResult, PlatformLoad, settle } from './support/platform-load';
 import { stages } from './support/stages';
@@ -235,7 +235,4 @@ async function main() {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { freePort } from '../test/support/free-port';
-import { flags } from './support/cli';
+import { flags, runMain } from './support/cli';
 import { machineInfo } from './support/machine';
 import { PlatformLoad, settle } from './support/platform-load';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
@@ -184,7 +184,4 @@ async function main() {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+runMain(main);

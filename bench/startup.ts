@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { writeFileSync } from 'node:fs';
 import { projectRoot } from '../src/config';
 import { freePort } from '../test/support/free-port';
-import { flags, list } from './support/cli';
+import { flags, list, runMain } from './support/cli';
 import { machineInfo } from './support/machine';
 import { memoryOf, processGroup, processTree } from './support/processes';
 import { markdownTable, median } from './support/stats';
@@ -102,7 +102,4 @@ async function main() {
   if (options.out) writeFileSync(options.out, JSON.stringify({ machine, rows }, null, 2));
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
-  process.exit(1);
-});
+runMain(main);

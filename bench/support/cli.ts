@@ -17,3 +17,11 @@ export function flags<T extends Record<string, string | number | boolean>>(defau
 }
 
 export const list = (value: string) => value.split(',').map((item) => item.trim()).filter(Boolean);
+
+/** Runs a benchmark's main function; a failure prints its stack and exits 1, so a scripted series sees it. */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}
