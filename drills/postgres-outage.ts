@@ -1,8 +1,7 @@
-import { startDrillCluster } from './support/cluster';
-import { configureEndpoint, recordCheckouts } from './support/platform-load';
+import { recordCheckouts } from './support/platform-load';
 import { sleep, waitFor } from './support/processes';
-import { progress, runDrill } from './support/report';
-import { startRecordingSubscriber } from './support/subscriber';
+import { runDrill } from './support/report';
+import { setUpDrill, startService } from './support/stage';
 import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
 
 /*
@@ -17,17 +16,9 @@ const DOWN_MS = 10_000;
 const TIME_LIMIT_MS = 6 * 60_000;
 
 void runDrill('postgres-outage', async (onCleanup) => {
-  const log = progress(Date.now());
-  const cluster = await startDrillCluster('postgres-outage');
-  onCleanup(() => cluster.shutdown());
-  const subscriber = await startRecordingSubscriber({ delayMs: 100 });
-  onCleanup(() => subscriber.close());
-
-  await cluster.startTemporal();
-  await cluster.startApi();
-  const relay = cluster.startRelay();
-  const worker = await cluster.startWorker();
-  await configureEndpoint(cluster, subscriber.url);
+  const stage = await setUpDrill('postgres-outage', onCleanup, { subscriberDelayMs: 100 });
+  const { log, cluster, subscriber } = stage;
+  const { relay, worker } = await startService(stage);
 
   let committed = 0;
   const loading = recordCheckouts(cluster, {

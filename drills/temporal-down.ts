@@ -1,8 +1,7 @@
-import { startDrillCluster } from './support/cluster';
 import { configureEndpoint, recordCheckouts } from './support/platform-load';
 import { sleep } from './support/processes';
-import { progress, runDrill } from './support/report';
-import { startRecordingSubscriber } from './support/subscriber';
+import { runDrill } from './support/report';
+import { setUpDrill } from './support/stage';
 import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
 
 /*
@@ -14,11 +13,7 @@ const EVENTS = Number(process.argv[2] ?? 500);
 const TIME_LIMIT_MS = 5 * 60_000;
 
 void runDrill('temporal-down', async (onCleanup) => {
-  const log = progress(Date.now());
-  const cluster = await startDrillCluster('temporal-down');
-  onCleanup(() => cluster.shutdown());
-  const subscriber = await startRecordingSubscriber({ delayMs: 20 });
-  onCleanup(() => subscriber.close());
+  const { log, cluster, subscriber } = await setUpDrill('temporal-down', onCleanup, { subscriberDelayMs: 20 });
 
   await cluster.startApi();
   const relay = cluster.startRelay();

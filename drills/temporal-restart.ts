@@ -1,8 +1,7 @@
-import { startDrillCluster } from './support/cluster';
-import { configureEndpoint, recordCheckouts } from './support/platform-load';
-import { type Child, sleep, waitFor } from './support/processes';
-import { progress, runDrill } from './support/report';
-import { startRecordingSubscriber } from './support/subscriber';
+import { recordCheckouts } from './support/platform-load';
+import { sleep, waitFor } from './support/processes';
+import { runDrill } from './support/report';
+import { setUpDrill, startService } from './support/stage';
 import { verifyDeliveries, waitUntilAllFinal } from './support/verify';
 
 /*
@@ -17,17 +16,11 @@ const DOWN_MS = 5_000;
 const TIME_LIMIT_MS = 8 * 60_000;
 
 void runDrill('temporal-restart', async (onCleanup) => {
-  const log = progress(Date.now());
-  const cluster = await startDrillCluster('temporal-restart');
-  onCleanup(() => cluster.shutdown());
-  const subscriber = await startRecordingSubscriber({ delayMs: SUBSCRIBER_DELAY_MS });
-  onCleanup(() => subscriber.close());
-
-  await cluster.startTemporal();
-  await cluster.startApi();
-  const relay = cluster.startRelay();
-  let worker: Child = await cluster.startWorker();
-  await configureEndpoint(cluster, subscriber.url);
+  const stage = await setUpDrill('temporal-restart', onCleanup, { subscriberDelayMs: SUBSCRIBER_DELAY_MS });
+  const { log, cluster, subscriber } = stage;
+  const service = await startService(stage);
+  const { relay } = service;
+  let { worker } = service;
 
   // Checkouts keep coming while Temporal goes down: the relay must hold them until it is back.
   let committed = 0;

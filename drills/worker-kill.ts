@@ -1,8 +1,7 @@
-import { startDrillCluster } from './support/cluster';
-import { configureEndpoint, recordCheckouts } from './support/platform-load';
+import { recordCheckouts } from './support/platform-load';
 import { sleep, waitFor } from './support/processes';
-import { progress, runDrill } from './support/report';
-import { startRecordingSubscriber } from './support/subscriber';
+import { runDrill } from './support/report';
+import { setUpDrill, startService } from './support/stage';
 import { verifyDeliveries, waitUntilAllFinal } from './support/verify';
 
 /*
@@ -17,17 +16,9 @@ const KILL_AFTER_RECEIVED = Math.floor(EVENTS * 0.3);
 const TIME_LIMIT_MS = 8 * 60_000;
 
 void runDrill('worker-kill', async (onCleanup) => {
-  const log = progress(Date.now());
-  const cluster = await startDrillCluster('worker-kill');
-  onCleanup(() => cluster.shutdown());
-  const subscriber = await startRecordingSubscriber({ delayMs: SUBSCRIBER_DELAY_MS });
-  onCleanup(() => subscriber.close());
-
-  await cluster.startTemporal();
-  await cluster.startApi();
-  cluster.startRelay();
-  const firstWorker = await cluster.startWorker();
-  await configureEndpoint(cluster, subscriber.url);
+  const stage = await setUpDrill('worker-kill', onCleanup, { subscriberDelayMs: SUBSCRIBER_DELAY_MS });
+  const { log, cluster, subscriber } = stage;
+  const { worker: firstWorker } = await startService(stage);
   log(`cluster up in ${cluster.dir}; recording ${EVENTS} checkouts`);
 
   const load = await recordCheckouts(cluster, { count: EVENTS, concurrency: 20, prefix: 'kill', deadlineMs: 120_000 });

@@ -1,0 +1,35 @@
+import { type DrillCluster, startDrillCluster } from './cluster';
+import { configureEndpoint } from './platform-load';
+import type { Child } from './processes';
+import { progress } from './report';
+import { type RecordingSubscriber, startRecordingSubscriber } from './subscriber';
+
+export interface DrillStage {
+  log: (message: string) => void;
+  cluster: DrillCluster;
+  subscriber: RecordingSubscriber;
+}
+
+/** What every drill starts from: a cluster of its own and a recording subscriber, both stopped when the drill ends. */
+export async function setUpDrill(
+  name: string,
+  onCleanup: (stop: () => Promise<void>) => void,
+  { subscriberDelayMs }: { subscriberDelayMs: number },
+): Promise<DrillStage> {
+  const log = progress(Date.now());
+  const cluster = await startDrillCluster(name);
+  onCleanup(() => cluster.shutdown());
+  const subscriber = await startRecordingSubscriber({ delayMs: subscriberDelayMs });
+  onCleanup(() => subscriber.close());
+  return { log, cluster, subscriber };
+}
+
+/** The whole service, up before any fault: Temporal, the API, a relay and a worker, delivering to the subscriber. */
+export async function startService({ cluster, subscriber }: DrillStage): Promise<{ relay: Child; worker: Child }> {
+  await cluster.startTemporal();
+  await cluster.startApi();
+  const relay = cluster.startRelay();
+  const worker = await cluster.startWorker();
+  await configureEndpoint(cluster, subscriber.url);
+  return { relay, worker };
+}
