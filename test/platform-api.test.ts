@@ -1,5 +1,6 @@
 import { isValidQrReference } from '../src/platform/invoice-reference';
 import { saveEndpoint, type EndpointSettings } from '../src/webhooks/endpoint-store';
+import { PLATFORM_DONOR as donor } from './support/platform-donor';
 import { startTestApp, type TestApp } from './support/test-app';
 
 let app: TestApp;
@@ -55,20 +56,6 @@ async function eventsCreatedBy(action: () => Promise<unknown>): Promise<EventRow
   await action();
   return app.db('webhook_events').where('id', '>', max ?? 0).orderBy('id');
 }
-
-const donor = {
-  gender: 'female',
-  first_name: 'Anna',
-  last_name: 'Muster',
-  email: 'anna.muster@example.ch',
-  street: 'Bahnhofstrasse',
-  street_number: '12',
-  postal_code: '8001',
-  city: 'Zürich',
-  country: 'CH',
-  language: 'de',
-  newsletter: true,
-};
 
 let transactionCounter = 0;
 const nextTransactionId = () => `tx-${++transactionCounter}`;

@@ -14,6 +14,7 @@ import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/
 import { relayPendingEvents } from '../../src/webhooks/outbox-relay';
 import { createTestDatabase } from '../support/database';
 import { captureLogs } from '../support/log-capture';
+import { PLATFORM_DONOR } from '../support/platform-donor';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 
@@ -91,19 +92,7 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
     {
       environment: 'PRODUCTION',
       currency: 'CHF',
-      donor: {
-        gender: 'female',
-        first_name: 'Anna',
-        last_name: 'Muster',
-        email: 'anna.muster@example.ch',
-        street: 'Bahnhofstrasse',
-        street_number: '12',
-        postal_code: '8001',
-        city: 'Zürich',
-        country: 'CH',
-        language: 'de',
-        newsletter: true,
-      },
+      donor: PLATFORM_DONOR,
       positions: [{ amount: 50, campaign_id: campaignId, purpose: 'Brunnenbau' }],
       payment: { transaction_id: `tx-${randomUUID()}`, method: 'VIS', status: 'completed' },
     },
