@@ -125,7 +125,6 @@ function logContext(eventId: number, attemptNumber: number) {
   return { eventId, workflowId: workflowExecution?.workflowId, attempt: attemptNumber, activityAttempt: attempt };
 }
 
-
 const resultFromRow = (row: AttemptRow): AttemptResult => ({
   outcome: row.outcome,
   responseCode: row.response_code,
