@@ -1,5 +1,5 @@
 import { condition, defineSignal, setHandler } from '@temporalio/workflow';
-import type { DeliveryStatus } from '../src/webhooks/delivery-status';
+import type { DeliveryStatus } from '../src/delivery-rules/delivery-status';
 import { makeAttempt, presentWorkflowTime } from './delivery-attempt';
 
 /** "Resend now": one manual attempt as soon as no other attempt runs, unless the event is delivered by then. */

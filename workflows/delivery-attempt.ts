@@ -1,7 +1,7 @@
 import { proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { DeliveryActivities } from '../activities';
-import type { AttemptKind, DeliveryStatus, FinishedAttempt } from '../src/webhooks/delivery-status';
-import { delayAfterFailedAttempt } from '../src/webhooks/retry-schedule';
+import type { AttemptKind, DeliveryStatus, FinishedAttempt } from '../src/delivery-rules/delivery-status';
+import { delayAfterFailedAttempt } from '../src/delivery-rules/retry-schedule';
 
 // Local activities: an attempt runs inside the workflow task that asked for it, and its result is kept in history
 // when that task completes. Against ordinary activities this saves Temporal an activity task, a second workflow task

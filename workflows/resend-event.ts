@@ -1,4 +1,4 @@
-import type { DeliveryStatus } from '../src/webhooks/delivery-status';
+import type { DeliveryStatus } from '../src/delivery-rules/delivery-status';
 import { makeAttempt } from './delivery-attempt';
 
 export interface ResendEventInput {

@@ -1,7 +1,7 @@
 import type { User } from '../auth/users';
 import type { Config } from '../config';
 import { temporalUiUrl } from '../temporal/ui';
-import { DELIVERY_STATUS_LABELS, DELIVERY_STATUSES } from '../webhooks/delivery-status';
+import { DELIVERY_STATUS_LABELS, DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { PAYLOAD_VERSIONS, versionNeedsCartLogic } from '../webhooks/payload-versions';
 

@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { RouteContext } from '../api/app';
 import { ApiError, notFound } from '../api/errors';
 import { requestLogger } from '../api/request-log';
-import type { DeliveryStatus } from '../db/models/webhook';
+import type { DeliveryStatus } from '../delivery-rules/delivery-status';
 import { requestResend } from '../temporal/delivery-workflows';
 import { parseEventId } from './webhook-events';
 

@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
-import type { DeliveryStatus, WebhookDeliveryAttemptModel, WebhookEventModel } from '../db/models';
+import type { WebhookDeliveryAttemptModel, WebhookEventModel } from '../db/models';
+import type { DeliveryStatus } from '../delivery-rules/delivery-status';
 import { formatTimestamp } from '../shared/time';
 import { deliveryWorkflowId } from '../temporal/delivery-workflows';
 import type { WebhookEventType } from '../webhooks/event-types';
-import { DELIVERY_STATUS_LABELS } from '../webhooks/delivery-status';
+import { DELIVERY_STATUS_LABELS } from '../delivery-rules/delivery-status';
 import { offsetOf, type PageRequest } from '../api/pagination';
 import { badRequest } from '../api/errors';
 

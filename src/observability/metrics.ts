@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { withTimeLimit } from '../shared/time-limit';
-import { type AttemptOutcome, DELIVERY_STATUSES } from '../webhooks/delivery-status';
+import { type AttemptOutcome, DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 
 /** One delivery attempt as the activity saw it; `event` is the event type (donation.completed, …). */

@@ -4,7 +4,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import { deliverEvent, deliverNowSignal, resendEvent } from '../../workflows';
-import type { DeliveryStatus } from '../webhooks/delivery-status';
+import type { DeliveryStatus } from '../delivery-rules/delivery-status';
 
 /** One delivery workflow per event, named after it: starting it twice is rejected by Temporal, not by us. */
 export const deliveryWorkflowId = (eventId: number) => `webhook-event-${eventId}`;

@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from './delivery-status';
+import type { AttemptOutcome } from '../delivery-rules/delivery-status';
 
 /** At most this much of a subscriber's answer is read and stored, whatever it sends. */
 export const RESPONSE_BODY_LIMIT_BYTES = 16 * 1024;

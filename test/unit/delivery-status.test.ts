@@ -1,4 +1,4 @@
-import { DELIVERY_STATUS_LABELS, statusAfterAttempt } from '../../src/webhooks/delivery-status';
+import { DELIVERY_STATUS_LABELS, statusAfterAttempt } from '../../src/delivery-rules/delivery-status';
 
 test('German labels as the admin shows them', () => {
   expect(DELIVERY_STATUS_LABELS).toEqual({

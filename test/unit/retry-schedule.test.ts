@@ -1,4 +1,4 @@
-import { delayAfterFailedAttempt, MAX_ATTEMPTS, RESPONSE_TIMEOUT_MS, RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule';
+import { delayAfterFailedAttempt, MAX_ATTEMPTS, RESPONSE_TIMEOUT_MS, RETRY_DELAYS_MS } from '../../src/delivery-rules/retry-schedule';
 import { DEFAULT_HTTP_SETTINGS } from '../../activities';
 
 const minutes = (n: number) => n * 60_000;

@@ -1,7 +1,7 @@
+import type { DeliveryStatus } from '../../delivery-rules/delivery-status';
 import { BaseModel } from './base';
 
 export type PayloadVersion = 'v1' | 'v2' | 'v2.1';
-export type DeliveryStatus = 'waiting' | 'delivered' | 'failed' | 'max_retries_reached';
 
 export class WebhookEndpointModel extends BaseModel {
   static tableName = 'webhook_endpoints';
