@@ -237,6 +237,22 @@ describe('webhook events', () => {
     }
   });
 
+  test('a stored payload that is not JSON is shown as the text it is, not a 500', async () => {
+    const [{ id: endpointId }] = await app.db('webhook_endpoints').select('id');
+    const stored = ['{"id": 7, "event": "donation.completed", "data": {', 'not json at all', ''];
+    for (const [index, payload] of stored.entries()) {
+      const [{ id }] = await app.db('webhook_events')
+        .insert({ endpoint_id: endpointId, event_type: 'donation.completed', payload_version: 'v2', source_key: `broken:${index}`, payload })
+        .returning('id');
+      const response = await app.request('GET', `/admin/api/webhook-events/${id}`);
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ id, payload, payload_is_json: false });
+      await app.db('webhook_events').where({ id }).delete();
+    }
+    const parsed = await app.request('GET', `/admin/api/webhook-events/${ids[1]}`);
+    expect(parsed.body).toMatchObject({ payload: { id: 1 }, payload_is_json: true });
+  });
+
   test('staff only', async () => {
     expect((await app.request('GET', '/admin/api/webhook-events', undefined, {})).status).toBe(401);
     expect((await app.request('GET', `/admin/api/webhook-events/${ids[0]}`, undefined, app.nonStaff())).status).toBe(403);

@@ -2,8 +2,8 @@ import type { Middleware } from 'koa';
 import type { RouteContext } from '../api/app';
 import { ApiError, notFound } from '../api/errors';
 import { requestLogger } from '../api/request-log';
-import type { DeliveryStatus } from '../delivery-rules/delivery-status';
 import { requestResend } from '../temporal/delivery-workflows';
+import { findEventForResend } from '../webhooks/event-store';
 import { parseEventId } from './webhook-events';
 
 const temporalUnavailable = () =>
@@ -20,8 +20,7 @@ const alreadyDelivered = () =>
 export function resendWebhookEvent(context: RouteContext): Middleware {
   return async function resendWebhookEvent(ctx) {
     const id = parseEventId(ctx.params.id);
-    const readEvent = (): Promise<{ status: DeliveryStatus; attempts: number } | undefined> =>
-      context.db('webhook_events').where({ id }).first('status', 'attempts');
+    const readEvent = () => findEventForResend(context.db, id);
     const event = await readEvent();
     if (!event) throw notFound('Webhook event not found', 'webhook_event_not_found');
     if (event.status === 'delivered') throw alreadyDelivered();

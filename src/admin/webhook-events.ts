@@ -1,17 +1,16 @@
 import type { Knex } from 'knex';
-import type { WebhookDeliveryAttemptModel, WebhookEventModel } from '../db/models';
-import type { DeliveryStatus } from '../delivery-rules/delivery-status';
 import { formatTimestamp } from '../shared/time';
 import { deliveryWorkflowId } from '../temporal/delivery-workflows';
-import type { WebhookEventType } from '../webhooks/event-types';
 import { DELIVERY_STATUS_LABELS } from '../delivery-rules/delivery-status';
+import {
+  type DeliveryAttemptRow,
+  type EventFilters,
+  type EventSummaryRow,
+  findEventWithAttempts,
+  listEvents,
+} from '../webhooks/event-store';
 import { offsetOf, type PageRequest } from '../api/pagination';
 import { badRequest } from '../api/errors';
-
-export interface EventFilters {
-  status?: DeliveryStatus;
-  event?: WebhookEventType;
-}
 
 /** The one rule for an event id in an admin URL: a positive bigserial value that JS holds exactly (0 is no id). */
 export function parseEventId(raw: string): number {
@@ -21,7 +20,7 @@ export function parseEventId(raw: string): number {
 
 const utc = (instant: Date | null) => instant && formatTimestamp(instant, 'utc');
 
-function presentEvent(row: WebhookEventModel) {
+function presentEvent(row: EventSummaryRow) {
   return {
     id: row.id,
     event: row.event_type,
@@ -36,7 +35,7 @@ function presentEvent(row: WebhookEventModel) {
   };
 }
 
-function presentAttempt(row: WebhookDeliveryAttemptModel) {
+function presentAttempt(row: DeliveryAttemptRow) {
   return {
     number: row.number,
     manual: row.manual,
@@ -49,33 +48,22 @@ function presentAttempt(row: WebhookDeliveryAttemptModel) {
   };
 }
 
-const LIST_COLUMNS = [
-  'id',
-  'event_type',
-  'created_at',
-  'status',
-  'attempts',
-  'last_response_code',
-  'last_response_body',
-  'next_attempt_at',
-  'delivered_at',
-];
-
 /** Newest first, optionally only one status and one event type. */
 export async function listWebhookEvents(db: Knex, filters: EventFilters, page: PageRequest) {
-  const filtered = () => {
-    const query = db('webhook_events');
-    if (filters.status) query.where('status', filters.status);
-    if (filters.event) query.where('event_type', filters.event);
-    return query;
-  };
-  const [{ count }] = await filtered().count<{ count: string }[]>({ count: '*' });
-  const rows: WebhookEventModel[] = await filtered()
-    .select(LIST_COLUMNS)
-    .orderBy('id', 'desc')
-    .limit(page.page_size)
-    .offset(offsetOf(page));
-  return { count: Number(count), results: rows.map(presentEvent) };
+  const { count, rows } = await listEvents(db, filters, { limit: page.page_size, offset: offsetOf(page) });
+  return { count, results: rows.map(presentEvent) };
+}
+
+/**
+ * The stored payload as sent: parsed when it is JSON (always, for events this service rendered), otherwise the text
+ * itself, so that a row written by hand or damaged still shows instead of failing the page.
+ */
+function presentPayload(payload: string): { payload: unknown; payload_is_json: boolean } {
+  try {
+    return { payload: JSON.parse(payload) as unknown, payload_is_json: true };
+  } catch {
+    return { payload, payload_is_json: false };
+  }
 }
 
 /**
@@ -83,17 +71,15 @@ export async function listWebhookEvents(db: Knex, filters: EventFilters, page: P
  * Temporal UI); undefined when unknown.
  */
 export async function findWebhookEvent(db: Knex, id: number) {
-  const row: WebhookEventModel | undefined = await db('webhook_events').where({ id }).first();
-  if (!row) return undefined;
-  const attempts: WebhookDeliveryAttemptModel[] = await db('webhook_delivery_attempts')
-    .where({ event_id: id })
-    .orderBy('number');
+  const found = await findEventWithAttempts(db, id);
+  if (!found) return undefined;
+  const { event, attempts } = found;
   return {
-    ...presentEvent(row),
-    payload_version: row.payload_version,
-    workflow_id: deliveryWorkflowId(row.id),
-    last_error: row.last_error,
-    payload: JSON.parse(row.payload) as unknown,
+    ...presentEvent(event),
+    payload_version: event.payload_version,
+    workflow_id: deliveryWorkflowId(event.id),
+    last_error: event.last_error,
+    ...presentPayload(event.payload),
     delivery_attempts: attempts.map(presentAttempt),
   };
 }

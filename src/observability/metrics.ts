@@ -4,6 +4,7 @@ import type { Logger } from '../logger';
 import { withTimeLimit } from '../shared/time-limit';
 import { type AttemptOutcome, DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
+import { countEventsByStatus, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhooks/event-store';
 
 /** One delivery attempt as the activity saw it; `event` is the event type (donation.completed, …). */
 export interface DeliveryAttemptObservation {
@@ -139,28 +140,24 @@ function registerDatabaseGauges(registry: Registry, db: Db, log: Logger): void {
     labelNames: ['status'],
     series: DELIVERY_STATUSES.map((status) => ({ status })),
     async read() {
-      const rows = await db('webhook_events').select('status').count<Array<{ status: string; count: number }>>({ count: '*' }).groupBy('status');
-      const counts = new Map(rows.map((row) => [row.status, Number(row.count)]));
+      const counts = await countEventsByStatus(db);
       return ({ status }) => counts.get(status) ?? 0;
     },
   });
-  // These two read the partial index of unstarted events, which the relay keeps small.
   databaseGauge(registry, log, {
     name: 'webhook_outbox_pending_events',
     help: 'Webhook events whose delivery workflow the relay has not started yet',
     async read() {
-      const [row] = await db('webhook_events').whereNull('workflow_started_at').count<Array<{ count: number }>>({ count: '*' });
-      return () => Number(row.count);
+      const count = await countUnstartedEvents(db);
+      return () => count;
     },
   });
   databaseGauge(registry, log, {
     name: 'webhook_outbox_oldest_pending_seconds',
     help: 'Age of the oldest webhook event still waiting for the relay; 0 when none waits',
     async read() {
-      const { rows } = await db.raw(
-        'SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age FROM webhook_events WHERE workflow_started_at IS NULL',
-      );
-      return () => Number(rows[0].age);
+      const age = await oldestUnstartedEventAgeSeconds(db);
+      return () => age;
     },
   });
 }

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { deliveryWorkflowId, startDeliveryWorkflow } from '../temporal/delivery-workflows';
+import { startUnstartedEvents } from './event-store';
 
 /** Channel of the trigger in migration 008 (kept literal there: migrations do not change with the code). */
 export const WEBHOOK_EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
@@ -49,29 +50,19 @@ export async function relayPendingEvents({
   startTimeoutMs = DEFAULTS.startTimeoutMs,
   log,
 }: RelayPassOptions): Promise<number> {
-  const { marked, failure } = await db.transaction(async (trx) => {
-    const rows: Array<{ id: number }> = await trx('webhook_events')
-      .select('id')
-      .whereNull('workflow_started_at')
-      .orderBy('id')
-      .limit(batchSize)
-      .forUpdate()
-      .skipLocked();
+  let failure: unknown;
+  const marked = await startUnstartedEvents(db, batchSize, async (events) => {
     const deadline = Date.now() + startTimeoutMs;
     const starts = await Promise.allSettled(
-      rows.map((row) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, row.id))),
+      events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event.eventId))),
     );
     starts.forEach((start, index) => {
-      const fields = { eventId: rows[index].id, workflowId: deliveryWorkflowId(rows[index].id) };
+      const fields = { eventId: events[index].eventId, workflowId: deliveryWorkflowId(events[index].eventId) };
       if (start.status === 'fulfilled') log?.info({ ...fields, start: start.value }, 'delivery workflow started');
       else log?.debug({ ...fields, err: start.reason }, 'delivery workflow not started; the event stays queued');
     });
-    const started = rows.filter((_, index) => starts[index].status === 'fulfilled').map((row) => row.id);
-    if (started.length > 0) {
-      await trx('webhook_events').whereIn('id', started).update({ workflow_started_at: trx.fn.now() });
-    }
-    const rejected = starts.find((start): start is PromiseRejectedResult => start.status === 'rejected');
-    return { marked: started.length, failure: rejected?.reason as unknown };
+    failure = starts.find((start): start is PromiseRejectedResult => start.status === 'rejected')?.reason;
+    return events.filter((_, index) => starts[index].status === 'fulfilled').map((event) => event.eventId);
   });
   if (failure !== undefined) throw failure;
   return marked;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { type EnvelopeEnvironment, renderEnvelope } from './envelope';
 import { findEndpoint } from './endpoint-store';
+import { insertEvent, reserveEventId } from './event-store';
 import type { WebhookEventType } from './event-types';
 import { type PayloadFeatures, payloadFeatures } from './payload-versions';
 import type { RenderedEvent } from './payloads/rendered';
@@ -26,26 +27,18 @@ export async function recordWebhookEvents(trx: Knex.Transaction, cause: EventCau
   const created: number[] = [];
   for (const { key, data } of cause.render(payloadFeatures(endpoint.payload_version))) {
     // The id is reserved first because the envelope, rendered before the insert, carries it.
-    const {
-      rows: [{ id }],
-    } = await trx.raw<{ rows: { id: number }[] }>(`SELECT nextval(pg_get_serial_sequence('webhook_events', 'id')) AS id`);
+    const id = await reserveEventId(trx);
     const payload = renderEnvelope({ id, event: cause.type, createdAt: cause.occurredAt, environment: cause.environment, data });
-    const inserted = await trx('webhook_events')
-      .insert({
-        id,
-        endpoint_id: endpoint.id,
-        event_type: cause.type,
-        payload_version: endpoint.payload_version,
-        source_key: `${cause.type}:${key}`,
-        payload,
-        status: 'waiting',
-        created_at: cause.occurredAt,
-        updated_at: cause.occurredAt,
-      })
-      .onConflict('source_key')
-      .ignore()
-      .returning('id');
-    if (inserted.length > 0) created.push(id);
+    const inserted = await insertEvent(trx, {
+      id,
+      endpoint_id: endpoint.id,
+      event_type: cause.type,
+      payload_version: endpoint.payload_version,
+      source_key: `${cause.type}:${key}`,
+      payload,
+      created_at: cause.occurredAt,
+    });
+    if (inserted) created.push(id);
   }
   return created;
 }

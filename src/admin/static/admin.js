@@ -459,7 +459,7 @@ async function renderEvent(id, mine) {
         : h('p', { class: 'empty muted' }, 'Noch kein Zustellversuch.'),
     ),
     h('h2', {}, 'Payload'),
-    h('pre', { class: 'block payload', id: 'payload' }, JSON.stringify(event.payload, null, 2)),
+    h('pre', { class: 'block payload', id: 'payload' }, event.payload_is_json ? JSON.stringify(event.payload, null, 2) : event.payload),
   );
   showView('event');
 }

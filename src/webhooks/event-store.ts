@@ -1,0 +1,382 @@
+import type { Knex } from 'knex';
+import type { PayloadVersion } from '../db/models';
+import { type AttemptOutcome, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
+import type { DeliveryOutcome } from './delivery-outcome';
+import { type EndpointSettings, settingsOf } from './endpoint-store';
+import type { WebhookEventType } from './event-types';
+
+/**
+ * The store of the delivery aggregate: webhook events (the outbox rows, with their delivery status) and their
+ * delivery attempts. The only module that knows these two tables; everything else calls these functions.
+ */
+const EVENTS = 'webhook_events';
+const ATTEMPTS = 'webhook_delivery_attempts';
+const ENDPOINTS = 'webhook_endpoints';
+
+/** A row of webhook_events. */
+export interface WebhookEventRow {
+  id: number;
+  endpoint_id: number;
+  event_type: WebhookEventType;
+  payload_version: PayloadVersion;
+  source_key: string;
+  /** The envelope exactly as sent; normally JSON, but shown as text when it is not. */
+  payload: string;
+  status: DeliveryStatus;
+  /** Attempts made, scheduled and manual alike. */
+  attempts: number;
+  last_response_code: number | null;
+  last_response_body: string | null;
+  last_error: string | null;
+  /** While `failed` with a scheduled attempt still due: when it is due. */
+  next_attempt_at: Date | null;
+  delivered_at: Date | null;
+  /** Set by the relay once the delivery workflow is started; null while the event waits in the outbox. */
+  workflow_started_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A row of webhook_delivery_attempts: one HTTP POST (or one refusal to send) and what came of it. */
+export interface DeliveryAttemptRow {
+  id: number;
+  event_id: number;
+  /** 1, 2, … over scheduled and manual attempts alike; unique per event, which makes recording idempotent. */
+  number: number;
+  manual: boolean;
+  started_at: Date;
+  duration_ms: number;
+  response_code: number | null;
+  response_body: string | null;
+  error: string | null;
+  outcome: AttemptOutcome;
+}
+
+// --- Creating events (the outbox), inside the platform's transaction ---
+
+export type NewWebhookEvent = Pick<
+  WebhookEventRow,
+  'id' | 'endpoint_id' | 'event_type' | 'payload_version' | 'source_key' | 'payload' | 'created_at'
+>;
+
+/** Reserves the id of an event about to be written: its envelope, rendered before the insert, carries it. */
+export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
+  const {
+    rows: [{ id }],
+  } = await trx.raw<{ rows: { id: string }[] }>(`SELECT nextval(pg_get_serial_sequence('${EVENTS}', 'id')) AS id`);
+  return Number(id);
+}
+
+/** Writes a new event, status waiting. False when an event of the same `source_key` exists (a repeated cause). */
+export async function insertEvent(trx: Knex.Transaction, event: NewWebhookEvent): Promise<boolean> {
+  const inserted = await trx(EVENTS)
+    .insert({ ...event, status: 'waiting', updated_at: event.created_at })
+    .onConflict('source_key')
+    .ignore()
+    .returning('id');
+  return inserted.length > 0;
+}
+
+// --- Starting deliveries (the relay) ---
+
+/** What a delivery workflow is started with: enough to say in Temporal UI which event it delivers, and where. */
+export interface DeliveryStart {
+  eventId: number;
+  eventType: WebhookEventType;
+  payloadVersion: PayloadVersion;
+  /** Host (and port) of the endpoint's URL when the delivery starts. */
+  subscriberHost: string;
+  /** The envelope's `environment`, and the payment's `transaction_id` when the payload has one. */
+  environment: string | null;
+  transactionId: string | null;
+}
+
+interface DeliveryStartRow {
+  id: number;
+  event_type: WebhookEventType;
+  payload_version: PayloadVersion;
+  payload: string;
+  url: string;
+}
+
+const DELIVERY_START_COLUMNS = ['e.id', 'e.event_type', 'e.payload_version', 'e.payload', 'p.url'];
+
+/** The first `transaction_id` in the payload's data, wherever its event type keeps it. */
+function findTransactionId(value: unknown): string | null {
+  if (value === null || typeof value !== 'object') return null;
+  const record = value as Record<string, unknown>;
+  if (typeof record.transaction_id === 'string') return record.transaction_id;
+  for (const child of Object.values(record)) {
+    const found = findTransactionId(child);
+    if (found !== null) return found;
+  }
+  return null;
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+function deliveryStartOf(row: DeliveryStartRow): DeliveryStart {
+  let envelope: { environment?: unknown; data?: unknown } = {};
+  try {
+    envelope = JSON.parse(row.payload) as typeof envelope;
+  } catch {
+    // A payload that is not JSON is still delivered as stored; it just says nothing more about itself.
+  }
+  return {
+    eventId: row.id,
+    eventType: row.event_type,
+    payloadVersion: row.payload_version,
+    subscriberHost: hostOf(row.url),
+    environment: typeof envelope.environment === 'string' ? envelope.environment : null,
+    transactionId: findTransactionId(envelope.data),
+  };
+}
+
+/**
+ * Takes up to `batchSize` events whose delivery workflow is not started yet, oldest first, locked so that parallel
+ * relays share the work (SKIP LOCKED); `start` starts their workflows and answers the ids it started, which are
+ * marked started when the transaction commits. Rows it did not start stay for the next pass. Returns how many
+ * were marked.
+ */
+export async function startUnstartedEvents(
+  db: Knex,
+  batchSize: number,
+  start: (events: DeliveryStart[]) => Promise<number[]>,
+): Promise<number> {
+  return db.transaction(async (trx) => {
+    const rows: DeliveryStartRow[] = await trx(`${EVENTS} as e`)
+      .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
+      .select(DELIVERY_START_COLUMNS)
+      .whereNull('e.workflow_started_at')
+      .orderBy('e.id')
+      .limit(batchSize)
+      .forUpdate('e')
+      .skipLocked();
+    const started = await start(rows.map(deliveryStartOf));
+    if (started.length > 0) await trx(EVENTS).whereIn('id', started).update({ workflow_started_at: trx.fn.now() });
+    return started.length;
+  });
+}
+
+/** What a resend decision needs: where the delivery stands, and how its workflow would be started. */
+export interface ResendableEvent {
+  status: DeliveryStatus;
+  attempts: number;
+  /** Whether the relay has started the delivery workflow. */
+  workflowStarted: boolean;
+  start: DeliveryStart;
+}
+
+export async function findEventForResend(db: Knex, id: number): Promise<ResendableEvent | undefined> {
+  const row: (DeliveryStartRow & Pick<WebhookEventRow, 'status' | 'attempts' | 'workflow_started_at'>) | undefined = await db(`${EVENTS} as e`)
+    .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
+    .where('e.id', id)
+    .first([...DELIVERY_START_COLUMNS, 'e.status', 'e.attempts', 'e.workflow_started_at']);
+  return row && { status: row.status, attempts: row.attempts, workflowStarted: row.workflow_started_at !== null, start: deliveryStartOf(row) };
+}
+
+// --- Making attempts (the activities) ---
+
+/** An attempt as history and the status rows describe it; its response body lives only in Postgres. */
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  responseCode: number | null;
+  error: string | null;
+  startedAtMs: number;
+  durationMs: number;
+}
+
+export interface EventForAttempt {
+  eventType: WebhookEventType;
+  payload: string;
+  endpoint: EndpointSettings;
+  /** This attempt as recorded already (a replayed or reset workflow): it must not be sent again. */
+  recorded: AttemptResult | undefined;
+}
+
+/**
+ * The event to send, its endpoint as configured now, and whether this attempt number is recorded already: one
+ * round trip. The endpoint's columns are mapped by the endpoint store.
+ */
+export async function findEventForAttempt(db: Knex, eventId: number, attemptNumber: number): Promise<EventForAttempt | undefined> {
+  const row = await db(`${EVENTS} as e`)
+    .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
+    .leftJoin(`${ATTEMPTS} as a`, (join) => join.on('a.event_id', 'e.id').andOnVal('a.number', attemptNumber))
+    .where('e.id', eventId)
+    .first(
+      'p.*',
+      'e.event_type',
+      'e.payload',
+      'a.outcome as recorded_outcome',
+      'a.response_code as recorded_response_code',
+      'a.error as recorded_error',
+      'a.started_at as recorded_started_at',
+      'a.duration_ms as recorded_duration_ms',
+    );
+  if (!row) return undefined;
+  return {
+    eventType: row.event_type,
+    payload: row.payload,
+    endpoint: settingsOf(row),
+    recorded: row.recorded_outcome
+      ? {
+          outcome: row.recorded_outcome,
+          responseCode: row.recorded_response_code,
+          error: row.recorded_error,
+          startedAtMs: row.recorded_started_at.getTime(),
+          durationMs: row.recorded_duration_ms,
+        }
+      : undefined,
+  };
+}
+
+export interface AttemptToRecord {
+  eventId: number;
+  attemptNumber: number;
+  attempt: FinishedAttempt;
+  result: AttemptResult & Pick<DeliveryOutcome, 'responseBody'>;
+  /**
+   * When the next scheduled attempt is due if the event stays failed; `'unchanged'` keeps the time already
+   * recorded (a manual attempt does not move the schedule).
+   */
+  nextAttemptAt: Date | null | 'unchanged';
+}
+
+export interface RecordedAttempt {
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  /** False when this attempt number was recorded before (a retried write): nothing was changed. */
+  written: boolean;
+}
+
+/**
+ * Writes the attempt row and the event's status transition in one transaction. Idempotent per (event, attempt
+ * number): a retried write changes nothing and answers the event as it stands. Undefined for an unknown event.
+ */
+export async function recordAttempt(db: Knex, { eventId, attemptNumber, attempt, result, nextAttemptAt }: AttemptToRecord): Promise<RecordedAttempt | undefined> {
+  return db.transaction(async (trx) => {
+    const event: Pick<WebhookEventRow, 'status' | 'next_attempt_at'> | undefined = await trx(EVENTS)
+      .where({ id: eventId })
+      .forUpdate()
+      .first('status', 'next_attempt_at');
+    if (!event) return undefined;
+    const inserted = await trx(ATTEMPTS)
+      .insert({
+        event_id: eventId,
+        number: attemptNumber,
+        manual: attempt.kind === 'manual',
+        started_at: new Date(result.startedAtMs),
+        duration_ms: result.durationMs,
+        response_code: result.responseCode,
+        response_body: result.responseBody,
+        error: result.error,
+        outcome: result.outcome,
+      })
+      .onConflict(['event_id', 'number'])
+      .ignore()
+      .returning('id');
+    if (inserted.length === 0) return { status: event.status, nextAttemptAt: event.next_attempt_at, written: false };
+
+    const status = statusAfterAttempt(event.status, attempt);
+    const next = status !== 'failed' ? null : nextAttemptAt === 'unchanged' ? event.next_attempt_at : nextAttemptAt;
+    await trx(EVENTS)
+      .where({ id: eventId })
+      .update({
+        status,
+        attempts: trx.raw('attempts + 1'),
+        last_response_code: result.responseCode,
+        last_response_body: result.responseBody,
+        last_error: result.error,
+        next_attempt_at: next,
+        delivered_at: result.outcome === 'delivered' ? new Date(result.startedAtMs + result.durationMs) : trx.raw('delivered_at'),
+        updated_at: trx.fn.now(),
+      });
+    return { status, nextAttemptAt: next, written: true };
+  });
+}
+
+// --- Reading events (admin API) ---
+
+export interface EventFilters {
+  status?: DeliveryStatus;
+  event?: WebhookEventType;
+}
+
+/** The columns of the event list: everything but the payload and the last error. */
+export type EventSummaryRow = Pick<
+  WebhookEventRow,
+  'id' | 'event_type' | 'created_at' | 'status' | 'attempts' | 'last_response_code' | 'last_response_body' | 'next_attempt_at' | 'delivered_at'
+>;
+
+const SUMMARY_COLUMNS = [
+  'id',
+  'event_type',
+  'created_at',
+  'status',
+  'attempts',
+  'last_response_code',
+  'last_response_body',
+  'next_attempt_at',
+  'delivered_at',
+] as const satisfies readonly (keyof EventSummaryRow)[];
+
+/** One page of events, newest first, optionally only one status and one event type, with the total count. */
+export async function listEvents(
+  db: Knex,
+  filters: EventFilters,
+  page: { limit: number; offset: number },
+): Promise<{ count: number; rows: EventSummaryRow[] }> {
+  const filtered = () => {
+    const query = db(EVENTS);
+    if (filters.status) query.where('status', filters.status);
+    if (filters.event) query.where('event_type', filters.event);
+    return query;
+  };
+  const [[{ count }], rows] = await Promise.all([
+    filtered().count<{ count: string }[]>({ count: '*' }),
+    filtered().select(SUMMARY_COLUMNS).orderBy('id', 'desc').limit(page.limit).offset(page.offset) as Promise<EventSummaryRow[]>,
+  ]);
+  return { count: Number(count), rows };
+}
+
+/** One event with every attempt, oldest first; undefined when unknown. */
+export async function findEventWithAttempts(
+  db: Knex,
+  id: number,
+): Promise<{ event: WebhookEventRow; attempts: DeliveryAttemptRow[] } | undefined> {
+  const [event, attempts] = await Promise.all([
+    db(EVENTS).where({ id }).first() as Promise<WebhookEventRow | undefined>,
+    db(ATTEMPTS).where({ event_id: id }).orderBy('number') as Promise<DeliveryAttemptRow[]>,
+  ]);
+  return event && { event, attempts };
+}
+
+// --- Counting (metrics) ---
+
+/** Events per delivery status. */
+export async function countEventsByStatus(db: Knex): Promise<Map<string, number>> {
+  const rows = await db(EVENTS).select('status').count<Array<{ status: string; count: string }>>({ count: '*' }).groupBy('status');
+  return new Map(rows.map((row) => [row.status, Number(row.count)]));
+}
+
+// These two read the partial index of unstarted events, which the relay keeps small.
+
+/** Events whose delivery workflow the relay has not started yet. */
+export async function countUnstartedEvents(db: Knex): Promise<number> {
+  const [row] = await db(EVENTS).whereNull('workflow_started_at').count<Array<{ count: string }>>({ count: '*' });
+  return Number(row.count);
+}
+
+/** Age in seconds of the oldest event still waiting for the relay; 0 when none waits. */
+export async function oldestUnstartedEventAgeSeconds(db: Knex): Promise<number> {
+  const { rows } = await db.raw<{ rows: Array<{ age: number }> }>(
+    `SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age FROM ${EVENTS} WHERE workflow_started_at IS NULL`,
+  );
+  return Number(rows[0].age);
+}
