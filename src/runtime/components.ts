@@ -11,7 +11,7 @@ import { createMetricsApp } from '../observability/metrics-route';
 import { createTemporalClient } from '../temporal/client';
 import { createDeliveryWorker } from '../temporal/worker';
 import { urlPolicyFor } from '../webhooks/endpoint-rules';
-import { startOutboxRelay } from '../webhooks/outbox-relay';
+import { startOutboxRelay } from '../temporal/outbox-relay';
 import type { Lifecycle } from './lifecycle';
 
 /** The pieces a role is made of; each registers how it stops. */

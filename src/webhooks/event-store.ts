@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import pg from 'pg';
 import type { PayloadVersion } from '../db/models';
 import { type AttemptOutcome, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
 import type { DeliveryOutcome } from './delivery-outcome';
@@ -12,6 +13,8 @@ import type { WebhookEventType } from './event-types';
 const EVENTS = 'webhook_events';
 const ATTEMPTS = 'webhook_delivery_attempts';
 const ENDPOINTS = 'webhook_endpoints';
+/** Channel of the insert trigger of migration 008 (kept literal there: migrations do not change with the code). */
+const EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
 
 /** A row of webhook_events. */
 export interface WebhookEventRow {
@@ -179,6 +182,38 @@ export async function findEventForResend(db: Knex, id: number): Promise<Resendab
     .where('e.id', id)
     .first([...DELIVERY_START_COLUMNS, 'e.status', 'e.attempts', 'e.workflow_started_at']);
   return row && { status: row.status, attempts: row.attempts, workflowStarted: row.workflow_started_at !== null, start: deliveryStartOf(row) };
+}
+
+export interface EventListener {
+  /** Safe at any time, also after the connection was lost. */
+  close(): Promise<void>;
+}
+
+/**
+ * Calls `onInserted` whenever a transaction that inserted events commits (NOTIFY from the insert trigger), on a
+ * connection of its own; `onLost` when that connection fails, after which it is closed.
+ */
+export async function listenForNewEvents(db: Knex, onInserted: () => void, onLost: (err: Error) => void): Promise<EventListener> {
+  const connection = new pg.Client(db.client.connectionSettings as pg.ClientConfig);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await connection.end().catch(() => undefined);
+  };
+  connection.on('notification', onInserted);
+  connection.on('error', (err) => {
+    void close();
+    onLost(err);
+  });
+  try {
+    await connection.connect();
+    await connection.query(`LISTEN ${EVENT_INSERTED_CHANNEL}`);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { close };
 }
 
 // --- Making attempts (the activities) ---

@@ -11,7 +11,7 @@ import type { Db } from '../../src/db/knex';
 import { createMetrics } from '../../src/observability/metrics';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
-import { relayPendingEvents } from '../../src/webhooks/outbox-relay';
+import { relayPendingEvents } from '../../src/temporal/outbox-relay';
 import { createTestDatabase } from '../support/database';
 import { captureLogs } from '../support/log-capture';
 import { PLATFORM_DONOR } from '../support/platform-donor';

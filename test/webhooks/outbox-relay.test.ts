@@ -7,7 +7,7 @@ import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
-import { relayPendingEvents, startOutboxRelay } from '../../src/webhooks/outbox-relay';
+import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';

@@ -6,7 +6,7 @@ import { createLogger } from '../../src/logger';
 import { devServerExecutable } from '../../src/temporal/binaries';
 import { createTemporalClient } from '../../src/temporal/client';
 import { createDeliveryWorker } from '../../src/temporal/worker';
-import { type OutboxRelay, startOutboxRelay } from '../../src/webhooks/outbox-relay';
+import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';

@@ -1,12 +1,9 @@
 import type { Client } from '@temporalio/client';
-import pg from 'pg';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
-import { deliveryWorkflowId, startDeliveryWorkflow } from '../temporal/delivery-workflows';
-import { startUnstartedEvents } from './event-store';
-
-/** Channel of the trigger in migration 008 (kept literal there: migrations do not change with the code). */
-export const WEBHOOK_EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
+import { createWakeUp } from '../shared/wake-up';
+import { type EventListener, listenForNewEvents, startUnstartedEvents } from '../webhooks/event-store';
+import { deliveryWorkflowId, startDeliveryWorkflow } from './delivery-workflows';
 
 export interface RelayPassOptions {
   db: Db;
@@ -68,103 +65,68 @@ export async function relayPendingEvents({
   return marked;
 }
 
-/** LISTEN on a connection of its own; `close()` is safe to call at any time, also after an error. */
-async function listen(db: Db, onNotification: () => void, onLost: (err: Error) => void): Promise<{ close(): Promise<void> }> {
-  const connection = new pg.Client(db.client.connectionSettings as pg.ClientConfig);
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await connection.end().catch(() => undefined);
-  };
-  connection.on('notification', onNotification);
-  connection.on('error', (err) => {
-    void close();
-    onLost(err);
-  });
-  try {
-    await connection.connect();
-    await connection.query(`LISTEN ${WEBHOOK_EVENT_INSERTED_CHANNEL}`);
-  } catch (err) {
-    await close();
-    throw err;
-  }
-  return { close };
-}
-
 /**
  * Runs the relay until `stop()`: a pass whenever the insert trigger notifies, and every `pollIntervalMs` anyway.
  * At least once: an event whose start failed (Temporal down) stays in the outbox and is tried again with backoff,
  * and the workflow id makes a repeated start harmless.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
-  const { db, log } = options;
-  const pollIntervalMs = options.pollIntervalMs ?? DEFAULTS.pollIntervalMs;
-  const maxBackoffMs = options.maxBackoffMs ?? DEFAULTS.maxBackoffMs;
-  const batchSize = options.batchSize ?? DEFAULTS.batchSize;
-
+  const { log, pollIntervalMs = DEFAULTS.pollIntervalMs, maxBackoffMs = DEFAULTS.maxBackoffMs, batchSize = DEFAULTS.batchSize } = options;
+  const wakeUp = createWakeUp();
+  const listener = keepListening(options.db, log, wakeUp.notify);
+  const backoffMs = (failures: number) => Math.min(maxBackoffMs, pollIntervalMs * 2 ** (failures - 1));
   let stopped = false;
-  let pending = true; // a notification (or a reason to look) arrived since the last pass began
-  let wake: (() => void) | undefined;
-  let listener: { close(): Promise<void> } | undefined;
-  let consecutiveFailures = 0;
-
-  const nudge = () => {
-    pending = true;
-    wake?.();
-  };
-  const pause = (ms: number, wakeEarly: boolean) =>
-    new Promise<void>((resolve) => {
-      if (stopped || (wakeEarly && pending)) return resolve();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      // While backing off from failures, new events must not shorten the pause; stop() always ends it.
-      wake = wakeEarly ? done : () => stopped && done();
-    });
-
-  const ensureListening = async () => {
-    if (listener) return;
-    try {
-      listener = await listen(db, nudge, (err) => {
-        if (stopped) return;
-        log.warn({ err }, 'outbox relay lost its LISTEN connection; reconnecting');
-        listener = undefined;
-        nudge(); // notifications may have been missed: look now, and listen again
-      });
-    } catch (err) {
-      log.warn({ err }, 'outbox relay could not LISTEN; polling until it can');
-    }
-  };
-
   const loop = (async () => {
-    while (!stopped) {
-      await ensureListening();
+    for (let failures = 0; !stopped; ) {
+      await listener.ensure();
       if (stopped) break;
-      pending = false;
-      let pauseMs = pollIntervalMs;
       try {
         const marked = await relayPendingEvents({ ...options, batchSize });
         if (marked > 0) log.debug({ marked }, 'outbox relay started delivery workflows');
-        consecutiveFailures = 0;
+        failures = 0;
         if (marked === batchSize) continue; // more may be waiting
       } catch (err) {
-        consecutiveFailures += 1;
-        pauseMs = Math.min(maxBackoffMs, pollIntervalMs * 2 ** (consecutiveFailures - 1));
-        log.warn({ err, retryInMs: pauseMs }, 'outbox relay could not start delivery workflows; the events stay queued');
+        failures += 1;
+        log.warn({ err, retryInMs: backoffMs(failures) }, 'outbox relay could not start delivery workflows; the events stay queued');
       }
-      await pause(pauseMs, consecutiveFailures === 0);
+      // While backing off from failures, new events must not shorten the pause.
+      await wakeUp.wait(failures === 0 ? pollIntervalMs : backoffMs(failures), { early: failures === 0 });
     }
   })();
 
   return {
     async stop() {
       stopped = true;
-      wake?.();
+      wakeUp.stop();
       await loop;
+      await listener.close();
+    },
+  };
+}
+
+/**
+ * The relay's LISTEN, made again after it is lost: a lost connection may have missed notifications, so losing it
+ * counts as one. While it cannot be made, the relay polls.
+ */
+function keepListening(db: Db, log: Logger, notify: () => void) {
+  let listener: EventListener | undefined;
+  let closed = false;
+  return {
+    async ensure() {
+      if (listener || closed) return;
+      try {
+        listener = await listenForNewEvents(db, notify, (err) => {
+          if (closed) return;
+          log.warn({ err }, 'outbox relay lost its LISTEN connection; reconnecting');
+          listener = undefined;
+          notify();
+        });
+      } catch (err) {
+        log.warn({ err }, 'outbox relay could not LISTEN; polling until it can');
+      }
+    },
+    async close() {
+      closed = true;
       await listener?.close();
     },
   };
