@@ -1,12 +1,21 @@
 import { performance } from 'node:perf_hooks';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../src/db/knex';
+import type { AttemptKind, FinishedAttempt } from '../src/delivery-rules/delivery-status';
+import { RESPONSE_TIMEOUT_MS } from '../src/delivery-rules/retry-schedule';
 import type { Logger } from '../src/logger';
 import type { DeliveryMetrics } from '../src/observability/metrics';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
-import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
-import { type AttemptKind, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/delivery-rules/delivery-status';
-import { RESPONSE_TIMEOUT_MS } from '../src/delivery-rules/retry-schedule';
+import { classifyExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
+import {
+  type AttemptResult,
+  type DeliveryProgress,
+  type EndpointForAttempt,
+  findEventForAttempt,
+  findRecordedProgress,
+  type RecordedProgress,
+  recordAttempt as writeAttempt,
+} from '../src/webhooks/event-store';
 import { signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
@@ -41,77 +50,62 @@ export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
 
 export interface AttemptRequest {
   eventId: number;
-  /** Row number in webhook_delivery_attempts: 1, 2, … over scheduled and manual attempts alike. */
+  /** Row number in webhook_delivery_attempts: 1, 2, … over scheduled and manual attempts alike; the workflow counts. */
   attemptNumber: number;
-  manual: boolean;
+  attempt: AttemptKind;
   /**
-   * Which attempt the workflow makes (agreeing with `manual`). When given, a delivery is recorded right here, so
-   * that the common case takes one activity instead of two; failures are left to recordAttempt with the retry time.
+   * For a scheduled attempt, the schedule's pause before the next one should this one fail (null after the last);
+   * the next attempt is recorded as due that long after this one's outcome. Unused for a manual attempt.
    */
-  attempt?: AttemptKind;
+  retryDelayMs: number | null;
 }
 
-/** What one attempt produced; a failed delivery is a normal result, not an exception. */
-export interface AttemptResult extends DeliveryOutcome {
-  startedAtMs: number;
-  durationMs: number;
-  /** The event's status after this attempt when attemptDelivery recorded it itself; otherwise recordAttempt must. */
-  recordedStatus?: DeliveryStatus;
+/** Where the delivery stands once an attempt is recorded, as the workflow needs it. */
+export interface RecordedState {
+  status: DeliveryProgress['status'];
+  nextAttemptAtMs: number | null;
+  /** How long from the end of this activity until the next scheduled attempt is due; null when none is. */
+  retryInMs: number | null;
 }
 
-export interface RecordRequest {
-  eventId: number;
-  attemptNumber: number;
+/**
+ * What one attempt produced, as workflow history keeps it: outcome, status code, error and timing, never the
+ * response body (which stays in Postgres). A failed delivery is a normal result, not an exception.
+ */
+export interface AttemptReport extends AttemptResult {
+  /** The delivery after this attempt; null when Postgres failed right after the POST, and recordAttempt must write it. */
+  recorded: RecordedState | null;
+}
+
+export interface RecordRequest extends AttemptRequest {
   attempt: FinishedAttempt;
   result: AttemptResult;
-  /** When the next scheduled attempt will be made, if one is still due. */
-  nextAttemptAtMs: number | null;
-}
-
-interface EventWithEndpoint {
-  id: number;
-  event_type: string;
-  payload: string;
-  active: boolean;
-  url: string;
-  basic_auth_username: string | null;
-  basic_auth_password: string | null;
-  signing_secret: string | null;
-}
-
-interface AttemptRow {
-  started_at: Date;
-  duration_ms: number;
-  response_code: number | null;
-  response_body: string | null;
-  error: string | null;
-  outcome: 'delivered' | 'failed';
 }
 
 const eventMissing = (eventId: number) =>
   ApplicationFailure.nonRetryable(`Webhook event ${eventId} does not exist`, 'WebhookEventNotFound');
 
-const basicCredentials = (event: EventWithEndpoint) =>
-  Buffer.from(`${event.basic_auth_username}:${event.basic_auth_password ?? ''}`, 'utf8').toString('base64');
+const basicCredentials = (endpoint: EndpointForAttempt) =>
+  Buffer.from(`${endpoint.basic_auth_username}:${endpoint.basic_auth_password ?? ''}`, 'utf8').toString('base64');
 
 /** What must never come back out through a stored response: the password, the header made of it, the secret. */
-function secretsOf(event: EventWithEndpoint): string[] {
-  const secrets = [event.basic_auth_password, event.signing_secret].filter((secret): secret is string => Boolean(secret));
-  if (event.basic_auth_username) secrets.unshift(basicCredentials(event));
+function secretsOf(endpoint: EndpointForAttempt): string[] {
+  const secrets = [endpoint.basic_auth_password, endpoint.signing_secret].filter((secret): secret is string => Boolean(secret));
+  if (endpoint.basic_auth_username) secrets.unshift(basicCredentials(endpoint));
   return secrets;
 }
 
-function requestHeaders(event: EventWithEndpoint, http: HttpSettings, now: Date): Record<string, string> {
+function requestHeaders(eventId: number, payload: string, endpoint: EndpointForAttempt, http: HttpSettings, now: Date): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
-  if (event.basic_auth_username) headers.authorization = `Basic ${basicCredentials(event)}`;
-  if (event.signing_secret) {
+  if (endpoint.basic_auth_username) headers.authorization = `Basic ${basicCredentials(endpoint)}`;
+  if (endpoint.signing_secret) {
     Object.assign(
       headers,
       signatureHeaders({
-        messageId: String(event.id),
+        messageId: String(eventId),
         timestampSeconds: Math.floor(now.getTime() / 1000),
-        body: event.payload,
-        secret: event.signing_secret,
+        body: payload,
+        secret: endpoint.signing_secret,
       }),
     );
   }
@@ -124,15 +118,6 @@ function logContext(eventId: number, attemptNumber: number) {
   // activityAttempt > 1: Temporal retried this activity after an infrastructure error, not a new delivery attempt.
   return { eventId, workflowId: workflowExecution?.workflowId, attempt: attemptNumber, activityAttempt: attempt };
 }
-
-const resultFromRow = (row: AttemptRow): AttemptResult => ({
-  outcome: row.outcome,
-  responseCode: row.response_code,
-  responseBody: row.response_body,
-  error: row.error,
-  startedAtMs: row.started_at.getTime(),
-  durationMs: row.duration_ms,
-});
 
 /**
  * The delivery activities, built from their dependencies. They own all I/O (Postgres, HTTP); the workflow owns
@@ -150,51 +135,57 @@ export function createActivities({
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
 
-  /** POSTs the stored payload once and reports the outcome. Throws only for infrastructure errors (retried). */
-  async function attemptDelivery({ eventId, attemptNumber, manual, attempt }: AttemptRequest): Promise<AttemptResult> {
-    const logFields = { ...logContext(eventId, attemptNumber), manual };
-    // An attempt recorded already (workflow reset, replayed resend) is reported as it was, never sent again.
-    const recorded: AttemptRow | undefined = await db('webhook_delivery_attempts')
-      .where({ event_id: eventId, number: attemptNumber })
-      .first();
-    if (recorded) {
-      log.warn({ ...logFields, outcome: recorded.outcome }, 'webhook delivery attempt already recorded; not sent again');
-      return resultFromRow(recorded);
-    }
-    const event: EventWithEndpoint | undefined = await db('webhook_events as e')
-      .join('webhook_endpoints as p', 'p.id', 'e.endpoint_id')
-      .where('e.id', eventId)
-      .first(
-        'e.id',
-        'e.event_type',
-        'e.payload',
-        'p.active',
-        'p.url',
-        'p.basic_auth_username',
-        'p.basic_auth_password',
-        'p.signing_secret',
-      );
-    if (!event) throw eventMissing(eventId);
+  const stateOf = ({ status, nextAttemptAt }: DeliveryProgress): RecordedState => {
+    const nextAttemptAtMs = nextAttemptAt?.getTime() ?? null;
+    return { status, nextAttemptAtMs, retryInMs: nextAttemptAtMs === null ? null : Math.max(0, nextAttemptAtMs - clock().getTime()) };
+  };
 
+  /** Records an attempt and its status transition; an attempt recorded before answers the event as it stands. */
+  async function record(request: RecordRequest, responseBody: string | null): Promise<RecordedState> {
+    const recorded = await writeAttempt(db, { ...request, responseBody });
+    if (!recorded) throw eventMissing(request.eventId);
+    const logFields = logContext(request.eventId, request.attemptNumber);
+    const nextAttemptAt = recorded.nextAttemptAt?.toISOString() ?? null;
+    if (recorded.written) log.info({ ...logFields, outcome: request.result.outcome, status: recorded.status, nextAttemptAt }, 'webhook event status recorded');
+    else log.debug({ ...logFields, status: recorded.status }, 'webhook delivery attempt was recorded already');
+    return stateOf(recorded);
+  }
+
+  /**
+   * One delivery attempt: POSTs the stored payload once and records the outcome with the event's new status.
+   * Throws only for infrastructure errors before the POST (retried by Temporal; nothing was sent). Never throws
+   * after it: when the write fails, the outcome goes back unrecorded and the workflow records it with
+   * recordAttempt, so the subscriber never gets this attempt twice because of the database.
+   */
+  async function attemptDelivery(request: AttemptRequest): Promise<AttemptReport> {
+    const { eventId, attemptNumber, attempt } = request;
+    const logFields = { ...logContext(eventId, attemptNumber), manual: attempt.kind === 'manual' };
+    const event = await findEventForAttempt(db, eventId, attemptNumber);
+    if (!event) throw eventMissing(eventId);
+    // An attempt recorded already (a worker lost before Temporal heard of it, a reset workflow) is not sent again.
+    if (event.recorded) {
+      log.warn({ ...logFields, outcome: event.recorded.outcome }, 'webhook delivery attempt already recorded; not sent again');
+      const { status, nextAttemptAt, ...result } = event.recorded;
+      return { ...result, recorded: stateOf({ status, nextAttemptAt }) };
+    }
+
+    const { endpoint, payload } = event;
     const startedAt = clock();
     const started = performance.now();
-    const exchange = event.active
-      ? await postRequest(event.url, requestHeaders(event, http, startedAt), Buffer.from(event.payload, 'utf8'), {
+    const exchange = endpoint.active
+      ? await postRequest(endpoint.url, requestHeaders(eventId, payload, endpoint, http, startedAt), Buffer.from(payload, 'utf8'), {
           timeoutMs: http.timeoutMs,
           maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
           addresses,
         })
       : ({ kind: 'not-sent', reason: 'the webhook endpoint is switched off' } as const);
-    const result: AttemptResult = {
-      ...withoutSecrets(classifyExchange(exchange), secretsOf(event)),
-      startedAtMs: startedAt.getTime(),
-      durationMs: Math.round(performance.now() - started),
-    };
-    metrics?.deliveryAttempt({ event: event.event_type, outcome: result.outcome, durationMs: result.durationMs });
+    const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), secretsOf(endpoint));
+    const result: AttemptResult = { ...outcome, startedAtMs: startedAt.getTime(), durationMs: Math.round(performance.now() - started) };
+    metrics?.deliveryAttempt({ event: event.eventType, outcome: result.outcome, durationMs: result.durationMs });
     log.info(
       {
         ...logFields,
-        eventType: event.event_type,
+        eventType: event.eventType,
         outcome: result.outcome,
         responseCode: result.responseCode,
         durationMs: result.durationMs,
@@ -202,71 +193,34 @@ export function createActivities({
       },
       'webhook delivery attempt',
     );
-    if (attempt && result.outcome === 'delivered') {
-      const finished: FinishedAttempt = { ...attempt, outcome: 'delivered' };
-      try {
-        const recordedStatus = await recordAttempt({ eventId, attemptNumber, attempt: finished, result, nextAttemptAtMs: null });
-        return { ...result, recordedStatus };
-      } catch (err) {
-        // The subscriber has it: never send again. The workflow records it with recordAttempt, retried until it passes.
-        log.warn({ ...logFields, err }, 'webhook delivery not recorded at once; the workflow records it next');
-      }
+    try {
+      const recorded = await record({ ...request, attempt: { ...attempt, outcome: result.outcome }, result }, responseBody);
+      return { ...result, recorded };
+    } catch (err) {
+      // The subscriber has it: never send again. The workflow records the outcome with recordAttempt, retried until
+      // Postgres is back; the response body is not kept (it never enters workflow history).
+      log.warn({ ...logFields, err }, 'webhook delivery attempt not recorded at once; the workflow records it next');
+      return { ...result, recorded: null };
     }
-    return result;
   }
 
   /**
-   * Writes the attempt row and the event's status transition in one transaction. Idempotent per (event, attempt):
-   * when Temporal retries this activity after a commit it did not hear about, nothing is written twice.
+   * Records an attempt whose outcome attemptDelivery could not write (Postgres failed right after the POST).
+   * Idempotent per (event, attempt): when Temporal retries it after a commit it did not hear about, nothing is
+   * written twice.
    */
-  async function recordAttempt({ eventId, attemptNumber, attempt, result, nextAttemptAtMs }: RecordRequest): Promise<DeliveryStatus> {
-    const logFields = logContext(eventId, attemptNumber);
-    const { status, written } = await db.transaction(async (trx) => {
-      const event: { status: DeliveryStatus } | undefined = await trx('webhook_events')
-        .where({ id: eventId })
-        .forUpdate()
-        .first('status');
-      if (!event) throw eventMissing(eventId);
-      const inserted = await trx('webhook_delivery_attempts')
-        .insert({
-          event_id: eventId,
-          number: attemptNumber,
-          manual: attempt.kind === 'manual',
-          started_at: new Date(result.startedAtMs),
-          duration_ms: result.durationMs,
-          response_code: result.responseCode,
-          response_body: result.responseBody,
-          error: result.error,
-          outcome: result.outcome,
-        })
-        .onConflict(['event_id', 'number'])
-        .ignore()
-        .returning('id');
-      if (inserted.length === 0) return { status: event.status, written: false };
-
-      const status = statusAfterAttempt(event.status, attempt);
-      await trx('webhook_events')
-        .where({ id: eventId })
-        .update({
-          status,
-          attempts: trx.raw('attempts + 1'),
-          last_response_code: result.responseCode,
-          last_response_body: result.responseBody,
-          last_error: result.error,
-          next_attempt_at: status === 'failed' && nextAttemptAtMs !== null ? new Date(nextAttemptAtMs) : null,
-          delivered_at:
-            result.outcome === 'delivered' ? new Date(result.startedAtMs + result.durationMs) : trx.raw('delivered_at'),
-          updated_at: trx.fn.now(),
-        });
-      return { status, written: true };
-    });
-    const nextAttemptAt = nextAttemptAtMs === null ? null : new Date(nextAttemptAtMs).toISOString();
-    if (written) log.info({ ...logFields, outcome: result.outcome, status, nextAttemptAt }, 'webhook event status recorded');
-    else log.debug({ ...logFields, status }, 'webhook delivery attempt was recorded already');
-    return status;
+  async function recordAttempt(request: RecordRequest): Promise<RecordedState> {
+    return record(request, null);
   }
 
-  return { attemptDelivery, recordAttempt };
+  /** Where an event's delivery stands, for a resend after its delivery workflow ended. */
+  async function readRecordedProgress(eventId: number): Promise<RecordedProgress> {
+    const progress = await findRecordedProgress(db, eventId);
+    if (!progress) throw eventMissing(eventId);
+    return progress;
+  }
+
+  return { attemptDelivery, recordAttempt, readRecordedProgress };
 }
 
 export type DeliveryActivities = ReturnType<typeof createActivities>;

@@ -1,2 +1,3 @@
-export { deliverEvent, deliverNowSignal, type DeliverEventInput } from './deliver-event';
+export { deliverEvent, type DeliverEventInput } from './deliver-event';
+export { deliveryStateQuery, type DeliveryState, resendSignal } from './delivery';
 export { resendEvent, type ResendEventInput } from './resend-event';

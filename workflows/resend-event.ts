@@ -1,14 +1,16 @@
 import type { DeliveryStatus } from '../src/delivery-rules/delivery-status';
-import { makeAttempt } from './delivery-attempt';
+import { Delivery } from './delivery';
 
 export interface ResendEventInput {
   eventId: number;
-  /** The attempt row this resend writes; part of the workflow id, so one request cannot send twice. */
-  attemptNumber: number;
 }
 
-/** Makes one manual, recorded delivery attempt for an event whose delivery workflow has already ended. */
-export async function resendEvent({ eventId, attemptNumber }: ResendEventInput): Promise<DeliveryStatus> {
-  const { status } = await makeAttempt(eventId, attemptNumber, { kind: 'manual' }, null);
-  return status;
+/**
+ * Answers resend requests for an event whose delivery workflow has ended: started (with the first request) under
+ * the delivery's workflow id, it goes on from what Postgres recorded and makes a manual attempt per request.
+ */
+export async function resendEvent({ eventId }: ResendEventInput): Promise<DeliveryStatus> {
+  const delivery = await Delivery.resume(eventId);
+  await delivery.answerResendRequests();
+  return delivery.status;
 }

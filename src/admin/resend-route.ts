@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { RouteContext } from '../api/app';
 import { ApiError, notFound } from '../api/errors';
 import { requestLogger } from '../api/request-log';
-import { requestResend } from '../temporal/delivery-workflows';
+import { deliveryWorkflowId, requestResend } from '../temporal/delivery-workflows';
 import { findEventForResend } from '../webhooks/event-store';
 import { parseEventId } from './webhook-events';
 
@@ -12,33 +12,33 @@ const temporalUnavailable = () =>
 const alreadyDelivered = () =>
   new ApiError(409, 'already_delivered', 'The event has been delivered; there is nothing to resend');
 
+const notStarted = () =>
+  new ApiError(409, 'first_attempt_pending', 'The event is queued for delivery; its first attempt follows as soon as the delivery starts');
+
 /**
- * POST /admin/api/webhook-events/<id>/resend, mounted in the staff-only admin API router: delivers the event now,
- * with the same envelope id, as a manual attempt; 202 once the attempt is handed to Temporal. Refused (409) while the first attempt is still due and once
- * the event is delivered.
+ * POST /admin/api/webhook-events/<id>/resend, mounted in the staff-only admin API router: delivers the event again,
+ * with the same envelope id, as a manual attempt; 202 once the request is handed to Temporal. An attempt under way
+ * (the first one included) is not interrupted: the request is answered by the attempt after it, unless that one
+ * delivers the event. Refused (409) once the event is delivered, and while its delivery has not started.
  */
 export function resendWebhookEvent(context: RouteContext): Middleware {
   return async function resendWebhookEvent(ctx) {
     const id = parseEventId(ctx.params.id);
-    const readEvent = () => findEventForResend(context.db, id);
-    const event = await readEvent();
+    const event = await findEventForResend(context.db, id);
     if (!event) throw notFound('Webhook event not found', 'webhook_event_not_found');
     if (event.status === 'delivered') throw alreadyDelivered();
-    if (event.status === 'waiting') {
-      throw new ApiError(409, 'first_attempt_pending', 'The first delivery attempt has not been made yet');
-    }
     if (!context.temporalClient) throw temporalUnavailable();
     const log = requestLogger(ctx, context.log);
     let resend: Awaited<ReturnType<typeof requestResend>>;
     try {
-      // Events are never deleted, so the second read finds the row the first one found.
-      resend = await requestResend(context.temporalClient, context.config.temporal.taskQueue, id, async () => (await readEvent())!);
+      resend = await requestResend(context.temporalClient, context.config.temporal.taskQueue, event);
     } catch (err) {
       log.warn({ err, eventId: id }, 'resend could not reach Temporal');
       throw temporalUnavailable();
     }
-    if (resend === 'delivered') throw alreadyDelivered();
-    const { workflowId } = resend;
+    // A waiting event without a running workflow: not started yet, or delivered by its first attempt meanwhile.
+    if (resend === 'not-running') throw (await findEventForResend(context.db, id))?.status === 'delivered' ? alreadyDelivered() : notStarted();
+    const workflowId = deliveryWorkflowId(id);
     log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
     ctx.status = 202;
     ctx.body = { id, workflow_id: workflowId };

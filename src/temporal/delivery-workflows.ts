@@ -3,15 +3,14 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
 } from '@temporalio/client';
-import { deliverEvent, deliverNowSignal, resendEvent } from '../../workflows';
-import type { DeliveryStatus } from '../delivery-rules/delivery-status';
+import { deliverEvent, resendEvent, resendSignal } from '../../workflows';
+import type { ResendableEvent } from '../webhooks/event-store';
 
-/** One delivery workflow per event, named after it: starting it twice is rejected by Temporal, not by us. */
+/**
+ * One delivery workflow per event, named after it: starting it twice is rejected by Temporal, not by us. A resend
+ * after it ended runs under the same id (a later run), so the event's workflow is always this one.
+ */
 export const deliveryWorkflowId = (eventId: number) => `webhook-event-${eventId}`;
-
-/** A resend after the delivery workflow ended; named after the attempt it makes, so a repeated click is a no-op. */
-export const resendWorkflowId = (eventId: number, attemptNumber: number) =>
-  `webhook-event-${eventId}-resend-${attemptNumber}`;
 
 // REJECT_DUPLICATE: an id that ran before (even if finished) is never run again, so a late retry of a start cannot
 // deliver an event a second time; FAIL: an id that is running now is not started twice.
@@ -39,43 +38,35 @@ export async function startDeliveryWorkflow(client: Client, taskQueue: string, e
   }
 }
 
-/** What the event looks like when a resend is decided; read again once the delivery workflow turns out to be over. */
-export type ResendableEvent = { status: DeliveryStatus; attempts: number };
-
 /**
- * "Resend now" for an event whose first attempt has been made: a signal to its delivery workflow while that still
- * runs (backoff), otherwise a short workflow making one manual attempt. Returns the workflow that makes it, or
- * 'delivered' when the event was delivered by the time its delivery workflow ended.
+ * "Resend now" for an event whose delivery has started: a signal to its delivery workflow while that still runs
+ * (an attempt under way or a backoff); after it ended, a new run under the same id (resendEvent) that takes the
+ * request. Answers 'not-running' for an event still waiting whose workflow is not running (not started yet, or
+ * ended since the event was read): the caller reads it again.
  */
-export async function requestResend(
-  client: Client,
-  taskQueue: string,
-  eventId: number,
-  readEvent: () => Promise<ResendableEvent>,
-): Promise<{ workflowId: string } | 'delivered'> {
-  const workflowId = deliveryWorkflowId(eventId);
-  try {
-    await client.workflow.getHandle(workflowId).signal(deliverNowSignal);
-    return { workflowId };
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
+export async function requestResend(client: Client, taskQueue: string, event: ResendableEvent): Promise<'accepted' | 'not-running'> {
+  const workflowId = deliveryWorkflowId(event.start.eventId);
+  const request = { seenAttempts: event.attempts };
+  if (event.status === 'waiting') {
+    // Never start anything for it: the relay starts its delivery, and a resend run would take its place.
+    try {
+      await client.workflow.getHandle(workflowId).signal(resendSignal, request);
+      return 'accepted';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return 'not-running';
+      throw err;
+    }
   }
-  // Read only now: the workflow may have recorded its last attempt after the caller first looked, and that
-  // attempt's number must not be reused (it would be reported as recorded instead of sent).
-  const event = await readEvent();
-  if (event.status === 'delivered') return 'delivered';
-  const attemptNumber = event.attempts + 1;
-  const resendId = resendWorkflowId(eventId, attemptNumber);
-  try {
-    await client.workflow.start(resendEvent, {
-      taskQueue,
-      workflowId: resendId,
-      args: [{ eventId, attemptNumber }],
-      ...startOptions,
-    });
-  } catch (err) {
-    // The same resend was requested a moment ago and is under way or done: nothing more to do.
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
-  return { workflowId: resendId };
+  await client.workflow.signalWithStart(resendEvent, {
+    taskQueue,
+    workflowId,
+    args: [{ eventId: event.start.eventId }],
+    signal: resendSignal,
+    signalArgs: [request],
+    // A new run after the delivery (or an earlier resend) ended; the running one takes the signal.
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowTaskTimeout: startOptions.workflowTaskTimeout,
+  });
+  return 'accepted';
 }

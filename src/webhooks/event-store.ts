@@ -2,8 +2,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import type { PayloadVersion } from '../db/models';
 import { type AttemptOutcome, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
-import type { DeliveryOutcome } from './delivery-outcome';
-import { type EndpointSettings, settingsOf } from './endpoint-store';
+import type { EndpointSettings } from './endpoint-store';
 import type { WebhookEventType } from './event-types';
 
 /**
@@ -171,17 +170,15 @@ export async function startUnstartedEvents(
 export interface ResendableEvent {
   status: DeliveryStatus;
   attempts: number;
-  /** Whether the relay has started the delivery workflow. */
-  workflowStarted: boolean;
   start: DeliveryStart;
 }
 
 export async function findEventForResend(db: Knex, id: number): Promise<ResendableEvent | undefined> {
-  const row: (DeliveryStartRow & Pick<WebhookEventRow, 'status' | 'attempts' | 'workflow_started_at'>) | undefined = await db(`${EVENTS} as e`)
+  const row: (DeliveryStartRow & Pick<WebhookEventRow, 'status' | 'attempts'>) | undefined = await db(`${EVENTS} as e`)
     .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
     .where('e.id', id)
-    .first([...DELIVERY_START_COLUMNS, 'e.status', 'e.attempts', 'e.workflow_started_at']);
-  return row && { status: row.status, attempts: row.attempts, workflowStarted: row.workflow_started_at !== null, start: deliveryStartOf(row) };
+    .first([...DELIVERY_START_COLUMNS, 'e.status', 'e.attempts']);
+  return row && { status: row.status, attempts: row.attempts, start: deliveryStartOf(row) };
 }
 
 export interface EventListener {
@@ -218,7 +215,7 @@ export async function listenForNewEvents(db: Knex, onInserted: () => void, onLos
 
 // --- Making attempts (the activities) ---
 
-/** An attempt as history and the status rows describe it; its response body lives only in Postgres. */
+/** An attempt as workflow history and the status rows describe it; its response body lives only in Postgres. */
 export interface AttemptResult {
   outcome: AttemptOutcome;
   responseCode: number | null;
@@ -227,17 +224,26 @@ export interface AttemptResult {
   durationMs: number;
 }
 
+/** Where an event's delivery stands after an attempt. */
+export interface DeliveryProgress {
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+}
+
+/** The endpoint's settings an attempt uses, read with the event; its secrets as stored (sealed, where they are). */
+export type EndpointForAttempt = Pick<EndpointSettings, 'url' | 'active' | 'basic_auth_username' | 'basic_auth_password' | 'signing_secret'>;
+
 export interface EventForAttempt {
   eventType: WebhookEventType;
   payload: string;
-  endpoint: EndpointSettings;
-  /** This attempt as recorded already (a replayed or reset workflow): it must not be sent again. */
-  recorded: AttemptResult | undefined;
+  endpoint: EndpointForAttempt;
+  /** This attempt with the event after it, when it is recorded already: it must not be sent again. */
+  recorded: (AttemptResult & DeliveryProgress) | undefined;
 }
 
 /**
- * The event to send, its endpoint as configured now, and whether this attempt number is recorded already: one
- * round trip. The endpoint's columns are mapped by the endpoint store.
+ * The event to send, its endpoint as configured now, and whether this attempt number is recorded already, in one
+ * round trip.
  */
 export async function findEventForAttempt(db: Knex, eventId: number, attemptNumber: number): Promise<EventForAttempt | undefined> {
   const row = await db(`${EVENTS} as e`)
@@ -245,9 +251,15 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
     .leftJoin(`${ATTEMPTS} as a`, (join) => join.on('a.event_id', 'e.id').andOnVal('a.number', attemptNumber))
     .where('e.id', eventId)
     .first(
-      'p.*',
+      'p.url',
+      'p.active',
+      'p.basic_auth_username',
+      'p.basic_auth_password',
+      'p.signing_secret',
       'e.event_type',
       'e.payload',
+      'e.status',
+      'e.next_attempt_at',
       'a.outcome as recorded_outcome',
       'a.response_code as recorded_response_code',
       'a.error as recorded_error',
@@ -258,7 +270,13 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
   return {
     eventType: row.event_type,
     payload: row.payload,
-    endpoint: settingsOf(row),
+    endpoint: {
+      url: row.url,
+      active: row.active,
+      basic_auth_username: row.basic_auth_username,
+      basic_auth_password: row.basic_auth_password,
+      signing_secret: row.signing_secret,
+    },
     recorded: row.recorded_outcome
       ? {
           outcome: row.recorded_outcome,
@@ -266,6 +284,8 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
           error: row.recorded_error,
           startedAtMs: row.recorded_started_at.getTime(),
           durationMs: row.recorded_duration_ms,
+          status: row.status,
+          nextAttemptAt: row.next_attempt_at,
         }
       : undefined,
   };
@@ -275,26 +295,28 @@ export interface AttemptToRecord {
   eventId: number;
   attemptNumber: number;
   attempt: FinishedAttempt;
-  result: AttemptResult & Pick<DeliveryOutcome, 'responseBody'>;
+  result: AttemptResult;
+  /** What the subscriber answered (16 KiB at most); null when there was no answer, or it was not kept. */
+  responseBody: string | null;
   /**
-   * When the next scheduled attempt is due if the event stays failed; `'unchanged'` keeps the time already
-   * recorded (a manual attempt does not move the schedule).
+   * For a scheduled attempt, the schedule's pause before the next one should this one fail (null after the last).
+   * A manual attempt leaves the time already scheduled.
    */
-  nextAttemptAt: Date | null | 'unchanged';
+  retryDelayMs: number | null;
 }
 
-export interface RecordedAttempt {
-  status: DeliveryStatus;
-  nextAttemptAt: Date | null;
+export interface RecordedAttempt extends DeliveryProgress {
   /** False when this attempt number was recorded before (a retried write): nothing was changed. */
   written: boolean;
 }
 
 /**
- * Writes the attempt row and the event's status transition in one transaction. Idempotent per (event, attempt
- * number): a retried write changes nothing and answers the event as it stands. Undefined for an unknown event.
+ * Writes the attempt row and the event's status transition in one transaction; a next attempt is due the pause
+ * after this attempt's outcome. Idempotent per (event, attempt number): a retried write changes nothing and
+ * answers the event as it stands. Undefined for an unknown event.
  */
-export async function recordAttempt(db: Knex, { eventId, attemptNumber, attempt, result, nextAttemptAt }: AttemptToRecord): Promise<RecordedAttempt | undefined> {
+export async function recordAttempt(db: Knex, record: AttemptToRecord): Promise<RecordedAttempt | undefined> {
+  const { eventId, attemptNumber, attempt, result, responseBody, retryDelayMs } = record;
   return db.transaction(async (trx) => {
     const event: Pick<WebhookEventRow, 'status' | 'next_attempt_at'> | undefined = await trx(EVENTS)
       .where({ id: eventId })
@@ -309,7 +331,7 @@ export async function recordAttempt(db: Knex, { eventId, attemptNumber, attempt,
         started_at: new Date(result.startedAtMs),
         duration_ms: result.durationMs,
         response_code: result.responseCode,
-        response_body: result.responseBody,
+        response_body: responseBody,
         error: result.error,
         outcome: result.outcome,
       })
@@ -319,21 +341,48 @@ export async function recordAttempt(db: Knex, { eventId, attemptNumber, attempt,
     if (inserted.length === 0) return { status: event.status, nextAttemptAt: event.next_attempt_at, written: false };
 
     const status = statusAfterAttempt(event.status, attempt);
-    const next = status !== 'failed' ? null : nextAttemptAt === 'unchanged' ? event.next_attempt_at : nextAttemptAt;
+    const outcomeAtMs = result.startedAtMs + result.durationMs;
+    const nextAttemptAt =
+      status !== 'failed'
+        ? null
+        : attempt.kind === 'manual'
+          ? event.next_attempt_at
+          : retryDelayMs === null
+            ? null
+            : new Date(outcomeAtMs + retryDelayMs);
     await trx(EVENTS)
       .where({ id: eventId })
       .update({
         status,
         attempts: trx.raw('attempts + 1'),
         last_response_code: result.responseCode,
-        last_response_body: result.responseBody,
+        last_response_body: responseBody,
         last_error: result.error,
-        next_attempt_at: next,
-        delivered_at: result.outcome === 'delivered' ? new Date(result.startedAtMs + result.durationMs) : trx.raw('delivered_at'),
+        next_attempt_at: nextAttemptAt,
+        delivered_at: result.outcome === 'delivered' ? new Date(outcomeAtMs) : trx.raw('delivered_at'),
         updated_at: trx.fn.now(),
       });
-    return { status, nextAttemptAt: next, written: true };
+    return { status, nextAttemptAt, written: true };
   });
+}
+
+/** Where a delivery stands in Postgres, for a workflow that resends after the delivery workflow ended. */
+export interface RecordedProgress {
+  status: DeliveryStatus;
+  attempts: number;
+  /** Number of the last manual attempt (0: none): the last one that answered a resend request. */
+  lastManualAttempt: number;
+}
+
+export async function findRecordedProgress(db: Knex, eventId: number): Promise<RecordedProgress | undefined> {
+  const row = await db(EVENTS)
+    .where({ id: eventId })
+    .first(
+      'status',
+      'attempts',
+      db(ATTEMPTS).where({ event_id: eventId, manual: true }).max('number').as('last_manual_attempt'),
+    );
+  return row && { status: row.status, attempts: row.attempts, lastManualAttempt: row.last_manual_attempt ?? 0 };
 }
 
 // --- Reading events (admin API) ---

@@ -6,7 +6,7 @@ import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/work
 import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createLogger } from '../../src/logger';
-import { deliveryWorkflowId, resendWorkflowId } from '../../src/temporal/delivery-workflows';
+import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -295,7 +295,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
 
   test('resends the event: the subscriber gets the same bytes with the new credentials, and the page shows it delivered', async () => {
     await page.click('#resend');
-    await page.locator('#flash', { hasText: `Workflow ${resendWorkflowId(ids.exhausted, 6)}` }).waitFor();
+    await page.locator('#flash', { hasText: `Workflow ${deliveryWorkflowId(ids.exhausted)}` }).waitFor();
     const [request] = await subscriber.waitForRequests(1);
     const stored = await eventRow(app.db, ids.exhausted);
     expect(request.body.toString('utf8')).toBe(stored.payload);

@@ -129,14 +129,7 @@ describe('at delivery time', () => {
   async function attempt(url: string, options: { allowPrivateAddresses: boolean; resolve: ReturnType<typeof dnsTable> }) {
     const event = await insertEvent(db, await insertEndpoint(db, { url }));
     const activities = createActivities({ db, log, http: { timeoutMs: 2_000 }, ...options });
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
-    await run(activities.recordAttempt, {
-      eventId: event.id,
-      attemptNumber: 1,
-      attempt: { kind: 'scheduled', number: 1, outcome: result.outcome },
-      result,
-      nextAttemptAtMs: null,
-    });
+    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, attempt: { kind: 'scheduled', number: 1 }, retryDelayMs: null });
     return { result, attempts: await attemptRows(db, event.id) };
   }
 

@@ -13,7 +13,10 @@ import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/w
 
 const log = createLogger('silent');
 const signedAt = new Date('2025-07-15T10:30:00Z');
-const failed = { outcome: 'failed' as const, responseCode: 503, responseBody: 'busy', error: null, startedAtMs: signedAt.getTime(), durationMs: 12 };
+const failed = { outcome: 'failed' as const, responseCode: 503, error: null, startedAtMs: signedAt.getTime(), durationMs: 12 };
+const FIVE_MINUTES = 5 * 60_000;
+/** The first scheduled attempt of an event, as the workflow asks for it. */
+const firstAttempt = (eventId: number) => ({ eventId, attemptNumber: 1, attempt: { kind: 'scheduled', number: 1 } as const, retryDelayMs: FIVE_MINUTES });
 
 let db: Db;
 let dbUrl: string;
@@ -45,6 +48,9 @@ afterAll(async () => {
   await db?.destroy();
 });
 
+/** What was stored of the subscriber's answer to the event's first attempt. */
+const storedBody = async (eventId: number) => (await attemptRows(db, eventId))[0]?.response_body;
+
 async function newEvent(endpoint: Partial<Parameters<typeof insertEndpoint>[1]> = {}) {
   const endpointId = await insertEndpoint(db, { url: subscriber.url, ...endpoint });
   return insertEvent(db, endpointId);
@@ -53,10 +59,11 @@ async function newEvent(endpoint: Partial<Parameters<typeof insertEndpoint>[1]> 
 describe('attemptDelivery', () => {
   test('POSTs the stored bytes as JSON with a User-Agent and basic auth, without signature headers when no secret is set', async () => {
     const event = await newEvent({ basicAuth: { username: 'crm', password: 'pässwort:1' } });
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
 
-    expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, responseBody: 'ok', error: null });
+    expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, error: null });
     expect(result.startedAtMs).toBe(signedAt.getTime());
+    expect(await storedBody(event.id)).toBe('ok');
     const [request] = subscriber.requests;
     expect(request.method).toBe('POST');
     expect(request.body.toString('utf8')).toBe(event.payload);
@@ -70,7 +77,7 @@ describe('attemptDelivery', () => {
   test('signs with Standard Webhooks headers when the endpoint has a signing secret', async () => {
     const key = Buffer.from('a secret key of thirty-two bytes');
     const event = await newEvent({ signingSecret: `whsec_${key.toString('base64')}` });
-    await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    await run(activities.attemptDelivery, firstAttempt(event.id));
 
     const [request] = subscriber.requests;
     const timestamp = String(signedAt.getTime() / 1000);
@@ -85,9 +92,10 @@ describe('attemptDelivery', () => {
     replies = (request) =>
       request.path === '/webhooks' ? { status: 302, headers: { location: '/moved' }, body: 'see /moved' } : { status: 200 };
     const event = await newEvent();
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
 
-    expect(result).toMatchObject({ outcome: 'failed', responseCode: 302, responseBody: 'see /moved' });
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: 302 });
+    expect(await storedBody(event.id)).toBe('see /moved');
     expect(result.error).toBe('Redirect not followed (Location: /moved)');
     expect(subscriber.requests.map((r) => r.path)).toEqual(['/webhooks']);
   });
@@ -95,159 +103,156 @@ describe('attemptDelivery', () => {
   test('a non-2xx answer is a failed attempt with its code and body', async () => {
     replies = () => ({ status: 500, body: '{"error":"database locked"}' });
     const event = await newEvent();
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
-    expect(result).toMatchObject({ outcome: 'failed', responseCode: 500, responseBody: '{"error":"database locked"}', error: null });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: 500, error: null });
+    expect(await storedBody(event.id)).toBe('{"error":"database locked"}');
   });
 
   test('an answer after the time limit is a failure (limit scaled down to 300 ms for the test)', async () => {
     replies = () => ({ status: 200, body: 'too late', delayMs: 400 });
     const event = await newEvent();
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
-    expect(result).toMatchObject({ outcome: 'failed', responseCode: null, responseBody: null, error: 'No response within 0.3 s' });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: null, error: 'No response within 0.3 s' });
+    expect(await storedBody(event.id)).toBeNull();
   });
 
   test('a 2xx status line in time counts even if the body is still trickling in at the limit', async () => {
     replies = () => ({ status: 200, body: 'late body', bodyDelayMs: 400 });
     const event = await newEvent();
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
-    expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, responseBody: '' });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200 });
+    expect(await storedBody(event.id)).toBe('');
   });
 
   test('reads at most 16 KiB of a huge answer, and survives invalid UTF-8 and NUL bytes', async () => {
     const huge = Buffer.concat([Buffer.from([0xc3, 0x28, 0x00]), Buffer.alloc(8 * 1024 * 1024, 'x')]);
     replies = () => ({ status: 400, body: huge });
     const event = await newEvent();
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
 
     expect(result.outcome).toBe('failed');
-    expect(result.responseBody!.startsWith('\uFFFD(\uFFFDxxx')).toBe(true);
-    expect(Buffer.byteLength(result.responseBody!)).toBeLessThanOrEqual(16 * 1024 + 4);
     // Postgres takes the stored form as it is.
-    await run(activities.recordAttempt, {
-      eventId: event.id,
-      attemptNumber: 1,
-      attempt: { kind: 'scheduled', number: 1, outcome: 'failed' },
-      result,
-      nextAttemptAtMs: null,
-    });
-    expect((await eventRow(db, event.id)).last_response_body).toBe(result.responseBody);
+    const body = (await storedBody(event.id))!;
+    expect(body.startsWith('\uFFFD(\uFFFDxxx')).toBe(true);
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(16 * 1024 + 4);
+    expect((await eventRow(db, event.id)).last_response_body).toBe(body);
   });
 
   test('a refused connection is a failed attempt', async () => {
     const event = await newEvent({ url: `http://127.0.0.1:${await freePort()}/webhooks` });
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
-    expect(result).toMatchObject({ outcome: 'failed', responseCode: null, responseBody: null });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: null });
     expect(result.error).toMatch(/^Connection error: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
   });
 
   test('sends nothing while the endpoint is switched off, and counts the attempt as failed', async () => {
     const event = await newEvent({ active: false });
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
     expect(result).toMatchObject({ outcome: 'failed', error: 'Not sent: the webhook endpoint is switched off' });
     expect(subscriber.requests).toHaveLength(0);
   });
 
   test('an attempt already recorded is reported as recorded and not sent again', async () => {
     const event = await newEvent();
-    const first = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
-    await run(activities.recordAttempt, {
-      eventId: event.id,
-      attemptNumber: 1,
-      attempt: { kind: 'scheduled', number: 1, outcome: first.outcome },
-      result: first,
-      nextAttemptAtMs: null,
-    });
-    const again = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
+    const first = await run(activities.attemptDelivery, firstAttempt(event.id));
+    const again = await run(activities.attemptDelivery, firstAttempt(event.id));
     expect(again).toEqual(first);
     expect(subscriber.requests).toHaveLength(1);
   });
 
-  test('records a delivery itself when told which attempt it is, so that the workflow needs no second activity', async () => {
+  test('records a delivery itself, in one activity', async () => {
     const event = await newEvent();
-    const attempt = { kind: 'scheduled', number: 1 } as const;
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false, attempt });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
 
-    expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, recordedStatus: 'delivered' });
+    expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, recorded: { status: 'delivered', nextAttemptAtMs: null, retryInMs: null } });
     expect(await eventRow(db, event.id)).toMatchObject({ status: 'delivered', attempts: 1, last_response_code: 200, next_attempt_at: null });
     expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, manual: false, outcome: 'delivered', response_body: 'ok' }]);
   });
 
-  test('leaves a failed attempt to recordAttempt, which knows when the next one is due', async () => {
+  test('records a failure itself, the next attempt due the schedule’s pause after its outcome', async () => {
     replies = () => ({ status: 503, body: 'busy' });
     const event = await newEvent();
-    const attempt = { kind: 'scheduled', number: 1 } as const;
-    const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false, attempt });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
 
-    expect(result).toMatchObject({ outcome: 'failed', responseCode: 503 });
-    expect(result.recordedStatus).toBeUndefined();
-    expect(await eventRow(db, event.id)).toMatchObject({ status: 'waiting', attempts: 0 });
-    expect(await attemptRows(db, event.id)).toHaveLength(0);
+    const nextAttemptAtMs = result.startedAtMs + result.durationMs + FIVE_MINUTES;
+    // The clock stands still in this test: the activity ends when the attempt started.
+    expect(result.recorded).toEqual({ status: 'failed', nextAttemptAtMs, retryInMs: result.durationMs + FIVE_MINUTES });
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'failed', attempts: 1, last_response_body: 'busy', next_attempt_at: new Date(nextAttemptAtMs) });
+    expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, manual: false, outcome: 'failed', response_code: 503, response_body: 'busy' }]);
+  });
+
+  test('what goes back into workflow history holds the outcome, never the response body', async () => {
+    replies = () => ({ status: 500, body: 'Anna Muster, Bahnhofstrasse 12: stack trace …' });
+    const event = await newEvent();
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: 500 });
+    expect(JSON.stringify(result)).not.toContain('Anna Muster');
+    expect(await storedBody(event.id)).toBe('Anna Muster, Bahnhofstrasse 12: stack trace …');
+  });
+
+  test('a manual attempt leaves the scheduled time of the next attempt where it was', async () => {
+    replies = () => ({ status: 503, body: 'busy' });
+    const event = await newEvent();
+    const first = await run(activities.attemptDelivery, firstAttempt(event.id));
+    const manual = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 2, attempt: { kind: 'manual' }, retryDelayMs: null });
+    expect(manual.recorded).toEqual(first.recorded);
+    expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, manual: false }, { number: 2, manual: true }]);
   });
 
   test('an unknown event is a non-retryable failure', async () => {
-    await expect(run(activities.attemptDelivery, { eventId: 987654321, attemptNumber: 1, manual: false })).rejects.toMatchObject({
+    await expect(run(activities.attemptDelivery, firstAttempt(987654321))).rejects.toMatchObject({
       type: 'WebhookEventNotFound',
       nonRetryable: true,
     });
-    await expect(run(activities.attemptDelivery, { eventId: 987654321, attemptNumber: 1, manual: false })).rejects.toBeInstanceOf(
+    await expect(run(activities.attemptDelivery, firstAttempt(987654321))).rejects.toBeInstanceOf(
       ApplicationFailure,
     );
   });
 });
 
-describe('recordAttempt', () => {
-  test('writes the attempt and the status transition together, with the next attempt time while a retry is due', async () => {
-    const event = await newEvent();
-    const nextAttemptAtMs = signedAt.getTime() + 5 * 60_000;
-    const status = await run(activities.recordAttempt, {
-      eventId: event.id,
-      attemptNumber: 1,
-      attempt: { kind: 'scheduled', number: 1, outcome: 'failed' },
-      result: failed,
-      nextAttemptAtMs,
-    });
+describe('recordAttempt (after Postgres failed right after the POST)', () => {
+  const record = (eventId: number, overrides: object = {}) => ({
+    ...firstAttempt(eventId),
+    attempt: { kind: 'scheduled', number: 1, outcome: 'failed' } as const,
+    result: failed,
+    ...overrides,
+  });
 
-    expect(status).toBe('failed');
+  test('writes the attempt and the status transition together, the next attempt due the pause after the outcome', async () => {
+    const event = await newEvent();
+    const state = await run(activities.recordAttempt, record(event.id));
+
+    const nextAttemptAtMs = signedAt.getTime() + 12 + FIVE_MINUTES;
+    expect(state).toEqual({ status: 'failed', nextAttemptAtMs, retryInMs: 12 + FIVE_MINUTES });
     expect(await eventRow(db, event.id)).toMatchObject({
       status: 'failed',
       attempts: 1,
       last_response_code: 503,
-      last_response_body: 'busy',
+      last_response_body: null,
       last_error: null,
       next_attempt_at: new Date(nextAttemptAtMs),
       delivered_at: null,
     });
     expect(await attemptRows(db, event.id)).toMatchObject([
-      { number: 1, manual: false, outcome: 'failed', response_code: 503, response_body: 'busy', duration_ms: 12, started_at: signedAt },
+      { number: 1, manual: false, outcome: 'failed', response_code: 503, response_body: null, duration_ms: 12, started_at: signedAt },
     ]);
   });
 
   test('is idempotent per (event, attempt): a retried write changes nothing', async () => {
     const event = await newEvent();
-    const request = {
-      eventId: event.id,
-      attemptNumber: 1,
-      attempt: { kind: 'scheduled', number: 1, outcome: 'failed' } as const,
-      result: failed,
-      nextAttemptAtMs: signedAt.getTime() + 5 * 60_000,
-    };
-    await run(activities.recordAttempt, request);
-    expect(await run(activities.recordAttempt, request)).toBe('failed');
+    const first = await run(activities.recordAttempt, record(event.id));
+    expect(await run(activities.recordAttempt, record(event.id))).toEqual(first);
     expect((await eventRow(db, event.id)).attempts).toBe(1);
     expect(await attemptRows(db, event.id)).toHaveLength(1);
   });
 
   test('a delivery clears the next attempt time and sets delivered_at', async () => {
     const event = await newEvent();
-    const delivered = { ...failed, outcome: 'delivered' as const, responseCode: 204, responseBody: '' };
-    const status = await run(activities.recordAttempt, {
-      eventId: event.id,
-      attemptNumber: 1,
-      attempt: { kind: 'manual', outcome: 'delivered' },
-      result: delivered,
-      nextAttemptAtMs: signedAt.getTime() + 60_000,
-    });
-    expect(status).toBe('delivered');
+    const state = await run(
+      activities.recordAttempt,
+      record(event.id, { attempt: { kind: 'manual', outcome: 'delivered' }, result: { ...failed, outcome: 'delivered', responseCode: 204 } }),
+    );
+    expect(state).toEqual({ status: 'delivered', nextAttemptAtMs: null, retryInMs: null });
     expect(await eventRow(db, event.id)).toMatchObject({
       status: 'delivered',
       next_attempt_at: null,
@@ -272,15 +277,9 @@ describe('with the database down', () => {
   test('both activities throw (Temporal retries them) and nothing is sent', async () => {
     const event = await newEvent();
     const down = createActivities({ db: downDb, log, allowPrivateAddresses: true });
-    await expect(run(down.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false })).rejects.toThrow(/ECONNREFUSED/);
+    await expect(run(down.attemptDelivery, firstAttempt(event.id))).rejects.toThrow(/ECONNREFUSED/);
     await expect(
-      run(down.recordAttempt, {
-        eventId: event.id,
-        attemptNumber: 1,
-        attempt: { kind: 'scheduled', number: 1, outcome: 'failed' },
-        result: failed,
-        nextAttemptAtMs: null,
-      }),
+      run(down.recordAttempt, { ...firstAttempt(event.id), attempt: { kind: 'scheduled', number: 1, outcome: 'failed' }, result: failed }),
     ).rejects.toThrow(/ECONNREFUSED/);
     expect(subscriber.requests).toHaveLength(0);
   });
@@ -297,11 +296,9 @@ describe('with the database down', () => {
         return { status: 200, body: 'got it' };
       };
       const proxied = createActivities({ db: proxiedDb, log, allowPrivateAddresses: true });
-      const attempt = { kind: 'scheduled', number: 1 } as const;
-      const result = await run(proxied.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false, attempt });
+      const result = await run(proxied.attemptDelivery, firstAttempt(event.id));
 
-      expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, responseBody: 'got it' });
-      expect(result.recordedStatus).toBeUndefined();
+      expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, recorded: null });
       expect(subscriber.requests).toHaveLength(1);
       expect(await attemptRows(db, event.id)).toHaveLength(0);
     } finally {

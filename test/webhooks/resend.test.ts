@@ -15,6 +15,7 @@ import { eventually } from '../support/eventually';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { findEventForResend } from '../../src/webhooks/event-store';
 
 const MINUTE = 60_000;
 const log = createLogger('silent');
@@ -112,7 +113,7 @@ describe('refusals', () => {
     expect(await unknown.json()).toEqual({ error: 'Webhook event not found', code: 'webhook_event_not_found' });
   });
 
-  test('409 before the first attempt and after delivery', async () => {
+  test('409 while the delivery has not started, and after delivery', async () => {
     const endpointId = await insertEndpoint(db, { url: 'http://127.0.0.1:9/unused' });
     const waiting = await insertEvent(db, endpointId);
     const pending = await resend(baseUrl, waiting.id);
@@ -138,6 +139,56 @@ describe('refusals', () => {
   test('only POST is allowed', async () => {
     const response = await fetch(`${baseUrl}/admin/api/webhook-events/1/resend`, { headers: { authorization: staff } });
     expect(response.status).toBe(405);
+  });
+});
+
+describe('while the first attempt is being made (the event still waiting in Postgres)', () => {
+  /** A subscriber that holds the first request until the test lets it answer. */
+  async function holdingSubscriber(first: Reply) {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const subscriber = await subscriberFor(async (request) => {
+      if (request.index > 0) return { status: 200, body: 'manual' };
+      await released;
+      return first;
+    });
+    return { subscriber, release };
+  }
+
+  async function resendDuringFirstAttempt(first: Reply) {
+    const { subscriber, release } = await holdingSubscriber(first);
+    const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+    const baseUrl = await serve();
+    const status = await withWorker(async () => {
+      await startDeliveryWorkflow(env.client, config.temporal.taskQueue, event.id);
+      await subscriber.waitForRequests(1);
+      expect(await eventRow(db, event.id)).toMatchObject({ status: 'waiting', attempts: 0 });
+      const response = await resend(baseUrl, event.id);
+      expect(response.status).toBe(202);
+      expect(await response.json()).toEqual({ id: event.id, workflow_id: deliveryWorkflowId(event.id) });
+      release();
+      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+    });
+    return { subscriber, event, status };
+  }
+
+  test('is accepted and answered right after the attempt under way, when that one failed', async () => {
+    const { subscriber, event, status } = await resendDuringFirstAttempt({ status: 500, body: 'first' });
+    expect(status).toBe('delivered');
+    const [first, manual] = subscriber.requests;
+    expect(subscriber.requests).toHaveLength(2);
+    expect(manual.atMs - first.atMs).toBeLessThan(MINUTE);
+    expect((await attemptRows(db, event.id)).map((row) => [row.number, row.manual, row.outcome])).toEqual([
+      [1, false, 'failed'],
+      [2, true, 'delivered'],
+    ]);
+  });
+
+  test('is accepted and needs nothing more when the attempt under way delivers', async () => {
+    const { subscriber, event, status } = await resendDuringFirstAttempt({ status: 200, body: 'first' });
+    expect(status).toBe('delivered');
+    expect(subscriber.requests).toHaveLength(1);
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'delivered', attempts: 1 });
   });
 });
 
@@ -212,7 +263,7 @@ describe('after max retries reached', () => {
       const response = await resend(baseUrl, event.id);
       expect(response.status).toBe(202);
       const { workflow_id } = (await response.json()) as { workflow_id: string };
-      expect(workflow_id).toBe(`webhook-event-${event.id}-resend-6`);
+      expect(workflow_id).toBe(deliveryWorkflowId(event.id));
       expect(await env.client.workflow.getHandle(workflow_id).result()).toBe('delivered');
 
       expect(subscriber.requests).toHaveLength(6);
@@ -228,23 +279,33 @@ describe('after max retries reached', () => {
     });
   });
 
-  test('a resend decided on a count read before the last scheduled attempt was recorded still sends a new attempt', async () => {
+  test('the resend takes its attempt number from the workflow, not from the count its caller read', async () => {
     await withWorker(async () => {
       const { subscriber, event } = await exhaust(() => ({ status: 200, body: 'finally' }));
-      // The route looked at the event while the fifth attempt ran (4 attempts then); the workflow has ended since.
-      // The resend must take its number from what is recorded now, not from that earlier look.
-      let reads = 0;
-      const readNow = async () => {
-        reads += 1;
-        const { status, attempts } = await eventRow(db, event.id);
-        return { status, attempts };
-      };
-      const resend = await requestResend(env.client, config.temporal.taskQueue, event.id, readNow);
-      expect(reads).toBe(1);
-      expect(resend).toEqual({ workflowId: `webhook-event-${event.id}-resend-6` });
-      expect(await env.client.workflow.getHandle(`webhook-event-${event.id}-resend-6`).result()).toBe('delivered');
+      // Read while the fifth attempt ran (4 attempts then); the delivery workflow has ended since.
+      const stale = { ...(await findEventForResend(db, event.id))!, status: 'failed' as const, attempts: 4 };
+      expect(await requestResend(env.client, config.temporal.taskQueue, stale)).toBe('accepted');
+      expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('delivered');
       expect(subscriber.requests).toHaveLength(6);
       expect(await eventRow(db, event.id)).toMatchObject({ status: 'delivered', attempts: 6 });
+      expect((await attemptRows(db, event.id))[5]).toMatchObject({ number: 6, manual: true, outcome: 'delivered' });
+    });
+  });
+
+  test('resends one after the other each make an attempt, numbered on', async () => {
+    const baseUrl = await serve();
+    await withWorker(async () => {
+      const { subscriber, event } = await exhaust(() => ({ status: 503, body: 'not yet' }));
+      for (const expected of [6, 7]) {
+        expect((await resend(baseUrl, event.id)).status).toBe(202);
+        expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('max_retries_reached');
+        expect(await eventRow(db, event.id)).toMatchObject({ attempts: expected });
+      }
+      expect(subscriber.requests).toHaveLength(7);
+      expect((await attemptRows(db, event.id)).slice(5).map((row) => [row.number, row.manual])).toEqual([
+        [6, true],
+        [7, true],
+      ]);
     });
   });
 
@@ -260,7 +321,7 @@ describe('after max retries reached', () => {
       const [one, two] = await Promise.all([resend(baseUrl, event.id), resend(baseUrl, event.id)]);
       expect([one.status, two.status]).toEqual([202, 202]);
       const ids = [((await one.json()) as { workflow_id: string }).workflow_id, ((await two.json()) as { workflow_id: string }).workflow_id];
-      expect(ids).toEqual([`webhook-event-${event.id}-resend-6`, `webhook-event-${event.id}-resend-6`]);
+      expect(ids).toEqual([deliveryWorkflowId(event.id), deliveryWorkflowId(event.id)]);
       release();
       expect(await env.client.workflow.getHandle(ids[0]).result()).toBe('max_retries_reached');
 

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createActivities, type AttemptResult, type DeliveryActivities } from '../../activities';
+import { createActivities, type DeliveryActivities } from '../../activities';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
@@ -111,28 +111,27 @@ afterAll(async () => {
   await db?.destroy();
 });
 
-/** One attempt against the misbehaving subscriber, recorded; the result, the rows, and how long it took. */
+/** One attempt against the misbehaving subscriber, recorded; the result with the stored body, the rows, and how long it took. */
 async function attemptAgainst(behaviour: Behaviour) {
   subscriber.behave(behaviour);
   const event = await insertEvent(db, endpointId);
   const started = Date.now();
-  const result: AttemptResult = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
-  const elapsedMs = Date.now() - started;
-  const { written } = await subscriber.closed();
-  const status = await run(activities.recordAttempt, {
+  const report = await run(activities.attemptDelivery, {
     eventId: event.id,
     attemptNumber: 1,
-    attempt: { kind: 'scheduled', number: 1, outcome: result.outcome },
-    result,
-    nextAttemptAtMs: result.outcome === 'failed' ? Date.now() + 300_000 : null,
+    attempt: { kind: 'scheduled', number: 1 },
+    retryDelayMs: 300_000,
   });
+  const elapsedMs = Date.now() - started;
+  const { written } = await subscriber.closed();
+  const status = report.recorded!.status;
   const [attempt] = await attemptRows(db, event.id);
   const row = await eventRow(db, event.id);
   // Recorded as it happened, on the attempt and as the event's last response.
-  expect(attempt).toMatchObject({ number: 1, outcome: result.outcome, response_code: result.responseCode, response_body: result.responseBody, error: result.error });
-  expect(row).toMatchObject({ status, attempts: 1, last_response_code: result.responseCode, last_response_body: result.responseBody, last_error: result.error });
+  expect(attempt).toMatchObject({ number: 1, outcome: report.outcome, response_code: report.responseCode, error: report.error });
+  expect(row).toMatchObject({ status, attempts: 1, last_response_code: report.responseCode, last_response_body: attempt.response_body, last_error: report.error });
   expect(elapsedMs).toBeLessThan(TIMEOUT_MS + 1_000);
-  return { result, status, written };
+  return { result: { ...report, responseBody: attempt.response_body as string | null }, status, written };
 }
 
 describe('status codes', () => {

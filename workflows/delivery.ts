@@ -1,0 +1,102 @@
+import { condition, defineQuery, defineSignal, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
+import type { AttemptReport, DeliveryActivities, RecordedState } from '../activities';
+import type { AttemptKind, DeliveryStatus } from '../src/delivery-rules/delivery-status';
+import { type ResendRequest, ResendRequests } from '../src/delivery-rules/resend-requests';
+
+// Local activities: an attempt runs inside the workflow task that asked for it, and its result is kept in history
+// when that task completes. Against ordinary activities this saves Temporal an activity task, a second workflow task
+// and their matching per event: 40 % of the server's CPU per delivery, +37 % deliveries per second on the benchmark
+// machine (BENCHMARKS.md, part 1). A worker that dies mid-attempt (kill -9) is noticed by the workflow task timeout
+// (10 s, set at start) and the attempt runs again on another worker; attemptDelivery never re-sends an attempt it
+// already recorded.
+const { attemptDelivery, recordAttempt, readRecordedProgress } = proxyLocalActivities<DeliveryActivities>({
+  // Room for the 30 s HTTP limit plus reading and recording the event: the upper bound of one activity execution.
+  startToCloseTimeout: '2 minutes',
+  // No maximumAttempts: an infrastructure error (database down, worker lost) is retried until it passes and never
+  // counts as one of the five delivery attempts, which are a workflow-level loop.
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+});
+
+/** "Resend now": answered by the next attempt that starts, unless the event is delivered by then. */
+export const resendSignal = defineSignal<[ResendRequest]>('resend');
+
+export interface DeliveryState {
+  status: DeliveryStatus;
+  attempts: number;
+  /** ISO time of the next scheduled attempt, while one is due. */
+  nextAttemptAt: string | null;
+}
+
+export const deliveryStateQuery = defineQuery<DeliveryState>('deliveryState');
+
+/** What a delivery starts from: nothing yet for a new event; what Postgres recorded for a resend. */
+export interface DeliveryStart {
+  status: DeliveryStatus;
+  attempts: number;
+  lastManualAttempt: number;
+}
+
+/**
+ * One event's delivery inside a workflow: it numbers the attempts, keeps the status each recorded attempt left,
+ * and answers resend requests and the deliveryState query.
+ */
+export class Delivery {
+  status: DeliveryStatus;
+  private attempts: number;
+  private nextAttemptAtMs: number | null = null;
+  private readonly resendRequests: ResendRequests;
+
+  constructor(
+    private readonly eventId: number,
+    start: DeliveryStart,
+  ) {
+    this.status = start.status;
+    this.attempts = start.attempts;
+    this.resendRequests = new ResendRequests(start.lastManualAttempt);
+    setHandler(resendSignal, (request) => this.resendRequests.receive(request));
+    setHandler(deliveryStateQuery, () => ({
+      status: this.status,
+      attempts: this.attempts,
+      nextAttemptAt: this.nextAttemptAtMs === null ? null : new Date(this.nextAttemptAtMs).toISOString(),
+    }));
+  }
+
+  /**
+   * Makes the next attempt and records it. `retryDelayMs`: for a scheduled attempt, the schedule's pause should it
+   * fail. Answers how long until the next scheduled attempt is due, if one is.
+   */
+  async attempt(attempt: AttemptKind, retryDelayMs: number | null = null): Promise<number | null> {
+    const request = { eventId: this.eventId, attemptNumber: ++this.attempts, attempt, retryDelayMs };
+    this.resendRequests.attemptStarted(request.attemptNumber);
+    const report: AttemptReport = await attemptDelivery(request);
+    // Postgres failed right after the POST: the outcome waits in history until it can be written, never re-sent.
+    const recorded: RecordedState =
+      report.recorded ?? (await recordAttempt({ ...request, attempt: { ...attempt, outcome: report.outcome }, result: report }));
+    this.status = recorded.status;
+    this.nextAttemptAtMs = recorded.nextAttemptAtMs;
+    return recorded.retryInMs;
+  }
+
+  /**
+   * Waits `ms` for the next scheduled attempt, making a manual attempt for each resend request meanwhile; the
+   * schedule keeps running through them. Ends early when one of them delivers.
+   */
+  async waitForScheduledAttempt(ms: number): Promise<void> {
+    const due = sleep(ms).then(() => true);
+    while (this.status !== 'delivered') {
+      const requested = condition(() => this.resendRequests.pending).then(() => false);
+      if (await Promise.race([due, requested])) return;
+      await this.attempt({ kind: 'manual' });
+    }
+  }
+
+  /** Makes manual attempts while resend requests wait, until the event is delivered. */
+  async answerResendRequests(): Promise<void> {
+    while (this.resendRequests.pending && this.status !== 'delivered') await this.attempt({ kind: 'manual' });
+  }
+
+  /** For a resend after the delivery workflow ended: where Postgres says the delivery stands. */
+  static async resume(eventId: number): Promise<Delivery> {
+    return new Delivery(eventId, await readRecordedProgress(eventId));
+  }
+}
