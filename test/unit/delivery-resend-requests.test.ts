@@ -1,0 +1,45 @@
+import { ResendRequests } from '../../src/delivery-rules/resend-requests';
+
+test('nothing is owed until a request arrives; the next attempt that starts answers it', () => {
+  const requests = new ResendRequests();
+  expect(requests.pending).toBe(false);
+  requests.receive({ seenAttempts: 1 });
+  expect(requests.pending).toBe(true);
+  requests.attemptStarted(2);
+  expect(requests.pending).toBe(false);
+});
+
+test('requests that arrive before the attempt starts make one attempt', () => {
+  const requests = new ResendRequests();
+  requests.receive({ seenAttempts: 1 });
+  requests.receive({ seenAttempts: 1 });
+  requests.attemptStarted(2);
+  expect(requests.pending).toBe(false);
+});
+
+test('a repeat that saw no more than the answering attempt did is answered by it (double click, two operators)', () => {
+  const requests = new ResendRequests();
+  requests.receive({ seenAttempts: 5 });
+  requests.attemptStarted(6);
+  // Read before attempt 6 was recorded, arriving while it runs or after.
+  requests.receive({ seenAttempts: 5 });
+  expect(requests.pending).toBe(false);
+  // Made after attempt 6 was recorded: a new request.
+  requests.receive({ seenAttempts: 6 });
+  expect(requests.pending).toBe(true);
+});
+
+test('a request that arrives while an attempt nobody asked for runs is answered by the attempt after it', () => {
+  const requests = new ResendRequests();
+  requests.attemptStarted(1); // the first scheduled attempt, under way
+  requests.receive({ seenAttempts: 0 });
+  expect(requests.pending).toBe(true);
+});
+
+test('a resend run starts from the last manual attempt Postgres recorded, also for requests it received first', () => {
+  const requests = new ResendRequests(6);
+  requests.receive({ seenAttempts: 5 });
+  expect(requests.pending).toBe(false);
+  requests.receive({ seenAttempts: 6 });
+  expect(requests.pending).toBe(true);
+});
