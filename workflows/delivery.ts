@@ -1,7 +1,25 @@
-import { condition, defineQuery, defineSignal, proxyLocalActivities, setHandler, sleep } from '@temporalio/workflow';
-import type { AttemptReport, DeliveryActivities, RecordedState } from '../activities';
+import {
+  condition,
+  defineQuery,
+  defineSignal,
+  proxyLocalActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import type { DeliveryActivities, RecordedState } from '../activities';
 import type { AttemptKind, DeliveryStatus } from '../src/delivery-rules/delivery-status';
+import {
+  type AttemptInBrief,
+  attemptingDetails,
+  attemptSummary,
+  backoffSummary,
+  recordedDetails,
+} from '../src/delivery-rules/delivery-texts';
 import { type ResendRequest, ResendRequests } from '../src/delivery-rules/resend-requests';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_STATUS } from '../src/delivery-rules/search-attributes';
+import type { RecordedProgress } from '../src/webhooks/event-store';
 
 // Local activities: an attempt runs inside the workflow task that asked for it, and its result is kept in history
 // when that task completes. Against ordinary activities this saves Temporal an activity task, a second workflow task
@@ -9,13 +27,14 @@ import { type ResendRequest, ResendRequests } from '../src/delivery-rules/resend
 // machine (BENCHMARKS.md, part 1). A worker that dies mid-attempt (kill -9) is noticed by the workflow task timeout
 // (10 s, set at start) and the attempt runs again on another worker; attemptDelivery never re-sends an attempt it
 // already recorded.
-const { attemptDelivery, recordAttempt, readRecordedProgress } = proxyLocalActivities<DeliveryActivities>({
+const ATTEMPT_OPTIONS = {
   // Room for the 30 s HTTP limit plus reading and recording the event: the upper bound of one activity execution.
   startToCloseTimeout: '2 minutes',
   // No maximumAttempts: an infrastructure error (database down, worker lost) is retried until it passes and never
   // counts as one of the five delivery attempts, which are a workflow-level loop.
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-});
+} as const;
+const { attemptDelivery, recordAttempt, readRecordedProgress } = proxyLocalActivities<DeliveryActivities>(ATTEMPT_OPTIONS);
 
 /** "Resend now": answered by the next attempt that starts, unless the event is delivered by then. */
 export const resendSignal = defineSignal<[ResendRequest]>('resend');
@@ -29,26 +48,22 @@ export interface DeliveryState {
 
 export const deliveryStateQuery = defineQuery<DeliveryState>('deliveryState');
 
-/** What a delivery starts from: nothing yet for a new event; what Postgres recorded for a resend. */
-export interface DeliveryStart {
-  status: DeliveryStatus;
-  attempts: number;
-  lastManualAttempt: number;
-}
-
 /**
  * One event's delivery inside a workflow: it numbers the attempts, keeps the status each recorded attempt left,
- * and answers resend requests and the deliveryState query.
+ * answers resend requests and the deliveryState query, and tells Temporal UI where it stands (current details in
+ * the admin page's words, the search attributes WebhookStatus and WebhookAttempts) after every transition.
  */
 export class Delivery {
   status: DeliveryStatus;
   private attempts: number;
   private nextAttemptAtMs: number | null = null;
+  private lastAttempt: AttemptInBrief | undefined;
   private readonly resendRequests: ResendRequests;
 
+  /** `start`: nothing yet for a new event; what Postgres recorded for a resend. */
   constructor(
     private readonly eventId: number,
-    start: DeliveryStart,
+    start: RecordedProgress,
   ) {
     this.status = start.status;
     this.attempts = start.attempts;
@@ -68,12 +83,23 @@ export class Delivery {
   async attempt(attempt: AttemptKind, retryDelayMs: number | null = null): Promise<number | null> {
     const request = { eventId: this.eventId, attemptNumber: ++this.attempts, attempt, retryDelayMs };
     this.resendRequests.attemptStarted(request.attemptNumber);
-    const report: AttemptReport = await attemptDelivery(request);
+    setCurrentDetails(attemptingDetails(this.status, request.attemptNumber, attempt));
+    const summary = attemptSummary(request.attemptNumber, attempt);
+    const report = await attemptDelivery.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [request]);
     // Postgres failed right after the POST: the outcome waits in history until it can be written, never re-sent.
     const recorded: RecordedState =
-      report.recorded ?? (await recordAttempt({ ...request, attempt: { ...attempt, outcome: report.outcome }, result: report }));
+      report.recorded ??
+      (await recordAttempt.executeWithOptions({ ...ATTEMPT_OPTIONS, summary: `Record ${summary}` }, [
+        { ...request, attempt: { ...attempt, outcome: report.outcome }, result: report },
+      ]));
     this.status = recorded.status;
     this.nextAttemptAtMs = recorded.nextAttemptAtMs;
+    this.lastAttempt = { ...report, attemptNumber: request.attemptNumber, attempt };
+    upsertSearchAttributes([
+      { key: WEBHOOK_STATUS, value: this.status },
+      { key: WEBHOOK_ATTEMPTS, value: this.attempts },
+    ]);
+    setCurrentDetails(recordedDetails(this.status, this.lastAttempt, this.nextAttemptAtMs));
     return recorded.retryInMs;
   }
 
@@ -82,7 +108,8 @@ export class Delivery {
    * schedule keeps running through them. Ends early when one of them delivers.
    */
   async waitForScheduledAttempt(ms: number): Promise<void> {
-    const due = sleep(ms).then(() => true);
+    const summary = this.lastAttempt && this.nextAttemptAtMs !== null ? backoffSummary(this.lastAttempt, this.nextAttemptAtMs) : undefined;
+    const due = sleep(ms, { summary }).then(() => true);
     while (this.status !== 'delivered') {
       const requested = condition(() => this.resendRequests.pending).then(() => false);
       if (await Promise.race([due, requested])) return;

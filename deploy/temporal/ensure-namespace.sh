@@ -1,6 +1,7 @@
 #!/bin/sh
 # One-off job (temporalio/admin-tools image): creates the application's namespace, or sets its retention when it
-# exists, so that TEMPORAL_NAMESPACE_RETENTION in .env stays the one place that decides it. The temporal CLI reads
+# exists, so that TEMPORAL_NAMESPACE_RETENTION in .env stays the one place that decides it, and registers the
+# delivery workflows' search attributes. The temporal CLI reads
 # the server address from TEMPORAL_ADDRESS. Exits only once the namespace answers queries, so that workers started
 # after this job do not poll a namespace the frontend has not loaded yet.
 set -eu
@@ -38,3 +39,14 @@ else
 fi
 
 wait_for "namespace $namespace to answer queries" temporal workflow list --namespace "$namespace" --limit 1
+
+# The search attributes delivery workflows carry (src/delivery-rules/search-attributes.ts), so that Temporal UI lists
+# deliveries by them (WebhookStatus = "max_retries_reached"). Workflows that carry one the namespace does not know
+# cannot start. Creating one that exists with the same type changes nothing. After the namespace answers: a namespace
+# created a moment ago is not found yet.
+temporal operator search-attribute create --namespace "$namespace" \
+  --name WebhookEventType --type Keyword \
+  --name WebhookStatus --type Keyword \
+  --name WebhookAttempts --type Int \
+  --name WebhookEnvironment --type Keyword
+echo "Namespace $namespace: search attributes WebhookEventType, WebhookStatus, WebhookAttempts, WebhookEnvironment"

@@ -3,7 +3,7 @@ import type { RouteContext } from '../api/app';
 import { ApiError, notFound } from '../api/errors';
 import { requestLogger } from '../api/request-log';
 import { deliveryWorkflowId, requestResend } from '../temporal/delivery-workflows';
-import { findEventForResend } from '../webhooks/event-store';
+import { findEventDelivery } from '../webhooks/event-store';
 import { parseEventId } from './webhook-events';
 
 const temporalUnavailable = () =>
@@ -24,7 +24,7 @@ const notStarted = () =>
 export function resendWebhookEvent(context: RouteContext): Middleware {
   return async function resendWebhookEvent(ctx) {
     const id = parseEventId(ctx.params.id);
-    const event = await findEventForResend(context.db, id);
+    const event = await findEventDelivery(context.db, id);
     if (!event) throw notFound('Webhook event not found', 'webhook_event_not_found');
     if (event.status === 'delivered') throw alreadyDelivered();
     if (!context.temporalClient) throw temporalUnavailable();
@@ -37,7 +37,7 @@ export function resendWebhookEvent(context: RouteContext): Middleware {
       throw temporalUnavailable();
     }
     // A waiting event without a running workflow: not started yet, or delivered by its first attempt meanwhile.
-    if (resend === 'not-running') throw (await findEventForResend(context.db, id))?.status === 'delivered' ? alreadyDelivered() : notStarted();
+    if (resend === 'not-running') throw (await findEventDelivery(context.db, id))?.status === 'delivered' ? alreadyDelivered() : notStarted();
     const workflowId = deliveryWorkflowId(id);
     log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
     ctx.status = 202;

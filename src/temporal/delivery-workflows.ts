@@ -1,10 +1,9 @@
-import {
-  type Client,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowNotFoundError,
-} from '@temporalio/client';
+import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { deliverEvent, resendEvent, resendSignal } from '../../workflows';
-import type { ResendableEvent } from '../webhooks/event-store';
+import { type DeliveryFacts, deliveryDetails, deliverySummary } from '../delivery-rules/delivery-texts';
+import type { DeliveryStatus } from '../delivery-rules/delivery-status';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_ENVIRONMENT, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../delivery-rules/search-attributes';
+import type { EventDelivery } from '../webhooks/event-store';
 
 /**
  * One delivery workflow per event, named after it: starting it twice is rejected by Temporal, not by us. A resend
@@ -12,24 +11,39 @@ import type { ResendableEvent } from '../webhooks/event-store';
  */
 export const deliveryWorkflowId = (eventId: number) => `webhook-event-${eventId}`;
 
-// REJECT_DUPLICATE: an id that ran before (even if finished) is never run again, so a late retry of a start cannot
-// deliver an event a second time; FAIL: an id that is running now is not started twice.
 // The workflow task timeout is how soon an attempt on a worker that died is run again elsewhere: attempts are local
-// activities inside the workflow task (workflows/delivery-attempt.ts). Temporal's default, stated because it matters.
-const startOptions = {
-  workflowIdReusePolicy: 'REJECT_DUPLICATE',
-  workflowIdConflictPolicy: 'FAIL',
-  workflowTaskTimeout: '10 seconds',
-} as const;
+// activities inside the workflow task (workflows/delivery.ts). Temporal's default, stated because it matters.
+const WORKFLOW_TASK_TIMEOUT = '10 seconds';
 
-/** Starts the delivery workflow of an event. Idempotent: a workflow that exists already counts as started. */
-export async function startDeliveryWorkflow(client: Client, taskQueue: string, eventId: number): Promise<'started' | 'already-started'> {
+/** What Temporal UI shows of a delivery from its start: summary, details, and the search attributes it is found by. */
+function describedAs(facts: DeliveryFacts, { status, attempts }: { status: DeliveryStatus; attempts: number }, resend = false) {
+  return {
+    staticSummary: deliverySummary(facts, resend),
+    staticDetails: deliveryDetails(facts),
+    typedSearchAttributes: [
+      { key: WEBHOOK_EVENT_TYPE, value: facts.eventType },
+      { key: WEBHOOK_STATUS, value: status },
+      { key: WEBHOOK_ATTEMPTS, value: attempts },
+      ...(facts.environment === null ? [] : [{ key: WEBHOOK_ENVIRONMENT, value: facts.environment }]),
+    ],
+  };
+}
+
+/**
+ * Starts the delivery workflow of an event. Idempotent: a workflow that exists already counts as started.
+ * REJECT_DUPLICATE: an id that ran before (even if finished) is never run again, so a late retry of a start cannot
+ * deliver an event a second time; FAIL: an id that is running now is not started twice.
+ */
+export async function startDeliveryWorkflow(client: Client, taskQueue: string, facts: DeliveryFacts): Promise<'started' | 'already-started'> {
   try {
     await client.workflow.start(deliverEvent, {
       taskQueue,
-      workflowId: deliveryWorkflowId(eventId),
-      args: [{ eventId }],
-      ...startOptions,
+      workflowId: deliveryWorkflowId(facts.eventId),
+      args: [{ eventId: facts.eventId }],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      workflowIdConflictPolicy: 'FAIL',
+      workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+      ...describedAs(facts, { status: 'waiting', attempts: 0 }),
     });
     return 'started';
   } catch (err) {
@@ -44,8 +58,8 @@ export async function startDeliveryWorkflow(client: Client, taskQueue: string, e
  * request. Answers 'not-running' for an event still waiting whose workflow is not running (not started yet, or
  * ended since the event was read): the caller reads it again.
  */
-export async function requestResend(client: Client, taskQueue: string, event: ResendableEvent): Promise<'accepted' | 'not-running'> {
-  const workflowId = deliveryWorkflowId(event.start.eventId);
+export async function requestResend(client: Client, taskQueue: string, event: EventDelivery): Promise<'accepted' | 'not-running'> {
+  const workflowId = deliveryWorkflowId(event.facts.eventId);
   const request = { seenAttempts: event.attempts };
   if (event.status === 'waiting') {
     // Never start anything for it: the relay starts its delivery, and a resend run would take its place.
@@ -60,13 +74,14 @@ export async function requestResend(client: Client, taskQueue: string, event: Re
   await client.workflow.signalWithStart(resendEvent, {
     taskQueue,
     workflowId,
-    args: [{ eventId: event.start.eventId }],
+    args: [{ eventId: event.facts.eventId }],
     signal: resendSignal,
     signalArgs: [request],
     // A new run after the delivery (or an earlier resend) ended; the running one takes the signal.
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowTaskTimeout: startOptions.workflowTaskTimeout,
+    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+    ...describedAs(event.facts, event, true),
   });
   return 'accepted';
 }

@@ -1,8 +1,20 @@
 import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
+import { TypedSearchAttributes } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DELIVERY_SEARCH_ATTRIBUTES } from '../delivery-rules/search-attributes';
 import { devServerExecutable } from './binaries';
 import { devServerUiUrl } from './ui';
+
+/**
+ * `temporal server start-dev` arguments that register the delivery workflows' search attributes, so that they can
+ * start (a workflow carrying an unknown one is refused) and Temporal UI lists them. For every dev server: ours, the
+ * tests', the benchmarks' and the drills'. A no-op when the state file knows them already.
+ */
+export const SEARCH_ATTRIBUTE_ARGS: readonly string[] = DELIVERY_SEARCH_ATTRIBUTES.flatMap(({ name, type }) => [
+  '--search-attribute',
+  `${name}=${TypedSearchAttributes.toMetadataType(type)}`,
+]);
 
 export interface DevServerOptions {
   dataDir: string;
@@ -33,7 +45,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       uiPort: options.uiPort,
       namespace: options.namespace,
       dbFilename: path.join(options.dataDir, 'temporal.sqlite'),
-      extraArgs: ['--log-level', 'warn'],
+      extraArgs: ['--log-level', 'warn', ...SEARCH_ATTRIBUTE_ARGS],
     },
   });
   return {

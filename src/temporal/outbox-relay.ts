@@ -51,7 +51,7 @@ export async function relayPendingEvents({
   const marked = await startUnstartedEvents(db, batchSize, async (events) => {
     const deadline = Date.now() + startTimeoutMs;
     const starts = await Promise.allSettled(
-      events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event.eventId))),
+      events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event))),
     );
     starts.forEach((start, index) => {
       const fields = { eventId: events[index].eventId, workflowId: deliveryWorkflowId(events[index].eventId) };

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import type { PayloadVersion } from '../db/models';
 import { type AttemptOutcome, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
+import type { DeliveryFacts } from '../delivery-rules/delivery-texts';
 import type { EndpointSettings } from './endpoint-store';
 import type { WebhookEventType } from './event-types';
 
@@ -81,19 +82,7 @@ export async function insertEvent(trx: Knex.Transaction, event: NewWebhookEvent)
 
 // --- Starting deliveries (the relay) ---
 
-/** What a delivery workflow is started with: enough to say in Temporal UI which event it delivers, and where. */
-export interface DeliveryStart {
-  eventId: number;
-  eventType: WebhookEventType;
-  payloadVersion: PayloadVersion;
-  /** Host (and port) of the endpoint's URL when the delivery starts. */
-  subscriberHost: string;
-  /** The envelope's `environment`, and the payment's `transaction_id` when the payload has one. */
-  environment: string | null;
-  transactionId: string | null;
-}
-
-interface DeliveryStartRow {
+interface DeliveryFactsRow {
   id: number;
   event_type: WebhookEventType;
   payload_version: PayloadVersion;
@@ -101,7 +90,7 @@ interface DeliveryStartRow {
   url: string;
 }
 
-const DELIVERY_START_COLUMNS = ['e.id', 'e.event_type', 'e.payload_version', 'e.payload', 'p.url'];
+const DELIVERY_FACTS_COLUMNS = ['e.id', 'e.event_type', 'e.payload_version', 'e.payload', 'p.url'];
 
 /** The first `transaction_id` in the payload's data, wherever its event type keeps it. */
 function findTransactionId(value: unknown): string | null {
@@ -123,7 +112,7 @@ function hostOf(url: string): string {
   }
 }
 
-function deliveryStartOf(row: DeliveryStartRow): DeliveryStart {
+function deliveryFactsOf(row: DeliveryFactsRow): DeliveryFacts {
   let envelope: { environment?: unknown; data?: unknown } = {};
   try {
     envelope = JSON.parse(row.payload) as typeof envelope;
@@ -149,36 +138,36 @@ function deliveryStartOf(row: DeliveryStartRow): DeliveryStart {
 export async function startUnstartedEvents(
   db: Knex,
   batchSize: number,
-  start: (events: DeliveryStart[]) => Promise<number[]>,
+  start: (events: DeliveryFacts[]) => Promise<number[]>,
 ): Promise<number> {
   return db.transaction(async (trx) => {
-    const rows: DeliveryStartRow[] = await trx(`${EVENTS} as e`)
+    const rows: DeliveryFactsRow[] = await trx(`${EVENTS} as e`)
       .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
-      .select(DELIVERY_START_COLUMNS)
+      .select(DELIVERY_FACTS_COLUMNS)
       .whereNull('e.workflow_started_at')
       .orderBy('e.id')
       .limit(batchSize)
       .forUpdate('e')
       .skipLocked();
-    const started = await start(rows.map(deliveryStartOf));
+    const started = await start(rows.map(deliveryFactsOf));
     if (started.length > 0) await trx(EVENTS).whereIn('id', started).update({ workflow_started_at: trx.fn.now() });
     return started.length;
   });
 }
 
-/** What a resend decision needs: where the delivery stands, and how its workflow would be started. */
-export interface ResendableEvent {
+/** Where an event's delivery stands, with what its workflow is started with (for a resend, or a test). */
+export interface EventDelivery {
   status: DeliveryStatus;
   attempts: number;
-  start: DeliveryStart;
+  facts: DeliveryFacts;
 }
 
-export async function findEventForResend(db: Knex, id: number): Promise<ResendableEvent | undefined> {
-  const row: (DeliveryStartRow & Pick<WebhookEventRow, 'status' | 'attempts'>) | undefined = await db(`${EVENTS} as e`)
+export async function findEventDelivery(db: Knex, id: number): Promise<EventDelivery | undefined> {
+  const row: (DeliveryFactsRow & Pick<WebhookEventRow, 'status' | 'attempts'>) | undefined = await db(`${EVENTS} as e`)
     .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
     .where('e.id', id)
-    .first([...DELIVERY_START_COLUMNS, 'e.status', 'e.attempts']);
-  return row && { status: row.status, attempts: row.attempts, start: deliveryStartOf(row) };
+    .first([...DELIVERY_FACTS_COLUMNS, 'e.status', 'e.attempts']);
+  return row && { status: row.status, attempts: row.attempts, facts: deliveryFactsOf(row) };
 }
 
 export interface EventListener {

@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { TypedSearchAttributes } from '@temporalio/common';
 import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
+import { DELIVERY_SEARCH_ATTRIBUTES } from '../../src/delivery-rules/search-attributes';
 
 // What can be checked of the production stack without a Docker engine: the Compose file against the compose-spec
 // schema, and the project's own rules (secrets, roles, config names, pinned images, one-off jobs, scaling).
@@ -179,4 +181,10 @@ test('builds a runtime image with production dependencies only, running as a non
   expect(runtime).toMatch(/^CMD \["node", "dist\/src\/main\.js", "api"\]$/m);
   const ignored = read('.dockerignore').split('\n');
   for (const entry of ['.env', 'node_modules', 'dist', '.data', '.tools', '.git']) expect(ignored).toContain(entry);
+});
+
+test('the namespace job registers every search attribute the delivery workflows carry, with its type', () => {
+  const script = read('deploy/temporal/ensure-namespace.sh').replace(/^\s*#.*$/gm, '');
+  const registered = [...script.matchAll(/--name (\w+) --type (\w+)/g)].map(([, name, type]) => [name, type]);
+  expect(registered).toEqual(DELIVERY_SEARCH_ATTRIBUTES.map(({ name, type }) => [name, TypedSearchAttributes.toMetadataType(type)]));
 });

@@ -1,6 +1,13 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { DELIVERY_SEARCH_ATTRIBUTES } from '../../src/delivery-rules/search-attributes';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { testServerExecutable } from '../../src/temporal/binaries';
+import { type DevServerHandle, startDevServer } from '../../src/temporal/dev-server';
+import { freePort } from './free-port';
 
 // Worker state changes at INFO drown the test output; warnings and errors still show. The Rust core warns on every
 // worker start that the time-skipping server lacks a heartbeat capability it does not need here: errors only there.
@@ -13,9 +20,34 @@ try {
   // Already installed by another test file in this worker process.
 }
 
-/** The time-skipping test server, from the project's .tools folder when present (no download needed). */
-export function createTimeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({
+/**
+ * The time-skipping test server, from the project's .tools folder when present (no download needed), with the
+ * delivery workflows' search attributes registered, as the dev server and the Compose namespace job register them.
+ */
+export async function createTimeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: testServerExecutable(process.env.TEMPORAL_TEST_SERVER_PATH) },
   });
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(DELIVERY_SEARCH_ATTRIBUTES.map(({ name, type }) => [name, encodeSearchAttributeIndexedValueType(type)!])),
+  });
+  return env;
+}
+
+/**
+ * The Temporal CLI dev server as `npm start` runs it (src/temporal/dev-server.ts: search attributes registered, Web
+ * UI on), on free ports with its state in a temporary folder, for what the time-skipping server cannot do (listing
+ * workflows by search attribute). Real time: nothing skips.
+ */
+export async function startTestDevServer(): Promise<DevServerHandle> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'temporal-dev-'));
+  const server = await startDevServer({ dataDir, port: await freePort(), uiPort: await freePort(), namespace: 'default', cliPath: process.env.TEMPORAL_CLI_PATH });
+  return {
+    ...server,
+    async stop() {
+      await server.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }

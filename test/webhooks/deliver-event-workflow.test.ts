@@ -4,7 +4,8 @@ import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@tempora
 import pino from 'pino';
 import { createDb, type Db } from '../../src/db/knex';
 import type { Logger } from '../../src/logger';
-import { deliveryWorkflowId, startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
+import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
+import { startDelivery } from '../support/delivery';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
@@ -77,7 +78,7 @@ async function subscriberFor(reply: (request: ReceivedRequest) => Reply | Promis
 }
 
 async function startAndFinish(taskQueue: string, eventId: number) {
-  expect(await startDeliveryWorkflow(env.client, taskQueue, eventId)).toBe('started');
+  expect(await startDelivery(db, env.client, taskQueue, eventId)).toBe('started');
   return env.client.workflow.getHandle(deliveryWorkflowId(eventId)).result();
 }
 
@@ -250,7 +251,7 @@ test('a refused connection fails the attempt; the subscriber back on its port ge
   const event = await insertEvent(db, await insertEndpoint(db, { url: `http://127.0.0.1:${port}/webhooks` }));
 
   const status = await withWorker(async (taskQueue) => {
-    await startDeliveryWorkflow(env.client, taskQueue, event.id);
+    await startDelivery(db, env.client, taskQueue, event.id);
     const failed = await eventually(async () => {
       const row = await eventRow(db, event.id);
       return row.status === 'failed' && row;
@@ -279,8 +280,8 @@ test('events are independent: a reconciliation is delivered while its originatin
   const reconciled = await insertEvent(db, endpointId, { eventType: 'donation.reconciled', transactionId: 'tx-42' });
 
   const statuses = await withWorker(async (taskQueue) => {
-    await startDeliveryWorkflow(env.client, taskQueue, completed.id);
-    await startDeliveryWorkflow(env.client, taskQueue, reconciled.id);
+    await startDelivery(db, env.client, taskQueue, completed.id);
+    await startDelivery(db, env.client, taskQueue, reconciled.id);
     // One result awaited at a time: time skipping is global to the test server.
     const reconciledStatus = await env.client.workflow.getHandle(deliveryWorkflowId(reconciled.id)).result();
     const completedStatus = await env.client.workflow.getHandle(deliveryWorkflowId(completed.id)).result();
@@ -323,7 +324,7 @@ test('database outages are retried by Temporal and never consume an attempt, nor
       async (taskQueue) => {
         // Down before the first attempt: the event cannot be read, so nothing is sent.
         await proxy.cut();
-        await startDeliveryWorkflow(env.client, taskQueue, event.id);
+        await startDelivery(db, env.client, taskQueue, event.id);
         await retriedThrice();
         expect(subscriber.requests).toHaveLength(0);
         await proxy.restore();
@@ -375,7 +376,7 @@ test('a worker keeps 100 attempts open at once: slow subscribers do not queue be
   // time, and under this load it skips past the workflow task timeout while the attempts are still open.
   await withWorker(
     async (taskQueue) => {
-      for (const eventId of eventIds) await startDeliveryWorkflow(env.client, taskQueue, eventId);
+      for (const eventId of eventIds) await startDelivery(db, env.client, taskQueue, eventId);
       await eventually(async () => (await db('webhook_events').whereIn('id', eventIds).where({ status: 'delivered' })).length === events, {
         what: 'every event delivered',
       });

@@ -4,6 +4,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
 import { devServerExecutable } from '../../src/temporal/binaries';
+import { SEARCH_ATTRIBUTE_ARGS } from '../../src/temporal/dev-server';
 import { createTemporalClient } from '../../src/temporal/client';
 import { createDeliveryWorker } from '../../src/temporal/worker';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
@@ -34,7 +35,7 @@ beforeAll(async () => {
       ip: '127.0.0.1',
       port,
       namespace: NAMESPACE,
-      extraArgs: ['--log-level', 'error'],
+      extraArgs: ['--log-level', 'error', ...SEARCH_ATTRIBUTE_ARGS],
     },
   });
   const taskQueue = `platform-e2e-${randomUUID()}`;

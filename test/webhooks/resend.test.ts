@@ -8,14 +8,15 @@ import { upsertUser } from '../../src/auth/users';
 import { type Config, loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
-import { deliveryWorkflowId, requestResend, startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
+import { deliveryWorkflowId, requestResend } from '../../src/temporal/delivery-workflows';
+import { startDelivery } from '../support/delivery';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
-import { findEventForResend } from '../../src/webhooks/event-store';
+import { findEventDelivery } from '../../src/webhooks/event-store';
 
 const MINUTE = 60_000;
 const log = createLogger('silent');
@@ -160,7 +161,7 @@ describe('while the first attempt is being made (the event still waiting in Post
     const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
     const baseUrl = await serve();
     const status = await withWorker(async () => {
-      await startDeliveryWorkflow(env.client, config.temporal.taskQueue, event.id);
+      await startDelivery(db, env.client, config.temporal.taskQueue, event.id);
       await subscriber.waitForRequests(1);
       expect(await eventRow(db, event.id)).toMatchObject({ status: 'waiting', attempts: 0 });
       const response = await resend(baseUrl, event.id);
@@ -199,7 +200,7 @@ describe('during backoff', () => {
     const baseUrl = await serve();
 
     const status = await withWorker(async () => {
-      await startDeliveryWorkflow(env.client, config.temporal.taskQueue, event.id);
+      await startDelivery(db, env.client, config.temporal.taskQueue, event.id);
       await recorded(event.id, 'failed', 1);
       const response = await resend(baseUrl, event.id);
       expect(response.status).toBe(202);
@@ -226,7 +227,7 @@ describe('during backoff', () => {
     const baseUrl = await serve();
 
     const status = await withWorker(async () => {
-      await startDeliveryWorkflow(env.client, config.temporal.taskQueue, event.id);
+      await startDelivery(db, env.client, config.temporal.taskQueue, event.id);
       const afterFirst = await recorded(event.id, 'failed', 1);
       expect((await resend(baseUrl, event.id)).status).toBe(202);
       const afterManual = await recorded(event.id, 'failed', 2);
@@ -251,7 +252,7 @@ describe('after max retries reached', () => {
   async function exhaust(reply: (request: ReceivedRequest) => Reply | Promise<Reply>) {
     const subscriber = await subscriberFor((request) => (request.index < 5 ? { status: 500, body: 'still down' } : reply(request)));
     const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
-    await startDeliveryWorkflow(env.client, config.temporal.taskQueue, event.id);
+    await startDelivery(db, env.client, config.temporal.taskQueue, event.id);
     expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('max_retries_reached');
     return { subscriber, event };
   }
@@ -283,7 +284,7 @@ describe('after max retries reached', () => {
     await withWorker(async () => {
       const { subscriber, event } = await exhaust(() => ({ status: 200, body: 'finally' }));
       // Read while the fifth attempt ran (4 attempts then); the delivery workflow has ended since.
-      const stale = { ...(await findEventForResend(db, event.id))!, status: 'failed' as const, attempts: 4 };
+      const stale = { ...(await findEventDelivery(db, event.id))!, status: 'failed' as const, attempts: 4 };
       expect(await requestResend(env.client, config.temporal.taskQueue, stale)).toBe('accepted');
       expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('delivered');
       expect(subscriber.requests).toHaveLength(6);

@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, type WorkflowBundle } from '@temporalio/worker';
+import pino from 'pino';
+import type { Db } from '../../src/db/knex';
+import { type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import type { DevServerHandle } from '../../src/temporal/dev-server';
+import { deliveryWorkflowId, requestResend } from '../../src/temporal/delivery-workflows';
+import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
+import { findEventDelivery } from '../../src/webhooks/event-store';
+import { createTestDatabase } from '../support/database';
+import { startDelivery } from '../support/delivery';
+import { eventually } from '../support/eventually';
+import { startTestDevServer } from '../support/temporal';
+import { eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+
+// On the dev server `npm start` runs (real time: no attempt here waits for a retry), because listing workflows by
+// search attribute is what the time-skipping test server cannot do.
+
+let server: DevServerHandle;
+let connection: Connection;
+let nativeConnection: NativeConnection;
+let client: Client;
+let workflowBundle: WorkflowBundle;
+let db: Db;
+let subscriber: Subscriber;
+const replies = new Map<number, Reply>();
+
+beforeAll(async () => {
+  server = await startTestDevServer();
+  connection = await Connection.connect({ address: server.address });
+  nativeConnection = await NativeConnection.connect({ address: server.address });
+  client = new Client({ connection });
+  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  ({ db } = await createTestDatabase());
+  subscriber = await startSubscriber({
+    reply: (request) => replies.get((JSON.parse(request.body.toString('utf8')) as { id: number }).id) ?? { status: 500 },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await subscriber?.close();
+  await db?.destroy();
+  await nativeConnection?.close();
+  await connection?.close();
+  await server?.stop();
+});
+
+/** Workflow ids the query lists, once the dev server's visibility store shows `expected` of them. */
+async function listed(query: string, expected: number): Promise<string[]> {
+  return eventually(
+    async () => {
+      const ids: string[] = [];
+      for await (const workflow of client.workflow.list({ query })) ids.push(workflow.workflowId);
+      return ids.length === expected && ids.sort();
+    },
+    { what: `${expected} workflows listed by ${query}` },
+  );
+}
+
+test('Temporal UI lists deliveries by status, attempts, event type and environment', async () => {
+  const endpointId = await insertEndpoint(db, { url: subscriber.url });
+  const [delivered, inBackoff, exhausted] = [await insertEvent(db, endpointId), await insertEvent(db, endpointId), await insertEvent(db, endpointId)];
+  replies.set(delivered.id, { status: 200 });
+  replies.set(inBackoff.id, { status: 503 });
+  replies.set(exhausted.id, { status: 410 });
+  // An event whose five attempts failed before: a resend after that runs (and ends) at max retries reached.
+  await db('webhook_events').where({ id: exhausted.id }).update({ status: 'max_retries_reached', attempts: 5 });
+
+  const taskQueue = `ui-${randomUUID()}`;
+  const worker = await createDeliveryWorker({
+    connection: nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundle,
+    db,
+    log: pino({ level: 'silent' }),
+    allowPrivateAddresses: true,
+  });
+  await worker.runUntil(async () => {
+    await startDelivery(db, client, taskQueue, delivered.id);
+    await startDelivery(db, client, taskQueue, inBackoff.id);
+    expect(await requestResend(client, taskQueue, (await findEventDelivery(db, exhausted.id))!)).toBe('accepted');
+    expect(await client.workflow.getHandle(deliveryWorkflowId(delivered.id)).result()).toBe('delivered');
+    expect(await client.workflow.getHandle(deliveryWorkflowId(exhausted.id)).result()).toBe('max_retries_reached');
+    await eventually(async () => (await eventRow(db, inBackoff.id)).status === 'failed', { what: 'the first attempt to fail' });
+
+    const [deliveredId, inBackoffId, exhaustedId] = [delivered, inBackoff, exhausted].map((event) => deliveryWorkflowId(event.id));
+    expect(await listed('WebhookStatus = "max_retries_reached"', 1)).toEqual([exhaustedId]);
+    expect(await listed('WebhookStatus = "failed"', 1)).toEqual([inBackoffId]);
+    expect(await listed('WebhookStatus = "delivered"', 1)).toEqual([deliveredId]);
+    expect(await listed('WebhookAttempts >= 2', 1)).toEqual([exhaustedId]);
+    expect(await listed('WebhookEventType = "donation.completed" AND WebhookEnvironment = "prod"', 3)).toEqual(
+      [deliveredId, exhaustedId, inBackoffId].sort(),
+    );
+    expect(await listed('WebhookEnvironment = "test"', 0)).toEqual([]);
+
+    const resendRun = await client.workflow.getHandle(exhaustedId).describe();
+    expect(resendRun.type).toBe('resendEvent');
+    expect(await resendRun.staticSummary()).toBe(`Resend: donation.completed #${exhausted.id} → ${new URL(subscriber.url).host}`);
+    await client.workflow.getHandle(inBackoffId).terminate('test done');
+  });
+});
