@@ -85,16 +85,16 @@ export class Delivery {
     this.resendRequests.attemptStarted(request.attemptNumber);
     setCurrentDetails(attemptingDetails(this.status, request.attemptNumber, attempt));
     const summary = attemptSummary(request.attemptNumber, attempt);
-    const report = await attemptDelivery.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [request]);
+    const { recorded: recordedByAttempt, ...result } = await attemptDelivery.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [request]);
     // Postgres failed right after the POST: the outcome waits in history until it can be written, never re-sent.
     const recorded: RecordedState =
-      report.recorded ??
+      recordedByAttempt ??
       (await recordAttempt.executeWithOptions({ ...ATTEMPT_OPTIONS, summary: `Record ${summary}` }, [
-        { ...request, attempt: { ...attempt, outcome: report.outcome }, result: report },
+        { ...request, attempt: { ...attempt, outcome: result.outcome }, result },
       ]));
     this.status = recorded.status;
     this.nextAttemptAtMs = recorded.nextAttemptAtMs;
-    this.lastAttempt = { ...report, attemptNumber: request.attemptNumber, attempt };
+    this.lastAttempt = { ...result, attemptNumber: request.attemptNumber, attempt };
     upsertSearchAttributes([
       { key: WEBHOOK_STATUS, value: this.status },
       { key: WEBHOOK_ATTEMPTS, value: this.attempts },
@@ -124,6 +124,7 @@ export class Delivery {
 
   /** For a resend after the delivery workflow ended: where Postgres says the delivery stands. */
   static async resume(eventId: number): Promise<Delivery> {
-    return new Delivery(eventId, await readRecordedProgress(eventId));
+    const progress = await readRecordedProgress.executeWithOptions({ ...ATTEMPT_OPTIONS, summary: 'Read the attempts recorded so far' }, [eventId]);
+    return new Delivery(eventId, progress);
   }
 }

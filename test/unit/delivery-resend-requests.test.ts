@@ -36,7 +36,7 @@ test('a request that arrives while an attempt nobody asked for runs is answered 
   expect(requests.pending).toBe(true);
 });
 
-test('a resend run starts from the last manual attempt Postgres recorded, also for requests it received first', () => {
+test('a resend run starts from the last manual attempt Postgres recorded', () => {
   const requests = new ResendRequests(6);
   requests.receive({ seenAttempts: 5 });
   expect(requests.pending).toBe(false);
