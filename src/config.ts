@@ -13,7 +13,10 @@ const booleanFlag = z
 const environmentSchema = z.object({
   NODE_ENV: z.string().default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().default('0.0.0.0'),
+  // Loopback unless told otherwise: a development machine does not offer its API (and demo data) to the network.
+  HOST: z.string().default('127.0.0.1'),
+  // How many reverse proxies of ours stand in front of the API; only their X-Forwarded-* headers are believed.
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   DATABASE_URL: z.string().url().optional(),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   DATA_DIR: z.string().default(path.join(projectRoot, '.data')),
@@ -61,7 +64,12 @@ export interface LoginLimits {
 
 export interface Config {
   production: boolean;
-  http: { port: number; host: string };
+  http: {
+    port: number;
+    host: string;
+    /** Proxies of ours in front of the API: 0 ignores X-Forwarded-*; n takes the client address n hops back. */
+    trustedProxies: number;
+  };
   database: { url?: string; embeddedPort: number; dataDir: string };
   temporal: {
     address?: string;
@@ -114,7 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     production,
-    http: { port: e.PORT, host: e.HOST },
+    http: { port: e.PORT, host: e.HOST, trustedProxies: e.TRUST_PROXY },
     database: { url: e.DATABASE_URL, embeddedPort: e.EMBEDDED_POSTGRES_PORT, dataDir: path.resolve(e.DATA_DIR) },
     temporal: {
       address: e.TEMPORAL_ADDRESS,

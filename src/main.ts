@@ -62,7 +62,7 @@ const ROLES = {
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     await startWorker(runtime, db, temporal.address);
-    const metricsPort = await startMetricsListener(runtime);
+    const metricsPort = await startMetricsListener(runtime, db);
     runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, metricsPort }, 'delivery worker running');
   },
 
@@ -70,7 +70,7 @@ const ROLES = {
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     startRelay(runtime, db, startTemporalClient(runtime, temporal.address));
-    runtime.log.info({ metricsPort: await startMetricsListener(runtime) }, 'outbox relay running');
+    runtime.log.info({ metricsPort: await startMetricsListener(runtime, db) }, 'outbox relay running');
   },
 
   /** One-off job: migrate, and create or reset the staff user named by ADMIN_USERNAME when ADMIN_PASSWORD is set. */

@@ -4,18 +4,11 @@ import { formatTimestamp } from '../shared/time';
 import { deliveryWorkflowId } from '../temporal/delivery-workflows';
 import type { WebhookEventType } from '../webhooks/event-types';
 import { DELIVERY_STATUS_LABELS } from '../webhooks/delivery-status';
-import { offsetOf, type PageRequest } from '../api/pagination';
-import { badRequest } from '../api/errors';
+import { offsetOf, type PageRequest } from '../http/pagination';
 
 export interface EventFilters {
   status?: DeliveryStatus;
   event?: WebhookEventType;
-}
-
-/** The one rule for an event id in an admin URL: a positive bigserial value that JS holds exactly (0 is no id). */
-export function parseEventId(raw: string): number {
-  if (!/^[1-9][0-9]{0,14}$/.test(raw)) throw badRequest('Event id must be a positive integer', 'invalid_parameter');
-  return Number(raw);
 }
 
 const utc = (instant: Date | null) => instant && formatTimestamp(instant, 'utc');

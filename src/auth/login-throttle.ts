@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LoginLimits, ThrottleLimit } from '../config';
 import type { Db } from '../db/knex';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../shared/errors';
 import type { Clock } from './tokens';
 
 /*
@@ -43,9 +43,7 @@ function countersOf(limits: LoginLimits, attempt: LoginAttempt): Counter[] {
 }
 
 export const tooManyFailures = (retryAfterSeconds: number) =>
-  new ApiError(
-    429,
-    'too_many_login_failures',
+  new ApiError('too_many_login_failures',
     `Too many failed logins; try again in ${retryAfterSeconds} seconds`,
     { 'Retry-After': String(retryAfterSeconds) },
   );

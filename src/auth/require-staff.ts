@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { Db } from '../db/knex';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../shared/errors';
 import type { LoginThrottle } from './login-throttle';
 import { type TokenSettings, verifyToken } from './tokens';
 import { findActiveUser, type User, verifyCredentials } from './users';
@@ -10,7 +10,7 @@ export interface AuthState {
 }
 
 const challenge = { 'WWW-Authenticate': 'Bearer realm="api", Basic realm="api"' };
-const notAuthenticated = (message: string) => new ApiError(401, 'not_authenticated', message, challenge);
+const notAuthenticated = (message: string) => new ApiError('not_authenticated', message, challenge);
 
 function parseBasic(encoded: string): { username: string; password: string } | undefined {
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
@@ -53,7 +53,7 @@ export function requireStaff(db: Db, tokens: TokenSettings, throttle: LoginThrot
     const header = ctx.get('Authorization');
     if (!header) throw notAuthenticated('Authentication credentials were not provided');
     const user = await authenticate(db, tokens, throttle, header, ctx.ip);
-    if (!user.is_staff) throw new ApiError(403, 'permission_denied', 'Staff permission required');
+    if (!user.is_staff) throw new ApiError('permission_denied', 'Staff permission required');
     ctx.state.user = user;
     await next();
   };

@@ -1,6 +1,6 @@
 import { createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../shared/errors';
 import type { User } from './users';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 5 * 60;
@@ -51,7 +51,7 @@ export function issueTokenPair(settings: TokenSettings, user: User): { access: s
 }
 
 export const tokenNotValid = (message = 'Token is invalid or expired') =>
-  new ApiError(401, 'token_not_valid', message, { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
+  new ApiError('token_not_valid', message, { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
 
 /**
  * Verifies signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../shared/errors';
 import { confirmNewsletterSubscription } from '../platform/confirm-newsletter-subscription';
 import type { CommandResult, PlatformContext } from '../platform/context';
 import { checkoutInput, recordCheckout } from '../platform/record-checkout';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { notFound } from '../api/errors';
+import { notFound } from '../shared/errors';
 import type { ContactModel, NewsletterSubscriptionModel } from '../db/models';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderNewsletterSubscribed, subscriptionView } from '../webhooks/payloads/newsletter';

@@ -30,8 +30,8 @@ const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function expectError(response: Response, status: number, code: string, documentedAt?: [string, string]) {
   expect(response.status).toBe(status);
-  const body = await response.json();
-  expect(body).toEqual({ error: expect.any(String), code });
+  const body = (await response.json()) as { error: string; problems?: unknown };
+  expect(body).toEqual({ error: expect.any(String), code, ...(body.problems ? { problems: expect.any(Array) } : {}) });
   if (documentedAt) expect(documented.errors(documentedAt[0] as 'get' | 'post', documentedAt[1], status, body)).toEqual([]);
   return body as { error: string };
 }
@@ -69,19 +69,21 @@ describe('POST /authentication/create', () => {
   });
 
   test('missing fields are a 400, malformed JSON a 400, another content type a 415', async () => {
-    const missing = await expectError(await api.post('/authentication/create', { username: STAFF.username }), 400, 'invalid_parameter', [
+    const missing = await expectError(await api.post('/authentication/create', { username: STAFF.username }), 400, 'invalid_body', [
       'post',
       '/authentication/create',
     ]);
-    expect(missing.error).toBe('password is required');
-    await expectError(await api.post('/authentication/create', { username: 7, password: 'x' }), 400, 'invalid_parameter');
-    await expectError(await api.post('/authentication/create', '[]'), 400, 'invalid_parameter');
-    await expectError(await api.post('/authentication/create', ''), 400, 'invalid_parameter');
+    expect(missing.error).toBe('password: is required');
+    await expectError(await api.post('/authentication/create', { username: 7, password: 'x' }), 400, 'invalid_body');
+    await expectError(await api.post('/authentication/create', '[]'), 400, 'invalid_body');
+    await expectError(await api.post('/authentication/create', ''), 400, 'invalid_body');
     for (const body of ['{"username": ', '"just a string"']) {
       const malformed = await expectError(await api.post('/authentication/create', body), 400, 'malformed_json');
       expect(malformed.error).toBe('Malformed JSON body');
     }
-    const huge = await api.post('/authentication/create', { username: 'x'.repeat(20_000), password: 'y' });
+    const long = await api.post('/authentication/create', { username: 'x'.repeat(20_000), password: 'y' });
+    expect((await expectError(long, 400, 'invalid_body')).error).toBe('username: is too long');
+    const huge = await api.post('/authentication/create', { username: 'x'.repeat(1_100_000), password: 'y' });
     await expectError(huge, 413, 'payload_too_large', ['post', '/authentication/create']);
     const form = await fetch(`${api.baseUrl}/authentication/create`, {
       method: 'POST',
@@ -213,7 +215,7 @@ describe('refresh, verify and logout', () => {
       'post',
       '/authentication/verify',
     ]);
-    await expectError(await api.post('/authentication/verify', {}), 400, 'invalid_parameter');
+    await expectError(await api.post('/authentication/verify', {}), 400, 'invalid_body');
     const issuedAt = api.clock.now;
     try {
       api.clock.now = issuedAt + 301;

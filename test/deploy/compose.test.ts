@@ -123,6 +123,9 @@ test('gives the application only variables src/config.ts reads, and the configur
     expect(config).toMatchObject({ production: true, auth: { jwtSecretGenerated: false } });
     expect(config.database.url).toMatch(/^postgres:\/\/donations:.+@postgres:5432\/donations$/);
     expect(config.temporal.address).toBe('temporal:7233');
+    expect(config.http.host).toBe('0.0.0.0');
+    // Only the API stands behind the proxy whose X-Forwarded-* headers may be believed.
+    expect([name, config.http.trustedProxies]).toEqual([name, name === 'api' ? 1 : 0]);
   }
 });
 

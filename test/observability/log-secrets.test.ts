@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';

@@ -21,6 +21,8 @@ const STAFF_ROUTES: Array<[string, string]> = [
 
 beforeAll(async () => {
   api = await startTestApi({
+    // As behind the Compose stack's proxy, whose X-Forwarded-For tells the clients apart.
+    TRUST_PROXY: '1',
     LOGIN_MAX_FAILURES_PER_USERNAME: String(LOGIN_LIMITS.perUsername.maxFailures),
     LOGIN_MAX_FAILURES_PER_CLIENT: String(LOGIN_LIMITS.perClient.maxFailures),
     LOGIN_FAILURE_WINDOW_SECONDS: '600',

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';

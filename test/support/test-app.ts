@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
-import { type AppDependencies, createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
+import type { AppDependencies } from '../../src/http/context';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { type Config, loadConfig } from '../../src/config';

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { upsertUser } from '../../src/auth/users';
 import { type Config, loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
@@ -105,7 +105,7 @@ describe('refusals', () => {
     for (const id of ['abc', '0', '-3', '1.5', '99999999999999999999']) {
       const response = await resend(baseUrl, id);
       expect(response.status).toBe(400);
-      expect(await response.json()).toEqual({ error: 'Event id must be a positive integer', code: 'invalid_parameter' });
+      expect(await response.json()).toMatchObject({ code: 'invalid_parameter', problems: [expect.objectContaining({ in: 'path', name: 'id' })] });
     }
     const unknown = await resend(baseUrl, 424242);
     expect(unknown.status).toBe(404);

@@ -36,13 +36,6 @@ const customFields = z
   .record(z.string(), z.union([z.string(), z.boolean()]))
   .meta({ description: 'Answers to the custom fields of the donation form: text, or true/false for checkboxes' });
 
-export const errorSchema = z
-  .strictObject({
-    error: z.string().meta({ description: 'Human-readable message', example: 'Contact not found' }),
-    code: z.string().meta({ description: 'Stable machine-readable code', example: 'not_found' }),
-  })
-  .meta({ id: 'Error' });
-
 const campaign = z.strictObject({ id: z.number().int(), title: z.string() }).meta({ id: 'Campaign' });
 
 /** The donor fields, shared by the donor object of donation entries and by contacts. */
