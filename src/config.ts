@@ -27,8 +27,9 @@ const environmentSchema = z.object({
   TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
   TEMPORAL_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
-  LOGIN_MAX_FAILURES_PER_USERNAME: z.coerce.number().int().min(1).default(10),
-  LOGIN_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(30),
+  LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME: z.coerce.number().int().min(1).default(10),
+  LOGIN_FREE_FAILURES_PER_USERNAME: z.coerce.number().int().min(0).default(10),
+  LOGIN_MAX_DELAY_SECONDS: z.coerce.number().min(0).max(60).default(5),
   LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
   ADMIN_USERNAME: z.string().min(1).default('admin'),
   ADMIN_PASSWORD: z.string().min(8).optional(),
@@ -49,14 +50,15 @@ const environmentSchema = z.object({
 
 export type InvoiceReferenceMode = 'qr' | 'text' | 'purpose';
 
-export interface ThrottleLimit {
-  maxFailures: number;
-  windowSeconds: number;
-}
-
+/** Failed password checks, counted in Postgres (src/auth/login-throttle.ts); correct passwords are never counted. */
 export interface LoginLimits {
-  perUsername: ThrottleLimit;
-  perClient: ThrottleLimit;
+  /** Failures of one user name from one client address before that pair gets 429 for the rest of the window. */
+  maxFailuresPerClientAndUsername: number;
+  /** Failures of one user name (from all addresses) before each further check of it waits a growing delay. */
+  freeFailuresPerUsername: number;
+  /** The longest such delay. */
+  maxDelaySeconds: number;
+  windowSeconds: number;
 }
 
 export interface Config {
@@ -78,7 +80,6 @@ export interface Config {
   auth: {
     jwtSecret: string;
     jwtSecretGenerated: boolean;
-    /** Failed password checks allowed per user name and per client address in one window (then 429). */
     loginLimits: LoginLimits;
   };
   demo: { adminUsername: string; adminPassword?: string; seed: boolean };
@@ -131,8 +132,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString('hex'),
       jwtSecretGenerated: !e.JWT_SECRET,
       loginLimits: {
-        perUsername: { maxFailures: e.LOGIN_MAX_FAILURES_PER_USERNAME, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
-        perClient: { maxFailures: e.LOGIN_MAX_FAILURES_PER_CLIENT, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
+        maxFailuresPerClientAndUsername: e.LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME,
+        freeFailuresPerUsername: e.LOGIN_FREE_FAILURES_PER_USERNAME,
+        maxDelaySeconds: e.LOGIN_MAX_DELAY_SECONDS,
+        windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
       },
     },
     demo: {

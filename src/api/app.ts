@@ -54,7 +54,7 @@ export function createApp(deps: AppDependencies): Koa {
   const context: RouteContext = {
     ...deps,
     tokens: { secret: deps.config.auth.jwtSecret, clock },
-    loginThrottle: createLoginThrottle(deps.db, clock, deps.config.auth.loginLimits),
+    loginThrottle: createLoginThrottle(deps.db, deps.config.auth.loginLimits),
   };
   const metrics = deps.metrics ?? createMetrics();
   metrics.trackWebhookEvents(deps.db, deps.log);

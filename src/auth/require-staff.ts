@@ -30,13 +30,14 @@ async function authenticate(db: Db, tokens: TokenSettings, throttle: LoginThrott
       return user;
     }
     case 'basic': {
-      // Every Basic request is a password check, so it counts against the failed-login limit like a token request.
+      // Every Basic request is a password check, so it is under the failed-login limit like a token request.
       const parsed = parseBasic(credentials);
-      const attempt = { username: parsed?.username, clientIp };
-      await throttle.reserve(attempt);
-      const user = parsed && (await verifyCredentials(db, parsed.username, parsed.password));
+      const user =
+        parsed &&
+        (await throttle.check({ username: parsed.username, clientIp }, () =>
+          verifyCredentials(db, parsed.username, parsed.password),
+        ));
       if (!user) throw notAuthenticated('Invalid username or password');
-      await throttle.succeeded(attempt);
       return user;
     }
     default:

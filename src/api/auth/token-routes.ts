@@ -32,18 +32,17 @@ export const tokenOperations = () => [
     response: { description: 'The token pair', schema: tokenPair },
     errors: {
       401: 'Wrong username or password, or inactive account',
-      429: 'Too many failed logins for this user name or from this address; wait as long as Retry-After says',
+      429: 'Too many failed logins for this user name from this address; wait as long as Retry-After says',
     },
     async handle(ctx, { body }, { db, tokens, loginThrottle: throttle }) {
-      const attempt = { username: body.username, clientIp: ctx.ip };
-      await throttle.reserve(attempt);
-      const user = await verifyCredentials(db, body.username, body.password);
+      const user = await throttle.check({ username: body.username, clientIp: ctx.ip }, () =>
+        verifyCredentials(db, body.username, body.password),
+      );
       if (!user) {
         throw new ApiError(401, 'authentication_failed', 'No active account found with the given credentials', {
           'WWW-Authenticate': 'Bearer realm="api"',
         });
       }
-      await throttle.succeeded(attempt);
       ctx.body = issueTokenPair(tokens, user);
     },
   }),
