@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Db } from '../db/knex';
 import { ApiError } from '../api/errors';
 import type { LoginThrottle } from './login-throttle';
-import { type TokenSettings, verifyToken } from './tokens';
+import { tokenNotValid, type TokenSettings, verifyToken } from './tokens';
 import { findActiveUser, type User, verifyCredentials } from './users';
 
 export interface AuthState {
@@ -27,6 +27,8 @@ async function authenticate(db: Db, tokens: TokenSettings, throttle: LoginThrott
       const claims = verifyToken(tokens, credentials, 'access');
       const user = await findActiveUser(db, claims.user_id);
       if (!user) throw notAuthenticated('User not found or inactive');
+      // A password change, deactivation or demotion since the token was issued.
+      if (user.token_version !== claims.token_version) throw tokenNotValid('Session ended; sign in again');
       return user;
     }
     case 'basic': {

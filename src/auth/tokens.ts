@@ -11,6 +11,8 @@ export type TokenType = 'access' | 'refresh';
 export interface TokenClaims {
   token_type: TokenType;
   user_id: number;
+  /** The user's token version at issue; a password change, deactivation or demotion raises it (src/auth/users.ts). */
+  token_version: number;
   jti: string;
   iat: number;
   exp: number;
@@ -38,7 +40,14 @@ function secretKey(secret: string): KeyObject {
 
 function sign(settings: TokenSettings, user: User, tokenType: TokenType, lifetime: number): string {
   const iat = settings.clock();
-  const claims: TokenClaims = { token_type: tokenType, user_id: user.id, jti: randomUUID(), iat, exp: iat + lifetime };
+  const claims: TokenClaims = {
+    token_type: tokenType,
+    user_id: user.id,
+    token_version: user.token_version,
+    jti: randomUUID(),
+    iat,
+    exp: iat + lifetime,
+  };
   // iat and exp come from the injected clock; jsonwebtoken keeps them as given.
   return jwt.sign(claims, secretKey(settings.secret), { algorithm: 'HS256' });
 }
@@ -53,10 +62,13 @@ export function issueTokenPair(settings: TokenSettings, user: User): { access: s
 export const tokenNotValid = (message = 'Token is invalid or expired') =>
   new ApiError(401, 'token_not_valid', message, { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
 
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value);
+
 /**
  * Verifies signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type
  * (either type when none is expected). Every failure is the same 401, so the response does not tell an attacker
- * which check failed.
+ * which check failed. Whether the session still holds (user active, version current) is for the caller
+ * (src/auth/refresh-tokens.ts, src/auth/require-staff.ts).
  */
 export function verifyToken(settings: TokenSettings, token: string, expectedType?: TokenType): TokenClaims {
   let claims: unknown;
@@ -69,7 +81,8 @@ export function verifyToken(settings: TokenSettings, token: string, expectedType
   if (
     typeof c !== 'object' ||
     (expectedType ? c.token_type !== expectedType : c.token_type !== 'access' && c.token_type !== 'refresh') ||
-    typeof c.user_id !== 'number' ||
+    !isCount(c.user_id) ||
+    !isCount(c.token_version) ||
     typeof c.jti !== 'string' ||
     typeof c.exp !== 'number'
   ) {
