@@ -53,7 +53,7 @@ export function createApp(deps: AppDependencies): Koa {
   const clock = deps.clock ?? systemClock;
   const context: RouteContext = {
     ...deps,
-    tokens: { secret: deps.config.auth.jwtSecret, clock },
+    tokens: { secrets: deps.config.auth.jwtSecrets, clock },
     loginThrottle: createLoginThrottle(deps.db, deps.config.auth.loginLimits),
   };
   const metrics = deps.metrics ?? createMetrics();

@@ -41,7 +41,7 @@ describe('POST /authentication/create', () => {
     const { access, refresh } = await createTokens(STAFF);
     const accessClaims = jwt.decode(access) as Record<string, number | string>;
     const refreshClaims = jwt.decode(refresh) as Record<string, number | string>;
-    expect(jwt.decode(access, { complete: true })!.header.alg).toBe('HS256');
+    expect(jwt.decode(access, { complete: true })!.header).toEqual({ alg: 'HS256', typ: 'JWT', kid: expect.any(String) });
     expect(accessClaims).toEqual({
       token_type: 'access',
       user_id: expect.any(Number),
@@ -320,6 +320,7 @@ describe('a password change, deactivation or demotion ends every session at once
 });
 
 test('production refuses to start without a signing secret', () => {
-  expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db.internal/app' })).toThrow(/JWT_SECRET/);
-  expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
+  expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db.internal/app' })).toThrow(/JWT_SECRETS \(or JWT_SECRET\) is required/);
+  expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRETS: ' , ' })).toThrow(/JWT_SECRETS \(or JWT_SECRET\) is required/);
+  expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecrets).toEqual(['x'.repeat(32)]);
 });

@@ -46,7 +46,7 @@ test('every mounted route is documented, and every documented route is mounted',
     db: undefined as never,
     config: undefined as never,
     log: undefined as never,
-    tokens: { secret: 'unused', clock: () => 0 },
+    tokens: { secrets: ['unused'], clock: () => 0 },
     loginThrottle: undefined as never,
   });
   const mounted = router.stack

@@ -58,26 +58,36 @@ describe('forged and misused tokens', () => {
   test('alg "none", other algorithms, tampered payloads and signatures are 401 token_not_valid', async () => {
     const { access } = await tokens();
     const claims = jwt.decode(access) as Record<string, unknown>;
+    const { kid } = jwt.decode(access, { complete: true })!.header;
+    const withKid = (algorithm: jwt.Algorithm = 'HS256') => ({ algorithm, keyid: kid });
     const [header, payload, signature] = access.split('.');
     const otherUser = Buffer.from(JSON.stringify({ ...claims, user_id: (claims.user_id as number) + 1 })).toString('base64url');
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const forgeries = {
       'alg none': jwt.sign(claims, '', { algorithm: 'none' }),
       'alg none, signature kept': `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${payload}.${signature}`,
-      'HS512 with the right secret': jwt.sign(claims, SECRET, { algorithm: 'HS512' }),
-      'HS384 with the right secret': jwt.sign(claims, SECRET, { algorithm: 'HS384' }),
-      'RS256 with an attacker key': jwt.sign(claims, privateKey, { algorithm: 'RS256' }),
-      'HS256 keyed with a public key (algorithm confusion)': jwt.sign(claims, publicKey.export({ type: 'spki', format: 'pem' }), {
-        algorithm: 'HS256',
-      }),
+      'HS512 with the right secret': jwt.sign(claims, SECRET, withKid('HS512')),
+      'HS384 with the right secret': jwt.sign(claims, SECRET, withKid('HS384')),
+      'RS256 with an attacker key': jwt.sign(claims, privateKey, withKid('RS256')),
+      'HS256 keyed with a public key (algorithm confusion)': jwt.sign(
+        claims,
+        publicKey.export({ type: 'spki', format: 'pem' }),
+        withKid(),
+      ),
       'payload changed, signature kept': `${header}.${otherUser}.${signature}`,
       'signature flipped': `${header}.${payload}.${signature.slice(0, -2)}${signature.endsWith('A') ? 'BB' : 'AA'}`,
       'no signature': `${header}.${payload}.`,
       'other secret': jwt.sign(claims, 'another-secret-that-is-long-enough-0123456789'),
+      "other secret under the app's key id": jwt.sign(claims, 'another-secret-that-is-long-enough-0123456789', withKid()),
+      'right secret, no key id': jwt.sign(claims, SECRET),
+      'right secret, unknown key id': jwt.sign(claims, SECRET, { keyid: 'not-a-key-of-ours' }),
       'not a JWT': 'eyJhbGciOiJIUzI1NiJ9',
-      'empty claims': jwt.sign({}, SECRET),
-      'user id as a string': jwt.sign({ ...claims, user_id: String(claims.user_id) }, SECRET),
-      'unknown user': jwt.sign({ ...claims, user_id: 999_999 }, SECRET),
+      'header of a JWT, payload not JSON': `${header}.${Buffer.from('{not json').toString('base64url')}.${signature}`,
+      'empty claims': jwt.sign({}, SECRET, withKid()),
+      'user id as a string': jwt.sign({ ...claims, user_id: String(claims.user_id) }, SECRET, withKid()),
+      'no token version': jwt.sign({ ...claims, token_version: undefined }, SECRET, withKid()),
+      'token version as a string': jwt.sign({ ...claims, token_version: String(claims.token_version) }, SECRET, withKid()),
+      'unknown user': jwt.sign({ ...claims, user_id: 999_999 }, SECRET, withKid()),
     };
     for (const [name, token] of Object.entries(forgeries)) {
       const response = await api.get(CRM, bearer(token));
