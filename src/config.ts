@@ -46,7 +46,7 @@ const environmentSchema = z.object({
   PLATFORM_INVOICE_REFERENCE_MODE: z.enum(['qr', 'text', 'purpose']).default('qr'),
   PLATFORM_INVOICE_REFERENCE_TEXT: z.string().min(1).max(140).optional(),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
-  // Read by the create-staff-user command only (never from argv, where `ps` would show it).
+  // Read by the users and create-staff-user commands only (never from argv, where `ps` would show it).
   STAFF_PASSWORD: z.string().optional(),
   // Port of the /metrics listener of the roles that serve no HTTP API (worker, relay); unset: no listener.
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),

@@ -10,6 +10,10 @@ export interface User {
   token_version: number;
 }
 
+export interface UserListing extends User {
+  created_at: Date;
+}
+
 const USER_COLUMNS = ['id', 'username', 'is_staff', 'is_active', 'token_version'] as const;
 
 /** Raises the token version: every token issued before is refused from now on, by every API process. */
@@ -32,8 +36,26 @@ export async function upsertUser(
   return user as User;
 }
 
+/** A new active user; undefined when the name is taken (nothing is changed then). */
+export async function createUser(
+  db: Db,
+  { username, password, isStaff }: { username: string; password: string; isStaff: boolean },
+): Promise<User | undefined> {
+  const password_hash = await hashPassword(password);
+  const [user] = await db('users')
+    .insert({ username, password_hash, is_staff: isStaff, is_active: true })
+    .onConflict('username')
+    .ignore()
+    .returning(USER_COLUMNS);
+  return user as User | undefined;
+}
+
 export async function findUserByName(db: Db, username: string): Promise<User | undefined> {
   return db('users').select(USER_COLUMNS).where({ username }).first();
+}
+
+export async function listUsers(db: Db): Promise<UserListing[]> {
+  return db('users').select([...USER_COLUMNS, 'created_at']).orderBy('username');
 }
 
 /** A new password, which ends every session of the user. */
