@@ -29,9 +29,17 @@ const environmentSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().optional(),
   TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
   TEMPORAL_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+  // The one-key form of JWT_SECRETS, kept for existing deployments; with JWT_SECRETS set it must be one of them.
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
-  LOGIN_MAX_FAILURES_PER_USERNAME: z.coerce.number().int().min(1).default(10),
-  LOGIN_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(30),
+  // Comma-separated: the first signs new tokens, every one verifies (rotation without logging anyone out).
+  JWT_SECRETS: z
+    .string()
+    .transform((list) => list.split(',').map((secret) => secret.trim()).filter((secret) => secret !== ''))
+    .pipe(z.array(z.string().min(32, 'each secret in JWT_SECRETS must be at least 32 characters')))
+    .optional(),
+  LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME: z.coerce.number().int().min(1).default(10),
+  LOGIN_FREE_FAILURES_PER_USERNAME: z.coerce.number().int().min(0).default(10),
+  LOGIN_MAX_DELAY_SECONDS: z.coerce.number().min(0).max(60).default(5),
   LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
   ADMIN_USERNAME: z.string().min(1).default('admin'),
   ADMIN_PASSWORD: z.string().min(8).optional(),
@@ -41,7 +49,7 @@ const environmentSchema = z.object({
   PLATFORM_INVOICE_REFERENCE_MODE: z.enum(['qr', 'text', 'purpose']).default('qr'),
   PLATFORM_INVOICE_REFERENCE_TEXT: z.string().min(1).max(140).optional(),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
-  // Read by the create-staff-user command only (never from argv, where `ps` would show it).
+  // Read by the users and create-staff-user commands only (never from argv, where `ps` would show it).
   STAFF_PASSWORD: z.string().optional(),
   // Port of the /metrics listener of the roles that serve no HTTP API (worker, relay); unset: no listener.
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
@@ -52,14 +60,15 @@ const environmentSchema = z.object({
 
 export type InvoiceReferenceMode = 'qr' | 'text' | 'purpose';
 
-export interface ThrottleLimit {
-  maxFailures: number;
-  windowSeconds: number;
-}
-
+/** Failed password checks, counted in Postgres (src/auth/login-throttle.ts); correct passwords are never counted. */
 export interface LoginLimits {
-  perUsername: ThrottleLimit;
-  perClient: ThrottleLimit;
+  /** Failures of one user name from one client address before that pair gets 429 for the rest of the window. */
+  maxFailuresPerClientAndUsername: number;
+  /** Failures of one user name (from all addresses) before each further check of it waits a growing delay. */
+  freeFailuresPerUsername: number;
+  /** The longest such delay. */
+  maxDelaySeconds: number;
+  windowSeconds: number;
 }
 
 export interface Config {
@@ -84,9 +93,9 @@ export interface Config {
     maxCachedWorkflows?: number;
   };
   auth: {
-    jwtSecret: string;
+    /** HS256 keys: the first signs new tokens, every one verifies. */
+    jwtSecrets: string[];
     jwtSecretGenerated: boolean;
-    /** Failed password checks allowed per user name and per client address in one window (then 429). */
     loginLimits: LoginLimits;
   };
   demo: { adminUsername: string; adminPassword?: string; seed: boolean };
@@ -103,6 +112,20 @@ export interface Config {
 }
 
 /**
+ * JWT_SECRETS, or JWT_SECRET as a one-key list; undefined when neither is set. Both may be set (the Compose file
+ * requires JWT_SECRET), but then JWT_SECRET must be one of JWT_SECRETS: a value that is silently ignored would let an
+ * operator believe a key is in use that is not.
+ */
+function configuredJwtSecrets(single: string | undefined, list: string[] | undefined): string[] | undefined {
+  if (!list || list.length === 0) return single === undefined ? undefined : [single];
+  if (new Set(list).size !== list.length) throw new Error('Invalid configuration: JWT_SECRETS lists a secret twice');
+  if (single !== undefined && !list.includes(single)) {
+    throw new Error('Invalid configuration: JWT_SECRET must be one of JWT_SECRETS when both are set');
+  }
+  return list;
+}
+
+/**
  * Reads the one typed configuration from the environment; nothing else reads process.env.
  * Production refuses to start without a JWT secret: a built-in default would let anyone mint tokens.
  */
@@ -114,8 +137,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const production = e.NODE_ENV === 'production';
-  if (production && !e.JWT_SECRET) {
-    throw new Error('Invalid configuration: JWT_SECRET is required when NODE_ENV=production');
+  const jwtSecrets = configuredJwtSecrets(e.JWT_SECRET, e.JWT_SECRETS);
+  if (production && !jwtSecrets) {
+    throw new Error('Invalid configuration: JWT_SECRETS (or JWT_SECRET) is required when NODE_ENV=production');
   }
   if (e.PLATFORM_INVOICE_REFERENCE_MODE === 'text' && !e.PLATFORM_INVOICE_REFERENCE_TEXT) {
     throw new Error('Invalid configuration: PLATFORM_INVOICE_REFERENCE_TEXT is required when PLATFORM_INVOICE_REFERENCE_MODE=text');
@@ -136,11 +160,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxCachedWorkflows: e.TEMPORAL_MAX_CACHED_WORKFLOWS,
     },
     auth: {
-      jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString('hex'),
-      jwtSecretGenerated: !e.JWT_SECRET,
+      jwtSecrets: jwtSecrets ?? [randomBytes(32).toString('hex')],
+      jwtSecretGenerated: !jwtSecrets,
       loginLimits: {
-        perUsername: { maxFailures: e.LOGIN_MAX_FAILURES_PER_USERNAME, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
-        perClient: { maxFailures: e.LOGIN_MAX_FAILURES_PER_CLIENT, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
+        maxFailuresPerClientAndUsername: e.LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME,
+        freeFailuresPerUsername: e.LOGIN_FREE_FAILURES_PER_USERNAME,
+        maxDelaySeconds: e.LOGIN_MAX_DELAY_SECONDS,
+        windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
       },
     },
     demo: {

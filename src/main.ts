@@ -29,7 +29,7 @@ const ROLES = {
     installTemporalLogging(log);
     const started = Date.now();
     if (config.auth.jwtSecretGenerated && !config.production) {
-      config.auth.jwtSecret = await persistedLocalSecret(config.database.dataDir, 'jwt-secret', 32);
+      config.auth.jwtSecrets = [await persistedLocalSecret(config.database.dataDir, 'jwt-secret', 32)];
     }
     const db = await connectDatabase(config, log, lifecycle, 'embedded-allowed');
     log.info({ applied: await migrateToLatest(db) }, 'migrations applied');

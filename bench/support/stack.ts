@@ -134,7 +134,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       postgresPid: await postmasterPid(pgDataDir),
       services,
       apiUrl: `http://127.0.0.1:${apiPort}`,
-      staffToken: () => issueTokenPair({ secret: JWT_SECRET, clock: systemClock }, staff).access,
+      staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock }, staff).access,
       async configureEndpoint(url) {
         await saveEndpoint(
           db,

@@ -67,7 +67,6 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
     LOG_LEVEL: 'warn',
     // Development configuration: the drill's subscriber listens on loopback.
     ALLOW_INSECURE_WEBHOOK_URLS: 'true',
-    LOGIN_MAX_FAILURES_PER_CLIENT: '1000',
   };
   const apiUrl = `http://127.0.0.1:${apiPort}`;
 

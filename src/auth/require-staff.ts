@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import type { Db } from '../db/knex';
 import { ApiError } from '../shared/errors';
 import type { LoginThrottle } from './login-throttle';
-import { type TokenSettings, verifyToken } from './tokens';
+import { tokenNotValid, type TokenSettings, verifyToken } from './tokens';
 import { findActiveUser, type User, verifyCredentials } from './users';
 
 export interface AuthState {
@@ -27,16 +27,19 @@ async function authenticate(db: Db, tokens: TokenSettings, throttle: LoginThrott
       const claims = verifyToken(tokens, credentials, 'access');
       const user = await findActiveUser(db, claims.user_id);
       if (!user) throw notAuthenticated('User not found or inactive');
+      // A password change, deactivation or demotion since the token was issued.
+      if (user.token_version !== claims.token_version) throw tokenNotValid('Session ended; sign in again');
       return user;
     }
     case 'basic': {
-      // Every Basic request is a password check, so it counts against the failed-login limit like a token request.
+      // Every Basic request is a password check, so it is under the failed-login limit like a token request.
       const parsed = parseBasic(credentials);
-      const attempt = { username: parsed?.username, clientIp };
-      await throttle.reserve(attempt);
-      const user = parsed && (await verifyCredentials(db, parsed.username, parsed.password));
+      const user =
+        parsed &&
+        (await throttle.check({ username: parsed.username, clientIp }, () =>
+          verifyCredentials(db, parsed.username, parsed.password),
+        ));
       if (!user) throw notAuthenticated('Invalid username or password');
-      await throttle.succeeded(attempt);
       return user;
     }
     default:

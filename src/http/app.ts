@@ -18,8 +18,8 @@ export function routeContext(deps: AppDependencies): RouteContext {
   return {
     ...deps,
     clock,
-    tokens: { secret: deps.config.auth.jwtSecret, clock },
-    loginThrottle: createLoginThrottle(deps.db, clock, deps.config.auth.loginLimits),
+    tokens: { secrets: deps.config.auth.jwtSecrets, clock },
+    loginThrottle: createLoginThrottle(deps.db, deps.config.auth.loginLimits),
     metrics: deps.metrics ?? createMetrics(),
   };
 }

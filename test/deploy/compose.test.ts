@@ -99,7 +99,7 @@ test('is a valid Compose file by the compose-spec schema', () => {
 
 test.each(SECRETS)('refuses to start without %s and never defaults it', (secret) => {
   expect(() => loadCompose({ ...testSecrets, [secret]: '' })).toThrow(secret);
-  const uses = [...composeCode.matchAll(new RegExp(`\\$\\{${secret}([^}]*)\\}`, 'g'))].map((m) => m[1]);
+  const uses = [...composeCode.matchAll(new RegExp(`\\$\\{${secret}(?!\\w)([^}]*)\\}`, 'g'))].map((m) => m[1]);
   expect(uses.length).toBeGreaterThan(0);
   for (const use of uses) expect(use).toMatch(/^:\?/);
 });

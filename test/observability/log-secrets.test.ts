@@ -59,7 +59,7 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
   });
 
   const staff = await upsertUser(db, { username: 'staff', password: STAFF_PASSWORD, isStaff: true });
-  const { access, refresh } = issueTokenPair({ secret: JWT_SECRET, clock: () => Math.floor(Date.now() / 1000) }, staff);
+  const { access, refresh } = issueTokenPair({ secrets: [JWT_SECRET], clock: () => Math.floor(Date.now() / 1000) }, staff);
   const [{ id: campaignId }] = await db('campaigns').insert({ title: 'Wasser für alle' }).returning('id');
   const responses: Response[] = [];
   const call = async (method: string, path: string, authorization: string, body?: unknown, headers: Record<string, string> = {}) => {

@@ -17,7 +17,7 @@ let api: TestApi;
 let router: Router;
 
 beforeAll(async () => {
-  const env = { METRICS_TOKEN: 'metrics-token-of-the-test', LOGIN_MAX_FAILURES_PER_USERNAME: '1000', LOGIN_MAX_FAILURES_PER_CLIENT: '100000' };
+  const env = { METRICS_TOKEN: 'metrics-token-of-the-test', LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME: '100000', LOGIN_FREE_FAILURES_PER_USERNAME: '100000' };
   api = await startTestApi(env);
   router = routerOf(createApp({ db: api.db, config: loadConfig({ JWT_SECRET: 'x'.repeat(32), ...env }), log: createLogger('silent') }));
 });

@@ -43,7 +43,7 @@ export async function startTestApp(
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
-  const tokens = { secret: config.auth.jwtSecret, clock: () => clock.now };
+  const tokens = { secrets: config.auth.jwtSecrets, clock: () => clock.now };
   const staffUser = await upsertUser(db, { username: 'staff', password: 'staff-password', isStaff: true });
   const plainUser = await upsertUser(db, { username: 'plain', password: 'plain-password', isStaff: false });
   const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });

@@ -32,15 +32,14 @@ export const tokenOperations = () => [
     responses: { 200: { description: 'The token pair', schema: tokenPair } },
     errors: ['authentication_failed', 'too_many_login_failures'],
     async handle(ctx, { body }, { db, tokens, loginThrottle: throttle }) {
-      const attempt = { username: body.username, clientIp: ctx.ip };
-      await throttle.reserve(attempt);
-      const user = await verifyCredentials(db, body.username, body.password);
+      const user = await throttle.check({ username: body.username, clientIp: ctx.ip }, () =>
+        verifyCredentials(db, body.username, body.password),
+      );
       if (!user) {
         throw new ApiError('authentication_failed', 'No active account found with the given credentials', {
           'WWW-Authenticate': 'Bearer realm="api"',
         });
       }
-      await throttle.succeeded(attempt);
       ctx.body = issueTokenPair(tokens, user);
     },
   }),
