@@ -10,8 +10,11 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
+/** Exactly these: a typo such as `Production` or `prod` must not start a production instance with development rules. */
+export const NODE_ENVIRONMENTS = ['development', 'test', 'production'] as const;
+
 const environmentSchema = z.object({
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z.enum(NODE_ENVIRONMENTS, { error: `must be one of ${NODE_ENVIRONMENTS.join(', ')}` }).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('0.0.0.0'),
   DATABASE_URL: z.string().url().optional(),
@@ -42,7 +45,7 @@ const environmentSchema = z.object({
   STAFF_PASSWORD: z.string().optional(),
   // Port of the /metrics listener of the roles that serve no HTTP API (worker, relay); unset: no listener.
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-  // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`.
+  // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`; required in production.
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -96,7 +99,8 @@ export interface Config {
 
 /**
  * Reads the one typed configuration from the environment; nothing else reads process.env.
- * Production refuses to start without a JWT secret: a built-in default would let anyone mint tokens.
+ * Production refuses to start without a JWT secret (a built-in default would let anyone mint tokens) and without a
+ * metrics token (the metrics name event types, outcomes and volumes to whoever reaches the port).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = environmentSchema.safeParse(env);
@@ -108,6 +112,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const production = e.NODE_ENV === 'production';
   if (production && !e.JWT_SECRET) {
     throw new Error('Invalid configuration: JWT_SECRET is required when NODE_ENV=production');
+  }
+  if (production && !e.METRICS_TOKEN) {
+    throw new Error('Invalid configuration: METRICS_TOKEN is required when NODE_ENV=production');
   }
   if (e.PLATFORM_INVOICE_REFERENCE_MODE === 'text' && !e.PLATFORM_INVOICE_REFERENCE_TEXT) {
     throw new Error('Invalid configuration: PLATFORM_INVOICE_REFERENCE_TEXT is required when PLATFORM_INVOICE_REFERENCE_MODE=text');

@@ -1,5 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { loadConfig } from '../../src/config';
+import { PRODUCTION_ENV } from '../support/production-env';
 import { upsertUser } from '../../src/auth/users';
 import { documentedResponses } from '../support/documented-responses';
 import { basicAuth, NON_STAFF, STAFF, startTestApi, type TestApi } from '../support/api-server';
@@ -258,5 +259,5 @@ describe('refresh, verify and logout', () => {
 
 test('production refuses to start without a signing secret', () => {
   expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db.internal/app' })).toThrow(/JWT_SECRET/);
-  expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
+  expect(loadConfig({ ...PRODUCTION_ENV, JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
 });

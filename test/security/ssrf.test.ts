@@ -8,6 +8,7 @@ import { createTestDatabase } from '../support/database';
 import { dnsTable, PUBLIC_ADDRESS } from '../support/dns-table';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { PRODUCTION_ENV } from '../support/production-env';
 import { attemptRows, insertEndpoint, insertEvent } from '../support/webhook-rows';
 
 /*
@@ -122,9 +123,9 @@ describe('at configuration (PUT /admin/api/webhook-endpoint)', () => {
 
   beforeAll(async () => {
     [production, development, productionOptIn] = await Promise.all([
-      startTestApp({ NODE_ENV: 'production' }, { resolveHost: resolver }),
+      startTestApp({ ...PRODUCTION_ENV }, { resolveHost: resolver }),
       startTestApp({}, { resolveHost: resolver }),
-      startTestApp({ NODE_ENV: 'production', ALLOW_INSECURE_WEBHOOK_URLS: 'true' }, { resolveHost: resolver }),
+      startTestApp({ ...PRODUCTION_ENV, ALLOW_INSECURE_WEBHOOK_URLS: 'true' }, { resolveHost: resolver }),
     ]);
   });
   afterAll(async () => {
