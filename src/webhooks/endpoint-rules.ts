@@ -180,6 +180,32 @@ export const NEW_ENDPOINT_DEFAULTS: Omit<EndpointSettings, 'url'> = {
   signing_secret: null,
 };
 
+/** Scheme, host and port as the URL parser normalises them (case, default port, IDN); undefined for no URL. */
+function originOf(raw: string): string | undefined {
+  try {
+    return new URL(raw).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+export const CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM =
+  'basic_auth_password: required when the url moves to another origin (scheme, host or port), as the stored ' +
+  'credentials were given for the old one: give the password for the new url, or null (with basic_auth_username ' +
+  'null) to send none';
+
+/**
+ * Basic-auth credentials belong to the origin they were given for. A change that moves the URL to another origin
+ * must say what to send there: leaving the password out would otherwise hand the old host's password to the new
+ * one. Refused rather than cleared, so that no delivery silently starts to go out without its credentials.
+ * The signing secret stays: it never travels, and a receiver that moves keeps verifying with it.
+ */
+function credentialsLeftBehind(current: EndpointSettings | undefined, change: EndpointChange): boolean {
+  if (!current?.basic_auth_password || change.url === undefined || change.basic_auth_password !== undefined) return false;
+  const target = originOf(change.url);
+  return target !== undefined && target !== originOf(current.url);
+}
+
 /** Applies a change to the current settings (undefined: no endpoint yet); the settings, or every problem found. */
 export function applyEndpointChange(
   current: EndpointSettings | undefined,
@@ -203,6 +229,7 @@ export function applyEndpointChange(
   if ((merged.basic_auth_username === null) !== (merged.basic_auth_password === null)) {
     problems.push('basic_auth_username and basic_auth_password: set both or neither');
   }
+  if (credentialsLeftBehind(current, given)) problems.push(CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM);
   if (url === undefined || problems.length > 0) return { problems };
   return { settings: { ...merged, url, events: normaliseEventSelection(merged.events) } };
 }

@@ -1,5 +1,6 @@
 import {
   applyEndpointChange,
+  CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM,
   isPrivateAddress,
   normaliseEventSelection,
   urlProblem,
@@ -153,6 +154,52 @@ describe('endpoint settings', () => {
   test('user name and password go together', () => {
     expect(applyEndpointChange(current, { basic_auth_password: null }, rules)).toEqual({
       problems: ['basic_auth_username and basic_auth_password: set both or neither'],
+    });
+  });
+
+  describe('credentials follow the origin', () => {
+    const refused = { problems: [CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM] };
+
+    test('a URL on the same origin keeps them, however the origin is spelled', () => {
+      for (const url of [
+        'https://crm.example.org/other/path?x=1',
+        'https://CRM.Example.ORG/hooks',
+        'https://crm.example.org:443/hooks',
+      ]) {
+        expect([url, applyEndpointChange(current, { url }, rules)]).toEqual([url, { settings: { ...current, url } }]);
+      }
+    });
+
+    test('another scheme, host or port without the password is refused', () => {
+      for (const url of [
+        'https://crm.example.net/hooks',
+        'https://other.crm.example.org/hooks',
+        'https://crm.example.org:8443/hooks',
+        'https://crm.example.org./hooks',
+        'http://127.0.0.1/hooks',
+      ]) {
+        expect([url, applyEndpointChange(current, { url }, rules)]).toEqual([url, refused]);
+        expect([url, applyEndpointChange(current, { url, basic_auth_username: 'crm' }, rules)]).toEqual([url, refused]);
+        expect([url, applyEndpointChange(current, { url, signing_secret: 'whsec_0123456789abcdef' }, rules)]).toEqual([url, refused]);
+      }
+      const local = { ...current, url: 'http://127.0.0.1:4000/hooks' };
+      expect(applyEndpointChange(local, { url: 'http://127.0.0.1:4001/hooks' }, rules)).toEqual(refused);
+      expect(applyEndpointChange(local, { url: 'http://localhost:4000/hooks' }, rules)).toEqual(refused);
+    });
+
+    test('another origin with new credentials, or with none, is accepted; the signing secret stays', () => {
+      const url = 'https://crm.example.net/hooks';
+      expect(applyEndpointChange(current, { url, basic_auth_password: 'new-secret' }, rules)).toEqual({
+        settings: { ...current, url, basic_auth_password: 'new-secret' },
+      });
+      expect(applyEndpointChange(current, { url, basic_auth_username: 'crm2', basic_auth_password: 'new-secret' }, rules)).toEqual({
+        settings: { ...current, url, basic_auth_username: 'crm2', basic_auth_password: 'new-secret' },
+      });
+      expect(applyEndpointChange(current, { url, basic_auth_username: null, basic_auth_password: null }, rules)).toEqual({
+        settings: { ...current, url, basic_auth_username: null, basic_auth_password: null },
+      });
+      const withoutCredentials = { ...current, basic_auth_username: null, basic_auth_password: null };
+      expect(applyEndpointChange(withoutCredentials, { url }, rules)).toEqual({ settings: { ...withoutCredentials, url } });
     });
   });
 
