@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
+import { generateSecretKey, parseSecretsKeys, type SecretKey } from './secrets/keyring';
 import { DEFAULT_TASK_QUEUE } from './temporal/task-queues';
 
 /** The repository root, so that relative defaults do not depend on the working directory. */
@@ -30,6 +31,8 @@ const environmentSchema = z.object({
   TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
   TEMPORAL_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
+  // Keys of the secrets at rest, comma-separated, the sealing one first (src/secrets/keyring.ts); required in production.
+  SECRETS_KEYS: z.string().optional(),
   LOGIN_MAX_FAILURES_PER_USERNAME: z.coerce.number().int().min(1).default(10),
   LOGIN_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(30),
   LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
@@ -92,6 +95,11 @@ export interface Config {
     invoiceReference: { mode: InvoiceReferenceMode; text?: string };
   };
   webhooks: { allowInsecureUrls: boolean };
+  /**
+   * Keys of the secrets at rest, the sealing one first. `generated`: SECRETS_KEYS was not set (never in production)
+   * and the one key is random; the start command replaces it with the key kept in DATA_DIR (src/demo/local-secret.ts).
+   */
+  secrets: { keys: SecretKey[]; generated: boolean };
   cli: { staffPassword?: string };
   metrics: { port?: number; token?: string };
   logLevel: string;
@@ -99,8 +107,9 @@ export interface Config {
 
 /**
  * Reads the one typed configuration from the environment; nothing else reads process.env.
- * Production refuses to start without a JWT secret (a built-in default would let anyone mint tokens) and without a
- * metrics token (the metrics name event types, outcomes and volumes to whoever reaches the port).
+ * Production refuses to start without a JWT secret (a built-in default would let anyone mint tokens), without a
+ * metrics token (the metrics name event types, outcomes and volumes to whoever reaches the port) and without the
+ * keys of the secrets at rest (a generated key would differ between processes and be lost on restart).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = environmentSchema.safeParse(env);
@@ -115,6 +124,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (production && !e.METRICS_TOKEN) {
     throw new Error('Invalid configuration: METRICS_TOKEN is required when NODE_ENV=production');
+  }
+  if (production && !e.SECRETS_KEYS) {
+    throw new Error('Invalid configuration: SECRETS_KEYS is required when NODE_ENV=production');
+  }
+  let secretsKeys: SecretKey[] | undefined;
+  try {
+    secretsKeys = e.SECRETS_KEYS === undefined ? undefined : parseSecretsKeys(e.SECRETS_KEYS);
+  } catch (err) {
+    throw new Error(`Invalid configuration: SECRETS_KEYS: ${(err as Error).message}`);
   }
   if (e.PLATFORM_INVOICE_REFERENCE_MODE === 'text' && !e.PLATFORM_INVOICE_REFERENCE_TEXT) {
     throw new Error('Invalid configuration: PLATFORM_INVOICE_REFERENCE_TEXT is required when PLATFORM_INVOICE_REFERENCE_MODE=text');
@@ -153,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       invoiceReference: { mode: e.PLATFORM_INVOICE_REFERENCE_MODE, text: e.PLATFORM_INVOICE_REFERENCE_TEXT },
     },
     webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
+    secrets: { keys: secretsKeys ?? [generateSecretKey()], generated: secretsKeys === undefined },
     cli: { staffPassword: e.STAFF_PASSWORD },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
     logLevel: e.LOG_LEVEL,

@@ -61,10 +61,10 @@ describe('webhook endpoint configuration', () => {
       expect(text).not.toContain('very-secret-password');
       expect(text).not.toContain('whsec_');
     }
-    // Stored for the deliveries, which need them in clear.
+    // Stored encrypted (test/security/secrets-at-rest.test.ts), for the deliveries to open.
     expect(await app.db('webhook_endpoints').first('basic_auth_password', 'signing_secret')).toEqual({
-      basic_auth_password: 'very-secret-password',
-      signing_secret: 'whsec_c2VjcmV0LXNpZ25pbmcta2V5',
+      basic_auth_password: expect.stringMatching(/^enc:v1:/),
+      signing_secret: expect.stringMatching(/^enc:v1:/),
     });
   });
 

@@ -1,9 +1,8 @@
-import path from 'node:path';
 import type { Readable } from 'node:stream';
-import pg from 'pg';
 import { upsertUser } from '../auth/users';
 import { type Config, loadConfig } from '../config';
-import { createDb, type Db, migrateToLatest } from '../db/knex';
+import { migrateToLatest } from '../db/knex';
+import { openDatabase } from './database';
 
 /*
  * npm run create-staff-user -- <username>
@@ -13,7 +12,6 @@ import { createDb, type Db, migrateToLatest } from '../db/knex';
  */
 
 const MIN_PASSWORD_LENGTH = 8;
-const EMBEDDED_DATABASE = 'donations';
 
 export interface CliIo {
   argv: string[];
@@ -29,50 +27,6 @@ async function firstLine(input: Readable): Promise<string> {
     if (text.includes('\n')) break;
   }
   return text.split(/\r?\n/)[0];
-}
-
-async function answers(connectionString: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-/**
- * DATABASE_URL when set. Otherwise the embedded default: the running service's Postgres when it is up, else the
- * embedded cluster in DATA_DIR, started for this command alone (and stopped after it).
- */
-async function openDatabase(config: Config): Promise<{ db: Db; close: () => Promise<void> }> {
-  if (config.database.url) {
-    const db = createDb({ connectionString: config.database.url, pool: { max: 1 } });
-    return { db, close: () => db.destroy() };
-  }
-  const runningUrl = `postgres://postgres:postgres@127.0.0.1:${config.database.embeddedPort}/${EMBEDDED_DATABASE}`;
-  if (await answers(runningUrl)) {
-    const db = createDb({ connectionString: runningUrl, pool: { max: 1 } });
-    return { db, close: () => db.destroy() };
-  }
-  // Loaded only here: the package is an ES module, which Jest's CommonJS runtime (the tests use DATABASE_URL) cannot load.
-  const { startEmbeddedPostgres } = await import('../db/embedded-postgres.js');
-  const server = await startEmbeddedPostgres({
-    dataDir: path.join(config.database.dataDir, 'postgres'),
-    port: config.database.embeddedPort,
-    persistent: true,
-  });
-  await server.createDatabase(EMBEDDED_DATABASE);
-  const db = createDb({ connectionString: server.connectionString(EMBEDDED_DATABASE), pool: { max: 1 } });
-  return {
-    db,
-    close: async () => {
-      await db.destroy();
-      await server.stop();
-    },
-  };
 }
 
 /** Returns the exit code. */

@@ -1,9 +1,8 @@
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { isPrivateAddress } from '../../src/webhooks/endpoint-rules';
+import { runActivity } from '../support/activity-run';
 import { createTestDatabase } from '../support/database';
 import { dnsTable, PUBLIC_ADDRESS } from '../support/dns-table';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -182,12 +181,7 @@ describe('at configuration (PUT /admin/api/webhook-endpoint)', () => {
 
 describe('at delivery time', () => {
   const log = createLogger('silent');
-  const quiet = new DefaultLogger('ERROR');
-  const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> =>
-    new MockActivityEnvironment({ workflowExecution: { workflowId: 'webhook-event-ssrf', runId: 'run' } }, { logger: quiet }).run(
-      fn,
-      ...args,
-    ) as Promise<R>;
+  const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A) => runActivity('webhook-event-ssrf', fn, ...args);
 
   let db: Db;
   let subscriber: Subscriber;

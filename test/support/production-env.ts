@@ -6,4 +6,5 @@ export const PRODUCTION_ENV = {
   NODE_ENV: 'production',
   JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars',
   METRICS_TOKEN: 'test-metrics-token-0123456789',
+  SECRETS_KEYS: '5e'.repeat(32),
 } as const;

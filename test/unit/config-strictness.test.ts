@@ -21,3 +21,15 @@ test('production requires METRICS_TOKEN, of at least 16 characters', () => {
   // Outside production /metrics may stay open (the embedded default on 127.0.0.1).
   expect(loadConfig({}).metrics.token).toBeUndefined();
 });
+
+test('production requires SECRETS_KEYS; elsewhere one key is generated until the start command loads DATA_DIR\'s', () => {
+  const { SECRETS_KEYS: _, ...withoutKeys } = PRODUCTION_ENV;
+  expect(() => loadConfig(withoutKeys)).toThrow('Invalid configuration: SECRETS_KEYS is required when NODE_ENV=production');
+  expect(() => loadConfig({ ...PRODUCTION_ENV, SECRETS_KEYS: 'not-a-key' })).toThrow(
+    /^Invalid configuration: SECRETS_KEYS: key 1 is not 32 bytes as 64 hex digits or base64/,
+  );
+  expect(loadConfig(PRODUCTION_ENV).secrets).toEqual({ keys: [{ id: expect.any(String), key: Buffer.alloc(32, 0x5e) }], generated: false });
+  const development = loadConfig({}).secrets;
+  expect(development).toEqual({ keys: [{ id: expect.any(String), key: expect.any(Buffer) }], generated: true });
+  expect(loadConfig({}).secrets.keys[0].key.equals(development.keys[0].key)).toBe(false);
+});

@@ -1,0 +1,50 @@
+import path from 'node:path';
+import pg from 'pg';
+import type { Config } from '../config';
+import { createDb, type Db } from '../db/knex';
+
+const EMBEDDED_DATABASE = 'donations';
+
+async function answers(connectionString: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * The database of a command-line tool: DATABASE_URL when set. Otherwise the embedded default: the running service's
+ * Postgres when it is up, else the embedded cluster in DATA_DIR, started for this command alone (and stopped after).
+ */
+export async function openDatabase(config: Config): Promise<{ db: Db; close: () => Promise<void> }> {
+  if (config.database.url) {
+    const db = createDb({ connectionString: config.database.url, pool: { max: 1 } });
+    return { db, close: () => db.destroy() };
+  }
+  const runningUrl = `postgres://postgres:postgres@127.0.0.1:${config.database.embeddedPort}/${EMBEDDED_DATABASE}`;
+  if (await answers(runningUrl)) {
+    const db = createDb({ connectionString: runningUrl, pool: { max: 1 } });
+    return { db, close: () => db.destroy() };
+  }
+  // Loaded only here: the package is an ES module, which Jest's CommonJS runtime (the tests use DATABASE_URL) cannot load.
+  const { startEmbeddedPostgres } = await import('../db/embedded-postgres.js');
+  const server = await startEmbeddedPostgres({
+    dataDir: path.join(config.database.dataDir, 'postgres'),
+    port: config.database.embeddedPort,
+    persistent: true,
+  });
+  await server.createDatabase(EMBEDDED_DATABASE);
+  const db = createDb({ connectionString: server.connectionString(EMBEDDED_DATABASE), pool: { max: 1 } });
+  return {
+    db,
+    close: async () => {
+      await db.destroy();
+      await server.stop();
+    },
+  };
+}
