@@ -1,6 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
 import type { Config } from '../config';
+import { embeddedConnectionString, embeddedPassword } from '../db/embedded-credentials';
 import { createDb, type Db } from '../db/knex';
 
 const EMBEDDED_DATABASE = 'donations';
@@ -26,7 +27,8 @@ export async function openDatabase(config: Config): Promise<{ db: Db; close: () 
     const db = createDb({ connectionString: config.database.url, pool: { max: 1 } });
     return { db, close: () => db.destroy() };
   }
-  const runningUrl = `postgres://postgres:postgres@127.0.0.1:${config.database.embeddedPort}/${EMBEDDED_DATABASE}`;
+  const clusterDir = path.join(config.database.dataDir, 'postgres');
+  const runningUrl = embeddedConnectionString(await embeddedPassword(clusterDir), config.database.embeddedPort, EMBEDDED_DATABASE);
   if (await answers(runningUrl)) {
     const db = createDb({ connectionString: runningUrl, pool: { max: 1 } });
     return { db, close: () => db.destroy() };
@@ -34,9 +36,10 @@ export async function openDatabase(config: Config): Promise<{ db: Db; close: () 
   // Loaded only here: the package is an ES module, which Jest's CommonJS runtime (the tests use DATABASE_URL) cannot load.
   const { startEmbeddedPostgres } = await import('../db/embedded-postgres.js');
   const server = await startEmbeddedPostgres({
-    dataDir: path.join(config.database.dataDir, 'postgres'),
+    dataDir: clusterDir,
     port: config.database.embeddedPort,
     persistent: true,
+    durable: true,
   });
   await server.createDatabase(EMBEDDED_DATABASE);
   const db = createDb({ connectionString: server.connectionString(EMBEDDED_DATABASE), pool: { max: 1 } });

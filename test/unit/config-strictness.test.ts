@@ -1,5 +1,9 @@
+import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { PRODUCTION_ENV } from '../support/production-env';
+import { finished, spawnTypeScript } from '../support/typescript-process';
+
+const MAIN = path.join(__dirname, '..', '..', 'src', 'main.ts');
 
 test('NODE_ENV is development, test or production, exactly; anything else does not start', () => {
   expect(loadConfig({}).production).toBe(false);
@@ -32,4 +36,16 @@ test('production requires SECRETS_KEYS; elsewhere one key is generated until the
   const development = loadConfig({}).secrets;
   expect(development).toEqual({ keys: [{ id: expect.any(String), key: expect.any(Buffer) }], generated: true });
   expect(loadConfig({}).secrets.keys[0].key.equals(development.keys[0].key)).toBe(false);
+});
+
+test('the start command refuses such a configuration with exit code 2 and the message, before starting anything', async () => {
+  const { METRICS_TOKEN: _, ...withoutToken } = PRODUCTION_ENV;
+  const cases = [
+    [{ ...PRODUCTION_ENV, NODE_ENV: 'Production' }, 'NODE_ENV: must be one of development, test, production'],
+    [withoutToken, 'METRICS_TOKEN is required when NODE_ENV=production'],
+  ] as const;
+  const results = await Promise.all(cases.map(([env]) => finished(spawnTypeScript(MAIN, ['api'], { PATH: process.env.PATH, ...env }))));
+  for (const [index, [env, message]] of cases.entries()) {
+    expect([env, results[index]]).toEqual([env, { code: 2, stdout: '', stderr: `Invalid configuration: ${message}\n` }]);
+  }
 });
