@@ -7,6 +7,8 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { type AttemptKind, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
 import { RESPONSE_TIMEOUT_MS } from '../src/webhooks/retry-schedule';
+import { createKeyring, type Keyring } from '../src/secrets/keyring';
+import { openEndpointSecrets } from '../src/webhooks/endpoint-store';
 import { signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
@@ -32,6 +34,8 @@ export interface ActivityDependencies {
   resolve?: ResolveHost;
   /** Counts attempts and their durations; the worker process passes its registry. */
   metrics?: DeliveryMetrics;
+  /** Opens the endpoint's secrets (SECRETS_KEYS); without it only values stored before encryption can be read. */
+  keyring?: Keyring;
 }
 
 export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
@@ -146,6 +150,7 @@ export function createActivities({
   metrics,
   allowPrivateAddresses,
   resolve = systemResolver,
+  keyring = createKeyring([]),
 }: ActivityDependencies) {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
@@ -161,7 +166,7 @@ export function createActivities({
       log.warn({ ...logFields, outcome: recorded.outcome }, 'webhook delivery attempt already recorded; not sent again');
       return resultFromRow(recorded);
     }
-    const event: EventWithEndpoint | undefined = await db('webhook_events as e')
+    const stored: EventWithEndpoint | undefined = await db('webhook_events as e')
       .join('webhook_endpoints as p', 'p.id', 'e.endpoint_id')
       .where('e.id', eventId)
       .first(
@@ -174,7 +179,9 @@ export function createActivities({
         'p.basic_auth_password',
         'p.signing_secret',
       );
-    if (!event) throw eventMissing(eventId);
+    if (!stored) throw eventMissing(eventId);
+    // A key missing from SECRETS_KEYS throws here: retried by Temporal like any infrastructure error, no attempt used.
+    const event = openEndpointSecrets(stored, keyring);
 
     const startedAt = clock();
     const started = performance.now();

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
+import { generateSecretKey, parseSecretsKeys, type SecretKey } from './secrets/keyring';
 import { DEFAULT_TASK_QUEUE } from './temporal/task-queues';
 
 /** The repository root, so that relative defaults do not depend on the working directory. */
@@ -10,8 +11,11 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
+/** Exactly these: a typo such as `Production` or `prod` must not start a production instance with development rules. */
+export const NODE_ENVIRONMENTS = ['development', 'test', 'production'] as const;
+
 const environmentSchema = z.object({
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z.enum(NODE_ENVIRONMENTS, { error: `must be one of ${NODE_ENVIRONMENTS.join(', ')}` }).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   // Loopback unless told otherwise: a development machine does not offer its API (and demo data) to the network.
   HOST: z.string().default('127.0.0.1'),
@@ -37,6 +41,8 @@ const environmentSchema = z.object({
     .transform((list) => list.split(',').map((secret) => secret.trim()).filter((secret) => secret !== ''))
     .pipe(z.array(z.string().min(32, 'each secret in JWT_SECRETS must be at least 32 characters')))
     .optional(),
+  // Keys of the secrets at rest, comma-separated, the sealing one first (src/secrets/keyring.ts); required in production.
+  SECRETS_KEYS: z.string().optional(),
   LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME: z.coerce.number().int().min(1).default(10),
   LOGIN_FREE_FAILURES_PER_USERNAME: z.coerce.number().int().min(0).default(10),
   LOGIN_MAX_DELAY_SECONDS: z.coerce.number().min(0).max(60).default(5),
@@ -53,7 +59,7 @@ const environmentSchema = z.object({
   STAFF_PASSWORD: z.string().optional(),
   // Port of the /metrics listener of the roles that serve no HTTP API (worker, relay); unset: no listener.
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-  // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`.
+  // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`; required in production.
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
@@ -106,6 +112,11 @@ export interface Config {
     invoiceReference: { mode: InvoiceReferenceMode; text?: string };
   };
   webhooks: { allowInsecureUrls: boolean };
+  /**
+   * Keys of the secrets at rest, the sealing one first. `generated`: SECRETS_KEYS was not set (never in production)
+   * and the one key is random; the start command replaces it with the key kept in DATA_DIR (src/demo/local-secret.ts).
+   */
+  secrets: { keys: SecretKey[]; generated: boolean };
   cli: { staffPassword?: string };
   metrics: { port?: number; token?: string };
   logLevel: string;
@@ -127,7 +138,9 @@ function configuredJwtSecrets(single: string | undefined, list: string[] | undef
 
 /**
  * Reads the one typed configuration from the environment; nothing else reads process.env.
- * Production refuses to start without a JWT secret: a built-in default would let anyone mint tokens.
+ * Production refuses to start without a JWT secret (a built-in default would let anyone mint tokens), without a
+ * metrics token (the metrics name event types, outcomes and volumes to whoever reaches the port) and without the
+ * keys of the secrets at rest (a generated key would differ between processes and be lost on restart).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = environmentSchema.safeParse(env);
@@ -140,6 +153,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const jwtSecrets = configuredJwtSecrets(e.JWT_SECRET, e.JWT_SECRETS);
   if (production && !jwtSecrets) {
     throw new Error('Invalid configuration: JWT_SECRETS (or JWT_SECRET) is required when NODE_ENV=production');
+  }
+  if (production && !e.METRICS_TOKEN) {
+    throw new Error('Invalid configuration: METRICS_TOKEN is required when NODE_ENV=production');
+  }
+  if (production && !e.SECRETS_KEYS) {
+    throw new Error('Invalid configuration: SECRETS_KEYS is required when NODE_ENV=production');
+  }
+  let secretsKeys: SecretKey[] | undefined;
+  try {
+    secretsKeys = e.SECRETS_KEYS === undefined ? undefined : parseSecretsKeys(e.SECRETS_KEYS);
+  } catch (err) {
+    throw new Error(`Invalid configuration: SECRETS_KEYS: ${(err as Error).message}`);
   }
   if (e.PLATFORM_INVOICE_REFERENCE_MODE === 'text' && !e.PLATFORM_INVOICE_REFERENCE_TEXT) {
     throw new Error('Invalid configuration: PLATFORM_INVOICE_REFERENCE_TEXT is required when PLATFORM_INVOICE_REFERENCE_MODE=text');
@@ -180,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       invoiceReference: { mode: e.PLATFORM_INVOICE_REFERENCE_MODE, text: e.PLATFORM_INVOICE_REFERENCE_TEXT },
     },
     webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
+    secrets: { keys: secretsKeys ?? [generateSecretKey()], generated: secretsKeys === undefined },
     cli: { staffPassword: e.STAFF_PASSWORD },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
     logLevel: e.LOG_LEVEL,

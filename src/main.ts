@@ -1,7 +1,7 @@
 import { loadConfig } from './config';
 import { migrateToLatest } from './db/knex';
 import { ensureDemoAdmin } from './demo/admin-user';
-import { persistedLocalSecret } from './demo/local-secret';
+import { localSecretsKeys, persistedLocalSecret } from './demo/local-secret';
 import { seedDemoData } from './demo/seed';
 import { createLogger } from './logger';
 import { createMetrics } from './observability/metrics';
@@ -103,6 +103,8 @@ async function main(): Promise<void> {
   }
   lifecycle.exitOnSignals();
   try {
+    // Without SECRETS_KEYS (never in production), every role of this machine seals and opens with DATA_DIR's key.
+    if (config.secrets.generated) config.secrets.keys = await localSecretsKeys(config.database.dataDir);
     const metrics = createMetrics({ processMetrics: true });
     await ROLES[roleName as keyof typeof ROLES]({ config, log, lifecycle, metrics });
   } catch (err) {

@@ -1,6 +1,7 @@
 import { isValidQrReference } from '../src/platform/invoice-reference';
 import { saveEndpoint, type EndpointSettings } from '../src/webhooks/endpoint-store';
 import { PLATFORM_DONOR as donor } from './support/platform-donor';
+import { createKeyring } from '../src/secrets/keyring';
 import { startTestApp, type TestApp } from './support/test-app';
 
 let app: TestApp;
@@ -38,6 +39,7 @@ async function useEndpoint(settings: Partial<EndpointSettings> = {}): Promise<vo
       ...settings,
     },
     new Date(),
+    createKeyring(app.config.secrets.keys),
   );
 }
 

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
 import type { Config } from '../config';
+import { embeddedConnectionString, embeddedPassword } from '../db/embedded-credentials';
 import { createDb, type Db, migrateToLatest } from '../db/knex';
 
 const EMBEDDED_DATABASE = 'donations';
@@ -17,12 +18,17 @@ async function answers(connectionString: string): Promise<boolean> {
   }
 }
 
-async function connect(config: Config): Promise<{ db: Db; close: () => Promise<void> }> {
+/**
+ * The database of a command-line tool: DATABASE_URL when set. Otherwise the embedded default: the running service's
+ * Postgres when it is up, else the embedded cluster in DATA_DIR, started for this command alone (and stopped after).
+ */
+export async function openDatabase(config: Config): Promise<{ db: Db; close: () => Promise<void> }> {
   if (config.database.url) {
     const db = createDb({ connectionString: config.database.url, pool: { max: 1 } });
     return { db, close: () => db.destroy() };
   }
-  const runningUrl = `postgres://postgres:postgres@127.0.0.1:${config.database.embeddedPort}/${EMBEDDED_DATABASE}`;
+  const clusterDir = path.join(config.database.dataDir, 'postgres');
+  const runningUrl = embeddedConnectionString(await embeddedPassword(clusterDir), config.database.embeddedPort, EMBEDDED_DATABASE);
   if (await answers(runningUrl)) {
     const db = createDb({ connectionString: runningUrl, pool: { max: 1 } });
     return { db, close: () => db.destroy() };
@@ -30,9 +36,10 @@ async function connect(config: Config): Promise<{ db: Db; close: () => Promise<v
   // Loaded only here: the package is an ES module, which Jest's CommonJS runtime (the tests use DATABASE_URL) cannot load.
   const { startEmbeddedPostgres } = await import('../db/embedded-postgres.js');
   const server = await startEmbeddedPostgres({
-    dataDir: path.join(config.database.dataDir, 'postgres'),
+    dataDir: clusterDir,
     port: config.database.embeddedPort,
     persistent: true,
+    durable: true,
   });
   await server.createDatabase(EMBEDDED_DATABASE);
   const db = createDb({ connectionString: server.connectionString(EMBEDDED_DATABASE), pool: { max: 1 } });
@@ -45,13 +52,9 @@ async function connect(config: Config): Promise<{ db: Db; close: () => Promise<v
   };
 }
 
-/**
- * The database of the command-line tools, migrated: DATABASE_URL when set. Otherwise the embedded default: the
- * running service's Postgres when it is up, else the embedded cluster in DATA_DIR, started for this command alone
- * (and stopped after it).
- */
+/** The database of the command-line tools, migrated, for the duration of `use`. */
 export async function withDatabase<T>(config: Config, use: (db: Db) => Promise<T>): Promise<T> {
-  const { db, close } = await connect(config);
+  const { db, close } = await openDatabase(config);
   try {
     await migrateToLatest(db);
     return await use(db);

@@ -7,6 +7,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
 import { createApp, createMetricsApp } from '../http/app';
+import { createKeyring } from '../secrets/keyring';
 import { createTemporalClient } from '../temporal/client';
 import { createDeliveryWorker } from '../temporal/worker';
 import { urlPolicyFor } from '../webhooks/endpoint-rules';
@@ -65,6 +66,7 @@ export async function startWorker({ config, log, lifecycle, metrics }: Runtime, 
     log,
     metrics,
     allowPrivateAddresses: urlPolicyFor(config).allowPrivateAddresses,
+    keyring: createKeyring(config.secrets.keys),
   });
   const running = worker.run();
   running.catch((err: unknown) => {

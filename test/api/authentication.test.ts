@@ -1,6 +1,7 @@
 import jwt from 'jsonwebtoken';
 import { loadConfig } from '../../src/config';
 import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/users';
+import { PRODUCTION_ENV } from '../support/production-env';
 import { documentedResponses } from '../support/documented-responses';
 import { basicAuth, NON_STAFF, STAFF, startTestApi, type TestApi } from '../support/api-server';
 
@@ -324,5 +325,5 @@ describe('a password change, deactivation or demotion ends every session at once
 test('production refuses to start without a signing secret', () => {
   expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db.internal/app' })).toThrow(/JWT_SECRETS \(or JWT_SECRET\) is required/);
   expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRETS: ' , ' })).toThrow(/JWT_SECRETS \(or JWT_SECRET\) is required/);
-  expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecrets).toEqual(['x'.repeat(32)]);
+  expect(loadConfig({ ...PRODUCTION_ENV, JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecrets).toEqual(['x'.repeat(32)]);
 });

@@ -3,6 +3,7 @@ import jwt from 'jsonwebtoken';
 import { createApp } from '../../src/http/app';
 import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';
+import { PRODUCTION_ENV } from '../support/production-env';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
@@ -101,7 +102,8 @@ describe('configuration', () => {
     expect(secretsOf({ JWT_SECRET: OLD })).toEqual([OLD]);
     expect(secretsOf({ JWT_SECRET: OLD, JWT_SECRETS: '' })).toEqual([OLD]);
     expect(secretsOf({ JWT_SECRET: OLD, JWT_SECRETS: `${NEW},${OLD}` })).toEqual([NEW, OLD]);
-    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRETS: `${NEW},${OLD}` }).auth.jwtSecretGenerated).toBe(false);
+    const { JWT_SECRET: _single, ...production } = PRODUCTION_ENV;
+    expect(loadConfig({ ...production, JWT_SECRETS: `${NEW},${OLD}` }).auth.jwtSecretGenerated).toBe(false);
   });
 
   test('refuses short secrets, a secret listed twice, and a JWT_SECRET that is not among JWT_SECRETS', () => {

@@ -14,7 +14,7 @@ const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
 const composeText = read('docker-compose.yml');
 /** The file without its comments, which mention variables only to explain them. */
 const composeCode = composeText.replace(/^\s*#.*$/gm, '');
-const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRET'];
+const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRET', 'METRICS_TOKEN', 'SECRETS_KEYS'];
 const testSecrets = Object.fromEntries(SECRETS.map((name) => [name, 'a1b2c3d4'.repeat(8)]));
 /** Each application service and the role of `node dist/src/main.js <role>` (src/main.ts) it runs. */
 const APP_SERVICES: Record<string, string> = { migrate: 'migrate', api: 'api', worker: 'worker', relay: 'relay' };

@@ -7,6 +7,7 @@ import { createApp } from '../../src/http/app';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';
+import { createKeyring } from '../../src/secrets/keyring';
 import type { Db } from '../../src/db/knex';
 import { createMetrics } from '../../src/observability/metrics';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
@@ -114,6 +115,7 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
     log: logs.log,
     metrics,
     allowPrivateAddresses: true,
+    keyring: createKeyring(config.secrets.keys),
   });
   // The first attempt fails, the second (five minutes later, skipped) is delivered.
   expect(await worker.runUntil(env.client.workflow.getHandle(workflowId).result())).toBe('delivered');

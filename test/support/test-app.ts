@@ -11,6 +11,8 @@ import { dnsTable, PUBLIC_ADDRESS } from './dns-table';
 
 export interface TestApp {
   db: Db;
+  /** The connection string of `db`, for code under test that opens its own connection (command-line tools). */
+  databaseUrl: string;
   config: Config;
   baseUrl: string;
   /** Bearer header of a staff user, issued at the app clock's current time. */
@@ -35,7 +37,7 @@ export async function startTestApp(
   env: NodeJS.ProcessEnv = {},
   { temporalClient, resolveHost = defaultResolver }: Pick<AppDependencies, 'temporalClient' | 'resolveHost'> = {},
 ): Promise<TestApp> {
-  const { db } = await createTestDatabase();
+  const { db, url: databaseUrl } = await createTestDatabase();
   const config = loadConfig({ JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars', ...env });
   const clock = { now: Math.floor(Date.parse('2025-07-15T10:30:00Z') / 1000) };
   const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now, temporalClient, resolveHost });
@@ -50,6 +52,7 @@ export async function startTestApp(
 
   return {
     db,
+    databaseUrl,
     config,
     baseUrl,
     clock,
