@@ -2,7 +2,8 @@ import type { Environment } from '../db/models';
 import { formatTimestamp } from '../shared/time';
 import type { WebhookEventType } from './event-types';
 
-export type EnvelopeEnvironment = 'prod' | 'stage' | 'test';
+export const ENVELOPE_ENVIRONMENTS = ['prod', 'stage', 'test'] as const;
+export type EnvelopeEnvironment = (typeof ENVELOPE_ENVIRONMENTS)[number];
 
 /**
  * The envelope's `environment`: test payments are `test`; live payments are `prod`, or `stage` on a platform

@@ -1,6 +1,8 @@
 import type { Environment } from '../../db/models';
+import type { Gender } from '../../shared/donor-fields';
 import { formatTimestamp, type TimestampStyle } from '../../shared/time';
 import type { PayloadFeatures } from '../payload-versions';
+import type { NewsletterData, NewsletterSubscriptionObject } from '../schemas/payload-schemas';
 import type { RenderedEvent } from './rendered';
 import type { NewsletterSubscriptionView } from './views';
 
@@ -13,7 +15,7 @@ export const UNLINKED_SIGN_UP_ENVIRONMENT: Environment = 'PRODUCTION';
 export interface SignUpFields {
   id: number;
   contact_id: number | null;
-  gender: string;
+  gender: Gender | '';
   first_name: string | null;
   last_name: string | null;
   email: string;
@@ -22,7 +24,7 @@ export interface SignUpFields {
 }
 
 export interface LinkedContact {
-  gender: string;
+  gender: Gender | '';
   first_name: string;
   last_name: string;
   email: string;
@@ -47,7 +49,10 @@ export function subscriptionView(signUp: SignUpFields, contact: LinkedContact | 
 }
 
 /** The `newsletter_subscription` object, also what the CRM API lists (with its own timestamp style). */
-export function newsletterSubscriptionObject(view: NewsletterSubscriptionView, timestamps: TimestampStyle) {
+export function newsletterSubscriptionObject(
+  view: NewsletterSubscriptionView,
+  timestamps: TimestampStyle,
+): NewsletterSubscriptionObject {
   return {
     subscription_id: view.id,
     contact_id: view.contactId,
@@ -61,7 +66,10 @@ export function newsletterSubscriptionObject(view: NewsletterSubscriptionView, t
   };
 }
 
-export function renderNewsletterSubscribed(view: NewsletterSubscriptionView, features: PayloadFeatures): RenderedEvent[] {
+export function renderNewsletterSubscribed(
+  view: NewsletterSubscriptionView,
+  features: PayloadFeatures,
+): RenderedEvent<NewsletterData>[] {
   return [
     {
       key: `newsletter_subscription:${view.id}`,
