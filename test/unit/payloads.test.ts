@@ -7,7 +7,7 @@ import {
   renderDonationReconciled,
   renderRecurringCompleted,
 } from '../../src/webhooks/payloads/donation';
-import { renderNewsletterSubscribed, subscriptionView } from '../../src/webhooks/payloads/newsletter';
+import { renderNewsletterSubscribed, signUpEnvironment, subscriptionView } from '../../src/webhooks/payloads/newsletter';
 import type { RenderedEvent } from '../../src/webhooks/payloads/rendered';
 import { renderShopOrderCompleted } from '../../src/webhooks/payloads/shop-order';
 import type { PaymentSnapshot, ShopOrderView } from '../../src/webhooks/payloads/views';
@@ -586,12 +586,16 @@ describe('envelope', () => {
     );
   });
 
-  test('TEST is test; PRODUCTION is prod, or stage on a staging platform; sign-ups take the platform own', () => {
+  test('TEST is test; PRODUCTION is prod, or stage on a staging platform', () => {
     expect(envelopeEnvironment('TEST', false)).toBe('test');
     expect(envelopeEnvironment('TEST', true)).toBe('test');
     expect(envelopeEnvironment('PRODUCTION', false)).toBe('prod');
     expect(envelopeEnvironment('PRODUCTION', true)).toBe('stage');
-    expect(envelopeEnvironment(null, false)).toBe('prod');
-    expect(envelopeEnvironment(null, true)).toBe('stage');
+  });
+
+  test("a sign-up is in its contact's environment, and in PRODUCTION without one", () => {
+    expect(signUpEnvironment({ environment: 'TEST' })).toBe('TEST');
+    expect(signUpEnvironment({ environment: 'PRODUCTION' })).toBe('PRODUCTION');
+    expect(signUpEnvironment(null)).toBe('PRODUCTION');
   });
 });

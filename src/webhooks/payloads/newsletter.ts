@@ -7,10 +7,19 @@ import type { RenderedEvent } from './rendered';
 import type { NewsletterSubscriptionView } from './views';
 
 /**
- * Sign-ups belong to the platform, not to a payment: one without a contact is in the platform's live environment,
- * as its newsletter.subscribed event is (envelope `prod` or `stage`).
+ * Sign-ups belong to the platform, not to a payment: one without a contact is in the platform's live environment
+ * (envelope `prod`, or `stage` on a staging platform).
  */
 export const UNLINKED_SIGN_UP_ENVIRONMENT: Environment = 'PRODUCTION';
+
+/**
+ * The one environment rule for newsletter sign-ups, for the read API's `environment` filter and the envelope alike:
+ * a sign-up linked to a contact is in that contact's environment (a TEST contact's sign-up is test data, like the
+ * contact's donations); one without a contact is in PRODUCTION. The read API applies it in SQL with the same constant.
+ */
+export function signUpEnvironment(contact: { environment: Environment } | null): Environment {
+  return contact?.environment ?? UNLINKED_SIGN_UP_ENVIRONMENT;
+}
 
 export interface SignUpFields {
   id: number;
