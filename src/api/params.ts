@@ -52,7 +52,7 @@ export function idParam(name: string) {
     .regex(/^[0-9]{1,10}$/, { error: `${name} must be a positive integer` })
     .transform(Number)
     .refine((value) => value >= 1 && value <= 2_147_483_647, { error: `${name} must be between 1 and 2147483647` })
-    .meta({ description: 'A positive integer', example: '42' });
+    .meta({ description: 'A positive integer', example: '7' });
 }
 
 const MAX_PAGE_SIZE = 1000;
