@@ -15,6 +15,7 @@ import { PAYLOAD_VERSIONS } from '../../src/webhooks/payload-versions';
 import { findWebhookSchema, webhookSchemaPath, webhookSchemas } from '../../src/webhooks/schemas/catalogue';
 import { registerWebhookSchemas } from '../../src/webhooks/schemas/openapi';
 import { createTestDatabase } from '../support/database';
+import { insertEndpoint, insertEvent } from '../support/webhook-rows';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -81,6 +82,19 @@ describe('every event the platform renders, on every version, validates (the dem
       await db.destroy();
     }
   });
+});
+
+test('the hand-written v2.1 events of the delivery tests (test/support/webhook-rows.ts) validate too', async () => {
+  const { db } = await createTestDatabase();
+  try {
+    const endpointId = await insertEndpoint(db, { url: 'https://crm.example.org/hooks' });
+    for (const eventType of ['donation.completed', 'donation.reconciled'] as const) {
+      const { payload } = await insertEvent(db, endpointId, { eventType });
+      expect(errorsOf('v2.1', eventType, JSON.parse(payload))).toEqual([]);
+    }
+  } finally {
+    await db.destroy();
+  }
 });
 
 describe('the schemas tell the versions apart and refuse what a version does not send', () => {
