@@ -7,7 +7,7 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, type DeliveryOutcome, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { type AttemptKind, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../src/webhooks/delivery-status';
 import { RESPONSE_TIMEOUT_MS } from '../src/webhooks/retry-schedule';
-import { createKeyring, type Keyring } from '../src/secrets/keyring';
+import type { Keyring } from '../src/secrets/keyring';
 import { openEndpointSecrets } from '../src/webhooks/endpoint-store';
 import { signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
@@ -34,8 +34,8 @@ export interface ActivityDependencies {
   resolve?: ResolveHost;
   /** Counts attempts and their durations; the worker process passes its registry. */
   metrics?: DeliveryMetrics;
-  /** Opens the endpoint's secrets (SECRETS_KEYS); without it only values stored before encryption can be read. */
-  keyring?: Keyring;
+  /** Opens the endpoint's secrets (SECRETS_KEYS). */
+  keyring: Keyring;
 }
 
 export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
@@ -150,7 +150,7 @@ export function createActivities({
   metrics,
   allowPrivateAddresses,
   resolve = systemResolver,
-  keyring = createKeyring([]),
+  keyring,
 }: ActivityDependencies) {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };

@@ -1,6 +1,6 @@
 import { loadConfig } from './config';
 import { migrateToLatest } from './db/knex';
-import { ensureDemoAdmin } from './demo/admin-user';
+import { ensureDemoAdmin, ensureDemoNonStaffUser } from './demo/admin-user';
 import { localSecretsKeys, persistedLocalSecret } from './demo/local-secret';
 import { seedDemoData } from './demo/seed';
 import { createLogger } from './logger';
@@ -37,8 +37,10 @@ const ROLES = {
     const lines: string[] = [];
     if (config.demo.seed) {
       const admin = await ensureDemoAdmin(db, config);
+      const viewer = await ensureDemoNonStaffUser(db, config);
       log.info(await seedDemoData(db, config), 'demo data');
       lines.push(`Staff user:  ${admin.username} / ${admin.password}`);
+      lines.push(`Non-staff:   ${viewer.username} / ${viewer.password}  (signs in; the API answers 403; demo data: docs/demo.md)`);
     }
     const client = startTemporalClient(runtime, temporal.address);
     await startWorker(runtime, db, temporal.address);

@@ -26,7 +26,7 @@ const eventListQuery = z.object({
 });
 
 /** Event ids are bigserial: any positive integer JavaScript holds exactly. */
-const eventIdParams = z.object({ id: idParam('id', Number.MAX_SAFE_INTEGER) });
+const eventIdParams = z.object({ id: idParam('id', { max: Number.MAX_SAFE_INTEGER }) });
 
 /** Staff-only admin API: the webhook endpoint's configuration, the events with their delivery attempts, resend. */
 export const adminApiGroup = (): OperationGroup => ({

@@ -38,7 +38,8 @@ export interface EndpointRecord extends Omit<EndpointSettings, SecretColumn> {
 /** Where a secret lives; part of what is sealed, so a value copied into another column does not open there. */
 const purposeOf = (column: SecretColumn) => `${TABLE}.${column}`;
 
-function sealSecrets(settings: EndpointSettings, keyring: Keyring): EndpointSettings {
+/** The secrets of an endpoint, sealed as they are stored (a delivery opens them with openEndpointSecrets). */
+export function sealEndpointSecrets<Row extends EndpointSecrets>(settings: Row, keyring: Keyring): Row {
   const sealed = { ...settings };
   for (const column of SECRET_COLUMNS) {
     const value = settings[column];
@@ -85,7 +86,7 @@ export async function findEndpointSettingsForUpdate(db: Knex, keyring: Keyring):
  * created keep the payload they were rendered with.
  */
 export async function saveEndpoint(db: Knex, settings: EndpointSettings, now: Date, keyring: Keyring): Promise<EndpointRecord> {
-  const sealed = sealSecrets(settings, keyring);
+  const sealed = sealEndpointSecrets(settings, keyring);
   const row = Object.fromEntries(SETTINGS_COLUMNS.map((column) => [column, sealed[column]]));
   const [saved] = await db(TABLE)
     .insert({ platform: PLATFORM_KEY, ...row, created_at: now, updated_at: now })

@@ -8,6 +8,7 @@ import { routeContext } from '../../src/http/app';
 import { createRouter } from '../../src/http/mount';
 import { SWAGGER_UI_PATHS } from '../../src/http/openapi/swagger-ui';
 import { httpSurface } from '../../src/http/surface';
+import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
 import { createLogger } from '../../src/logger';
 import { documentedResponses } from '../support/documented-responses';
 import { startTestApi, type TestApi } from '../support/api-server';
@@ -54,7 +55,7 @@ test('every mounted operation is documented, and every documented operation is m
     .flatMap(([routePath, operations]) => Object.keys(operations).map((method) => `${method} ${routePath.replace(/\{(\w+)\}/g, ':$1')}`))
     .sort();
   expect(mounted).toEqual(documentedRoutes);
-  expect(documentedRoutes).toHaveLength(40);
+  expect(documentedRoutes).toHaveLength(41);
   for (const root of ['/api/v1', '/api/v2', '/api/v2.1', '/crm-api']) {
     for (const resource of ['crm/donations/', 'crm/contact/donations/', 'crm/contacts/', 'crm/newsletter-subscriptions/', 'campaign-links/{id}/config/']) {
       expect(document.paths).toHaveProperty([`${root}/${resource}`, 'get']);
@@ -80,6 +81,22 @@ test('every operation that documents staff authentication answers 401 without it
         expect(operation.responses).toHaveProperty([String(response.status)]);
       }
     }
+  }
+});
+
+test('every webhook event in every payload version is in the document and served as JSON Schema at a stable URL', async () => {
+  const webhooks = (document as unknown as { webhooks: Record<string, { post: { requestBody: unknown } }> }).webhooks;
+  expect(Object.keys(webhooks)).toHaveLength(15);
+  const index = (await (await fetch(`${api.baseUrl}/api/webhooks/schemas/`)).json()) as { results: Array<{ version: string; event: string; url: string }> };
+  expect(index.results.map(({ version, event }) => `${version}/${event}`).sort()).toEqual(Object.keys(webhooks).sort());
+  for (const { version, event, url } of index.results) {
+    expect(url).toBe(`/api/webhooks/schemas/${version}/${event}.json`);
+    const response = await fetch(`${api.baseUrl}${url}`);
+    expect([url, response.status, response.headers.get('content-type')]).toEqual([url, 200, 'application/schema+json']);
+    expect(await response.json()).toEqual(findWebhookSchema(version, event)!.jsonSchema());
+  }
+  for (const unknown of ['/api/webhooks/schemas/v3/donation.completed.json', '/api/webhooks/schemas/v2.1/donation.refunded.json', '/api/webhooks/schemas/v2.1/donation.completed']) {
+    expect([unknown, (await fetch(`${api.baseUrl}${unknown}`)).status]).toEqual([unknown, 404]);
   }
 });
 

@@ -34,7 +34,7 @@ describeInBrowser('Swagger UI (headless Chromium)', () => {
     await page.goto(`${api.baseUrl}/api/swagger/`);
     await page.locator('.opblock-tag-section').first().waitFor();
     const tags = await page.locator('.opblock-tag').allInnerTexts();
-    for (const tag of ['api/v2.1', 'authentication', 'platform', 'admin', 'operations']) {
+    for (const tag of ['api/v2.1', 'authentication', 'platform', 'admin', 'operations', 'Webhooks v2.1']) {
       expect(tags.some((text) => text.startsWith(tag))).toBe(true);
     }
     await page.locator('.scheme-container button.authorize').click();

@@ -8,7 +8,7 @@ import { dnsTable, PUBLIC_ADDRESS } from '../support/dns-table';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { PRODUCTION_ENV } from '../support/production-env';
-import { attemptRows, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { attemptRows, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 /*
  * Server-side request forgery: a webhook URL is the one place where an admin (or whoever took over an admin
@@ -200,7 +200,7 @@ describe('at delivery time', () => {
 
   async function attempt(url: string, options: { allowPrivateAddresses: boolean; resolve: ReturnType<typeof dnsTable> }) {
     const event = await insertEvent(db, await insertEndpoint(db, { url }));
-    const activities = createActivities({ db, log, http: { timeoutMs: 2_000 }, ...options });
+    const activities = createActivities({ db, log, http: { timeoutMs: 2_000 }, keyring: TEST_KEYRING, ...options });
     const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, manual: false });
     await run(activities.recordAttempt, {
       eventId: event.id,

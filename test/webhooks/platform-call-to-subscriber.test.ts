@@ -5,6 +5,7 @@ import type { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
 import { devServerExecutable } from '../../src/temporal/binaries';
 import { createTemporalClient } from '../../src/temporal/client';
+import { createKeyring } from '../../src/secrets/keyring';
 import { createDeliveryWorker } from '../../src/temporal/worker';
 import { type OutboxRelay, startOutboxRelay } from '../../src/webhooks/outbox-relay';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -47,6 +48,7 @@ beforeAll(async () => {
     db: app.db,
     log,
     allowPrivateAddresses: true,
+    keyring: createKeyring(app.config.secrets.keys),
   });
 }, 90_000);
 

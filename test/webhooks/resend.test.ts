@@ -14,7 +14,7 @@ import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
-import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 const MINUTE = 60_000;
 const log = createLogger('silent');
@@ -73,6 +73,7 @@ async function withWorker<T>(body: () => Promise<T>): Promise<T> {
     db,
     log,
     allowPrivateAddresses: true,
+    keyring: TEST_KEYRING,
   });
   return worker.runUntil(body());
 }

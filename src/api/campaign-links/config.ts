@@ -35,7 +35,7 @@ export const campaignLinkConfigOperation = () =>
     description: 'No authentication; readable from any origin (CORS) and cacheable for 60 seconds. The same in every version.',
     access: 'public',
     cors: true,
-    params: z.object({ id: z.string().meta({ description: 'Campaign link identifier', example: 'bergwald-2025' }) }),
+    params: z.object({ id: z.string().meta({ description: 'Campaign link identifier', example: 'wasser-fuer-alle' }) }),
     cacheControl: 'public, max-age=60',
     responses: { 200: { description: 'The donation configuration', schema: campaignLinkConfigSchema } },
     errors: ['campaign_link_not_found'],

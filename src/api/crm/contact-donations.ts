@@ -8,7 +8,7 @@ import { presentContactDonations } from '../versions/donations';
 import { RESPONSE_SCHEMAS } from '../versions/schemas';
 import { type DonationRow, donationRowsOfContact } from './donation-rows';
 
-const query = z.object({ contactId: idParam('contactId'), environment: environmentParam });
+const query = z.object({ contactId: idParam('contactId', { example: '7' }), environment: environmentParam });
 
 export const contactDonationsOperation = (features: VersionFeatures) =>
   defineOperation({

@@ -24,8 +24,8 @@ const query = z
   .refine(dateOrder, DATE_ORDER_ERROR);
 
 /**
- * Confirmed sign-ups of one environment: a sign-up linked to a contact is in that contact's environment, one without
- * a contact in the platform's live environment (PRODUCTION), so that every sign-up is listed exactly once.
+ * Confirmed sign-ups of one environment by the rule of `signUpEnvironment` (the contact's environment, PRODUCTION
+ * without a contact), the same that sets their events' envelope environment, so every sign-up is listed exactly once.
  */
 function confirmedSubscriptions(
   db: Db,

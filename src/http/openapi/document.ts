@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../../shared/errors';
+import { registerWebhookSchemas, WEBHOOK_TAGS } from '../../webhooks/schemas/openapi';
 import { BODY_LIMIT } from '../body';
 import type { Operation, OperationGroup } from '../operation';
 
@@ -111,6 +112,7 @@ export function buildOpenApiDocument(groups: OperationGroup[]) {
       if (!operation.undocumented) registry.registerPath(routeOf(group, operation));
     }
   }
+  registerWebhookSchemas(registry);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
@@ -118,11 +120,11 @@ export function buildOpenApiDocument(groups: OperationGroup[]) {
       version: '2.1',
       description:
         'Read-only donation, contact and newsletter data (v1, v2, v2.1) and campaign link configuration; the ' +
-        'platform write side; the webhook admin API. Dates are MM-DD-YYYY whole days in Europe/Zurich; v2.1 ' +
+        'platform write side; the webhook admin API; under `webhooks`, every event the service sends. Dates are MM-DD-YYYY whole days in Europe/Zurich; v2.1 ' +
         'timestamps are UTC, v1 and v2 Swiss local time. Paths are case-sensitive and spelled exactly as listed ' +
         '(with or without the trailing slash as shown); any other spelling is a 404. Bodies are JSON of at most ' +
         `${BODY_LIMIT}. Every error is a JSON object with \`error\` and \`code\`:\n\n${errorCodeTable}`,
     },
-    tags: documented.map(({ tag, description }) => ({ name: tag, description })),
+    tags: [...documented.map(({ tag, description }) => ({ name: tag, description })), ...WEBHOOK_TAGS],
   });
 }
