@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { generateSecretKey, parseSecretsKeys, type SecretKey } from './secrets/keyring';
-import { DEFAULT_TASK_QUEUE } from './temporal/task-queues';
 
 /** The repository root, so that relative defaults do not depend on the working directory. */
 export const projectRoot = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
@@ -26,7 +25,8 @@ const environmentSchema = z.object({
   DATA_DIR: z.string().default(path.join(projectRoot, '.data')),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().default(DEFAULT_TASK_QUEUE),
+  // The one task queue the delivery workers poll and the relay starts workflows on.
+  TEMPORAL_TASK_QUEUE: z.string().default('webhook-delivery'),
   TEMPORAL_DEV_SERVER_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   TEMPORAL_UI_URL: z.string().url().optional(),

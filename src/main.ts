@@ -1,7 +1,7 @@
 import { loadConfig } from './config';
 import { migrateToLatest } from './db/knex';
 import { ensureDemoAdmin, ensureDemoNonStaffUser } from './demo/admin-user';
-import { localSecretsKeys, persistedLocalSecret } from './demo/local-secret';
+import { localSecretsKeys, persistedLocalSecret } from './secrets/local-secret';
 import { seedDemoData } from './demo/seed';
 import { createLogger } from './logger';
 import { createMetrics } from './observability/metrics';

@@ -1,5 +1,5 @@
 import { type Config, loadConfig } from '../config';
-import { localSecretsKeys } from '../demo/local-secret';
+import { localSecretsKeys } from '../secrets/local-secret';
 import { createKeyring, SecretUnreadable } from '../secrets/keyring';
 import { resealEndpointSecrets } from '../webhooks/endpoint-store';
 import { openDatabase } from './database';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { persistedLocalSecret } from '../demo/local-secret';
+import { persistedLocalSecret } from '../secrets/local-secret';
 
 /** The superuser of an embedded cluster; its password is generated once and kept beside the cluster. */
 export const EMBEDDED_SUPERUSER = 'postgres';

@@ -1,7 +1,7 @@
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import { upsertUser, verifyCredentials } from '../auth/users';
-import { persistedLocalSecret } from './local-secret';
+import { persistedLocalSecret } from '../secrets/local-secret';
 
 export interface DemoAccount {
   username: string;

@@ -1,7 +1,7 @@
 import { chmod, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { localSecretsKeys, persistedLocalSecret } from '../../src/demo/local-secret';
+import { localSecretsKeys, persistedLocalSecret } from '../../src/secrets/local-secret';
 
 const modeOf = async (file: string) => (await stat(file)).mode & 0o777;
 const made: string[] = [];

@@ -36,8 +36,9 @@ export const webhookSchemaGroup = (): OperationGroup => ({
         ctx.body = { results: webhookSchemas().map(({ version, event }) => ({ version, event, url: webhookSchemaPath(version, event) })) };
       },
     }),
-    ...webhookSchemas().map(({ version, event, jsonSchema }): Operation => {
-      const body = JSON.stringify(jsonSchema());
+    ...webhookSchemas().map((schema): Operation => {
+      const { version, event } = schema;
+      const body = JSON.stringify(schema.jsonSchema());
       return defineOperation({
         method: 'get',
         path: webhookSchemaPath(version, event),

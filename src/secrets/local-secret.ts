@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parseSecretsKeys, type SecretKey } from '../secrets/keyring';
+import { parseSecretsKeys, type SecretKey } from './keyring';
 
 const OWNER_ONLY = 0o600;
 
