@@ -5,8 +5,10 @@ import type { AttemptKind, FinishedAttempt } from '../src/delivery-rules/deliver
 import { RESPONSE_TIMEOUT_MS } from '../src/delivery-rules/retry-schedule';
 import type { Logger } from '../src/logger';
 import type { DeliveryMetrics } from '../src/observability/metrics';
+import type { Keyring } from '../src/secrets/keyring';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
+import { openEndpointSecrets } from '../src/webhooks/endpoint-store';
 import {
   type AttemptResult,
   type DeliveryProgress,
@@ -41,6 +43,8 @@ export interface ActivityDependencies {
   resolve?: ResolveHost;
   /** Counts attempts and their durations; the worker process passes its registry. */
   metrics?: DeliveryMetrics;
+  /** Opens the endpoint's secrets (SECRETS_KEYS). */
+  keyring: Keyring;
 }
 
 export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
@@ -131,6 +135,7 @@ export function createActivities({
   metrics,
   allowPrivateAddresses,
   resolve = systemResolver,
+  keyring,
 }: ActivityDependencies) {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
@@ -169,7 +174,9 @@ export function createActivities({
       return { ...result, recorded: stateOf({ status, nextAttemptAt }) };
     }
 
-    const { endpoint, payload } = event;
+    // A key missing from SECRETS_KEYS throws here: retried by Temporal like any infrastructure error, nothing sent.
+    const endpoint = openEndpointSecrets(event.endpoint, keyring);
+    const { payload } = event;
     const startedAt = clock();
     const started = performance.now();
     const exchange = endpoint.active

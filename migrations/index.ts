@@ -10,6 +10,8 @@ import * as m008 from './008_notify_webhook_event_inserted';
 import * as m009 from './009_store_donor_snapshot_on_checkouts';
 import * as m010 from './010_create_login_failures';
 import * as m011 from './011_maintain_contact_statistics';
+import * as m013a from './013_count_login_failures_with_rate_limiter';
+import * as m013b from './013_add_users_token_version';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -32,6 +34,8 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['009_store_donor_snapshot_on_checkouts', m009],
   ['010_create_login_failures', m010],
   ['011_maintain_contact_statistics', m011],
+  ['013_count_login_failures_with_rate_limiter', m013a],
+  ['013_add_users_token_version', m013b],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

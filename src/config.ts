@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_TASK_QUEUE } from './temporal/task-queues';
+import { generateSecretKey, parseSecretsKeys, type SecretKey } from './secrets/keyring';
 
 /** The repository root, so that relative defaults do not depend on the working directory. */
 export const projectRoot = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
@@ -10,25 +10,42 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
+/** Exactly these: a typo such as `Production` or `prod` must not start a production instance with development rules. */
+export const NODE_ENVIRONMENTS = ['development', 'test', 'production'] as const;
+
 const environmentSchema = z.object({
-  NODE_ENV: z.string().default('development'),
+  NODE_ENV: z.enum(NODE_ENVIRONMENTS, { error: `must be one of ${NODE_ENVIRONMENTS.join(', ')}` }).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  HOST: z.string().default('0.0.0.0'),
+  // Loopback unless told otherwise: a development machine does not offer its API (and demo data) to the network.
+  HOST: z.string().default('127.0.0.1'),
+  // How many reverse proxies of ours stand in front of the API; only their X-Forwarded-* headers are believed.
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   DATABASE_URL: z.string().url().optional(),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   DATA_DIR: z.string().default(path.join(projectRoot, '.data')),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().default(DEFAULT_TASK_QUEUE),
+  // The one task queue the delivery workers poll and the relay starts workflows on.
+  TEMPORAL_TASK_QUEUE: z.string().default('webhook-delivery'),
   TEMPORAL_DEV_SERVER_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   TEMPORAL_UI_URL: z.string().url().optional(),
   TEMPORAL_CLI_PATH: z.string().optional(),
   TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
   TEMPORAL_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+  // The one-key form of JWT_SECRETS, kept for existing deployments; with JWT_SECRETS set it must be one of them.
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
-  LOGIN_MAX_FAILURES_PER_USERNAME: z.coerce.number().int().min(1).default(10),
-  LOGIN_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(30),
+  // Comma-separated: the first signs new tokens, every one verifies (rotation without logging anyone out).
+  JWT_SECRETS: z
+    .string()
+    .transform((list) => list.split(',').map((secret) => secret.trim()).filter((secret) => secret !== ''))
+    .pipe(z.array(z.string().min(32, 'each secret in JWT_SECRETS must be at least 32 characters')))
+    .optional(),
+  // Keys of the secrets at rest, comma-separated, the sealing one first (src/secrets/keyring.ts); required in production.
+  SECRETS_KEYS: z.string().optional(),
+  LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME: z.coerce.number().int().min(1).default(10),
+  LOGIN_FREE_FAILURES_PER_USERNAME: z.coerce.number().int().min(0).default(10),
+  LOGIN_MAX_DELAY_SECONDS: z.coerce.number().min(0).max(60).default(5),
   LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
   ADMIN_USERNAME: z.string().min(1).default('admin'),
   ADMIN_PASSWORD: z.string().min(8).optional(),
@@ -38,30 +55,36 @@ const environmentSchema = z.object({
   PLATFORM_INVOICE_REFERENCE_MODE: z.enum(['qr', 'text', 'purpose']).default('qr'),
   PLATFORM_INVOICE_REFERENCE_TEXT: z.string().min(1).max(140).optional(),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
-  // Read by the create-staff-user command only (never from argv, where `ps` would show it).
+  // Read by the users and create-staff-user commands only (never from argv, where `ps` would show it).
   STAFF_PASSWORD: z.string().optional(),
   // Port of the /metrics listener of the roles that serve no HTTP API (worker, relay); unset: no listener.
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-  // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`.
+  // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`; required in production.
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type InvoiceReferenceMode = 'qr' | 'text' | 'purpose';
 
-export interface ThrottleLimit {
-  maxFailures: number;
-  windowSeconds: number;
-}
-
+/** Failed password checks, counted in Postgres (src/auth/login-throttle.ts); correct passwords are never counted. */
 export interface LoginLimits {
-  perUsername: ThrottleLimit;
-  perClient: ThrottleLimit;
+  /** Failures of one user name from one client address before that pair gets 429 for the rest of the window. */
+  maxFailuresPerClientAndUsername: number;
+  /** Failures of one user name (from all addresses) before each further check of it waits a growing delay. */
+  freeFailuresPerUsername: number;
+  /** The longest such delay. */
+  maxDelaySeconds: number;
+  windowSeconds: number;
 }
 
 export interface Config {
   production: boolean;
-  http: { port: number; host: string };
+  http: {
+    port: number;
+    host: string;
+    /** Proxies of ours in front of the API: 0 ignores X-Forwarded-*; n takes the client address n hops back. */
+    trustedProxies: number;
+  };
   database: { url?: string; embeddedPort: number; dataDir: string };
   temporal: {
     address?: string;
@@ -76,9 +99,9 @@ export interface Config {
     maxCachedWorkflows?: number;
   };
   auth: {
-    jwtSecret: string;
+    /** HS256 keys: the first signs new tokens, every one verifies. */
+    jwtSecrets: string[];
     jwtSecretGenerated: boolean;
-    /** Failed password checks allowed per user name and per client address in one window (then 429). */
     loginLimits: LoginLimits;
   };
   demo: { adminUsername: string; adminPassword?: string; seed: boolean };
@@ -89,14 +112,35 @@ export interface Config {
     invoiceReference: { mode: InvoiceReferenceMode; text?: string };
   };
   webhooks: { allowInsecureUrls: boolean };
+  /**
+   * Keys of the secrets at rest, the sealing one first. `generated`: SECRETS_KEYS was not set (never in production)
+   * and the one key is random; the start command replaces it with the key kept in DATA_DIR (src/demo/local-secret.ts).
+   */
+  secrets: { keys: SecretKey[]; generated: boolean };
   cli: { staffPassword?: string };
   metrics: { port?: number; token?: string };
   logLevel: string;
 }
 
 /**
+ * JWT_SECRETS, or JWT_SECRET as a one-key list; undefined when neither is set. Both may be set (the Compose file
+ * requires JWT_SECRET), but then JWT_SECRET must be one of JWT_SECRETS: a value that is silently ignored would let an
+ * operator believe a key is in use that is not.
+ */
+function configuredJwtSecrets(single: string | undefined, list: string[] | undefined): string[] | undefined {
+  if (!list || list.length === 0) return single === undefined ? undefined : [single];
+  if (new Set(list).size !== list.length) throw new Error('Invalid configuration: JWT_SECRETS lists a secret twice');
+  if (single !== undefined && !list.includes(single)) {
+    throw new Error('Invalid configuration: JWT_SECRET must be one of JWT_SECRETS when both are set');
+  }
+  return list;
+}
+
+/**
  * Reads the one typed configuration from the environment; nothing else reads process.env.
- * Production refuses to start without a JWT secret: a built-in default would let anyone mint tokens.
+ * Production refuses to start without a JWT secret (a built-in default would let anyone mint tokens), without a
+ * metrics token (the metrics name event types, outcomes and volumes to whoever reaches the port) and without the
+ * keys of the secrets at rest (a generated key would differ between processes and be lost on restart).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = environmentSchema.safeParse(env);
@@ -106,15 +150,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const production = e.NODE_ENV === 'production';
-  if (production && !e.JWT_SECRET) {
-    throw new Error('Invalid configuration: JWT_SECRET is required when NODE_ENV=production');
+  const jwtSecrets = configuredJwtSecrets(e.JWT_SECRET, e.JWT_SECRETS);
+  if (production && !jwtSecrets) {
+    throw new Error('Invalid configuration: JWT_SECRETS (or JWT_SECRET) is required when NODE_ENV=production');
+  }
+  if (production && !e.METRICS_TOKEN) {
+    throw new Error('Invalid configuration: METRICS_TOKEN is required when NODE_ENV=production');
+  }
+  if (production && !e.SECRETS_KEYS) {
+    throw new Error('Invalid configuration: SECRETS_KEYS is required when NODE_ENV=production');
+  }
+  let secretsKeys: SecretKey[] | undefined;
+  try {
+    secretsKeys = e.SECRETS_KEYS === undefined ? undefined : parseSecretsKeys(e.SECRETS_KEYS);
+  } catch (err) {
+    throw new Error(`Invalid configuration: SECRETS_KEYS: ${(err as Error).message}`);
   }
   if (e.PLATFORM_INVOICE_REFERENCE_MODE === 'text' && !e.PLATFORM_INVOICE_REFERENCE_TEXT) {
     throw new Error('Invalid configuration: PLATFORM_INVOICE_REFERENCE_TEXT is required when PLATFORM_INVOICE_REFERENCE_MODE=text');
   }
   return {
     production,
-    http: { port: e.PORT, host: e.HOST },
+    http: { port: e.PORT, host: e.HOST, trustedProxies: e.TRUST_PROXY },
     database: { url: e.DATABASE_URL, embeddedPort: e.EMBEDDED_POSTGRES_PORT, dataDir: path.resolve(e.DATA_DIR) },
     temporal: {
       address: e.TEMPORAL_ADDRESS,
@@ -128,11 +185,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxCachedWorkflows: e.TEMPORAL_MAX_CACHED_WORKFLOWS,
     },
     auth: {
-      jwtSecret: e.JWT_SECRET ?? randomBytes(32).toString('hex'),
-      jwtSecretGenerated: !e.JWT_SECRET,
+      jwtSecrets: jwtSecrets ?? [randomBytes(32).toString('hex')],
+      jwtSecretGenerated: !jwtSecrets,
       loginLimits: {
-        perUsername: { maxFailures: e.LOGIN_MAX_FAILURES_PER_USERNAME, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
-        perClient: { maxFailures: e.LOGIN_MAX_FAILURES_PER_CLIENT, windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS },
+        maxFailuresPerClientAndUsername: e.LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME,
+        freeFailuresPerUsername: e.LOGIN_FREE_FAILURES_PER_USERNAME,
+        maxDelaySeconds: e.LOGIN_MAX_DELAY_SECONDS,
+        windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
       },
     },
     demo: {
@@ -146,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       invoiceReference: { mode: e.PLATFORM_INVOICE_REFERENCE_MODE, text: e.PLATFORM_INVOICE_REFERENCE_TEXT },
     },
     webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
+    secrets: { keys: secretsKeys ?? [generateSecretKey()], generated: secretsKeys === undefined },
     cli: { staffPassword: e.STAFF_PASSWORD },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
     logLevel: e.LOG_LEVEL,

@@ -1,7 +1,7 @@
 import { loadConfig } from './config';
 import { migrateToLatest } from './db/knex';
-import { ensureDemoAdmin } from './demo/admin-user';
-import { persistedLocalSecret } from './demo/local-secret';
+import { ensureDemoAdmin, ensureDemoNonStaffUser } from './demo/admin-user';
+import { localSecretsKeys, persistedLocalSecret } from './secrets/local-secret';
 import { seedDemoData } from './demo/seed';
 import { createLogger } from './logger';
 import { createMetrics } from './observability/metrics';
@@ -29,7 +29,7 @@ const ROLES = {
     installTemporalLogging(log);
     const started = Date.now();
     if (config.auth.jwtSecretGenerated && !config.production) {
-      config.auth.jwtSecret = await persistedLocalSecret(config.database.dataDir, 'jwt-secret', 32);
+      config.auth.jwtSecrets = [await persistedLocalSecret(config.database.dataDir, 'jwt-secret', 32)];
     }
     const db = await connectDatabase(config, log, lifecycle, 'embedded-allowed');
     log.info({ applied: await migrateToLatest(db) }, 'migrations applied');
@@ -37,8 +37,10 @@ const ROLES = {
     const lines: string[] = [];
     if (config.demo.seed) {
       const admin = await ensureDemoAdmin(db, config);
+      const viewer = await ensureDemoNonStaffUser(db, config);
       log.info(await seedDemoData(db, config), 'demo data');
       lines.push(`Staff user:  ${admin.username} / ${admin.password}`);
+      lines.push(`Non-staff:   ${viewer.username} / ${viewer.password}  (signs in; the API answers 403; demo data: docs/demo.md)`);
     }
     const client = startTemporalClient(runtime, temporal.address);
     await startWorker(runtime, db, temporal.address);
@@ -62,7 +64,7 @@ const ROLES = {
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     await startWorker(runtime, db, temporal.address);
-    const metricsPort = await startMetricsListener(runtime);
+    const metricsPort = await startMetricsListener(runtime, db);
     runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, metricsPort }, 'delivery worker running');
   },
 
@@ -70,7 +72,7 @@ const ROLES = {
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     startRelay(runtime, db, startTemporalClient(runtime, temporal.address));
-    runtime.log.info({ metricsPort: await startMetricsListener(runtime) }, 'outbox relay running');
+    runtime.log.info({ metricsPort: await startMetricsListener(runtime, db) }, 'outbox relay running');
   },
 
   /** One-off job: migrate, and create or reset the staff user named by ADMIN_USERNAME when ADMIN_PASSWORD is set. */
@@ -103,6 +105,8 @@ async function main(): Promise<void> {
   }
   lifecycle.exitOnSignals();
   try {
+    // Without SECRETS_KEYS (never in production), every role of this machine seals and opens with DATA_DIR's key.
+    if (config.secrets.generated) config.secrets.keys = await localSecretsKeys(config.database.dataDir);
     const metrics = createMetrics({ processMetrics: true });
     await ROLES[roleName as keyof typeof ROLES]({ config, log, lifecycle, metrics });
   } catch (err) {

@@ -41,7 +41,7 @@ test('the demo data covers every kind of record, and a second run creates nothin
   const first = await seedDemoData(db, config, now);
   expect(first.created).toBeGreaterThan(30);
   const counts = await tableCounts();
-  expect(counts).toMatchObject({ campaigns: 4, campaign_links: 2, recurring_donations: 2, shop_orders: 2, newsletter_subscriptions: 4 });
+  expect(counts).toMatchObject({ campaigns: 4, campaign_links: 2, recurring_donations: 2, shop_orders: 2, newsletter_subscriptions: 5 });
   // No endpoint is configured by the seeder, so no events.
   expect(counts.webhook_events).toBe(0);
 
@@ -71,7 +71,7 @@ test('single, multi-checkout and recurring donations in both environments, sprea
 });
 
 test('newsletter sign-ups, some confirmed, and a registered and a guest shop order', async () => {
-  expect(await db('newsletter_subscriptions').whereNotNull('confirmed_at').count('* as n')).toEqual([{ n: 3 }]);
+  expect(await db('newsletter_subscriptions').whereNotNull('confirmed_at').count('* as n')).toEqual([{ n: 4 }]);
   expect((await db('shop_orders').orderBy('id').pluck('contact_id')).map((id) => id === null)).toEqual([false, true]);
   const link = await db('campaign_links').where({ id: 'wasser-fuer-alle' }).first();
   expect(link).toMatchObject({ active: true, recurring_enabled: true, custom_fields: [expect.objectContaining({ name: 'Anlass' }), expect.anything()] });

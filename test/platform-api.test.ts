@@ -1,6 +1,7 @@
 import { isValidQrReference } from '../src/platform/invoice-reference';
 import { saveEndpoint, type EndpointSettings } from '../src/webhooks/endpoint-store';
 import { PLATFORM_DONOR as donor } from './support/platform-donor';
+import { createKeyring } from '../src/secrets/keyring';
 import { startTestApp, type TestApp } from './support/test-app';
 
 let app: TestApp;
@@ -38,6 +39,7 @@ async function useEndpoint(settings: Partial<EndpointSettings> = {}): Promise<vo
       ...settings,
     },
     new Date(),
+    createKeyring(app.config.secrets.keys),
   );
 }
 
@@ -714,10 +716,17 @@ describe('validation and access', () => {
   });
 });
 
-test('GET /platform/campaigns lists the campaigns a form may name, to staff only', async () => {
+test('GET /platform/campaigns lists the campaigns a form may name with their link ids, to staff only', async () => {
+  const link = { campaign_id: water, currency: 'CHF', amounts_minor: [1000], default_amount_minor: 1000, minimum_amount_minor: 100, payment_methods: ['TWI'] };
+  await app.db('campaign_links').insert([{ id: 'wasser-2025', ...link }, { id: 'wasser-2024', ...link, active: false }]);
   const listed = await app.request('GET', '/platform/campaigns');
   expect(listed.status).toBe(200);
-  expect(listed.body.results).toEqual(expect.arrayContaining([{ id: water, title: 'Wasser für alle' }, { id: school, title: 'Schulbildung' }]));
+  expect(listed.body.results).toEqual(
+    expect.arrayContaining([
+      { id: water, title: 'Wasser für alle', link_ids: ['wasser-2024', 'wasser-2025'] },
+      { id: school, title: 'Schulbildung', link_ids: [] },
+    ]),
+  );
   expect((await app.request('GET', '/platform/campaigns', undefined, app.nonStaff())).status).toBe(403);
   expect((await app.request('GET', '/platform/campaigns', undefined, {})).status).toBe(401);
 });

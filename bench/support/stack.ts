@@ -5,12 +5,15 @@ import { issueTokenPair, systemClock } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
+import { createKeyring, parseSecretsKeys } from '../../src/secrets/keyring';
 import { saveEndpoint } from '../../src/webhooks/endpoint-store';
 import { freePort } from '../../test/support/free-port';
 import { type Role, type ServiceProcess, startService } from './service-process';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
 
 const JWT_SECRET = 'bench-secret-of-at-least-thirty-two-characters';
+/** The key the roles open the endpoint's secrets with, and the stack seals them with. */
+const SECRETS_KEYS = 'b'.repeat(64);
 const STAFF = { username: 'bench', password: 'bench-password', isStaff: true };
 
 export interface StackOptions {
@@ -81,6 +84,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       dataDir: pgDataDir,
       port: await freePort(),
       persistent: false,
+      // As in every benchmark so far: what is measured is the service, not the disk's flushes.
+      durable: false,
       settings: options.pgStatStatements ? { shared_preload_libraries: 'pg_stat_statements' } : undefined,
     });
     stops.push(() => postgres.stop());
@@ -107,6 +112,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       // The client connects lazily: a closed port is fine for a role that never calls Temporal.
       TEMPORAL_ADDRESS: temporal?.address ?? `127.0.0.1:${await freePort()}`,
       JWT_SECRET,
+      SECRETS_KEYS,
       PORT: String(apiPort),
       HOST: '127.0.0.1',
       SEED_DEMO_DATA: 'false',
@@ -134,7 +140,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       postgresPid: await postmasterPid(pgDataDir),
       services,
       apiUrl: `http://127.0.0.1:${apiPort}`,
-      staffToken: () => issueTokenPair({ secret: JWT_SECRET, clock: systemClock }, staff).access,
+      staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock }, staff).access,
       async configureEndpoint(url) {
         await saveEndpoint(
           db,
@@ -148,6 +154,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
             signing_secret: null,
           },
           new Date(),
+          createKeyring(parseSecretsKeys(SECRETS_KEYS)),
         );
       },
       stop,

@@ -1,46 +1,42 @@
-import type { Middleware } from 'koa';
-import type { RouteContext } from '../api/app';
-import { ApiError, notFound } from '../api/errors';
-import { requestLogger } from '../api/request-log';
+import type { Context } from 'koa';
+import type { RouteContext } from '../http/context';
+import { requestLogger } from '../http/request-log';
+import { ApiError, notFound } from '../shared/errors';
 import { deliveryWorkflowId, requestResend } from '../temporal/delivery-workflows';
 import { findEventDelivery } from '../webhooks/event-store';
-import { parseEventId } from './webhook-events';
 
 const temporalUnavailable = () =>
-  new ApiError(503, 'delivery_unavailable', 'The delivery service (Temporal) is not reachable; try again shortly');
+  new ApiError('delivery_unavailable', 'The delivery service (Temporal) is not reachable; try again shortly');
 
 const alreadyDelivered = () =>
-  new ApiError(409, 'already_delivered', 'The event has been delivered; there is nothing to resend');
+  new ApiError('already_delivered', 'The event has been delivered; there is nothing to resend');
 
 const notStarted = () =>
-  new ApiError(409, 'first_attempt_pending', 'The event is queued for delivery; its first attempt follows as soon as the delivery starts');
+  new ApiError('first_attempt_pending', 'The event is queued for delivery; its first attempt follows as soon as the delivery starts');
 
 /**
- * POST /admin/api/webhook-events/<id>/resend, mounted in the staff-only admin API router: delivers the event again,
- * with the same envelope id, as a manual attempt; 202 once the request is handed to Temporal. An attempt under way
- * (the first one included) is not interrupted: the request is answered by the attempt after it, unless that one
- * delivers the event. Refused (409) once the event is delivered, and while its delivery has not started.
+ * POST /admin/api/webhook-events/<id>/resend: delivers the event again, with the same envelope id, as a manual
+ * attempt; 202 once the request is handed to Temporal. An attempt under way (the first one included) is not
+ * interrupted: the request is answered by the attempt after it, unless that one delivers the event. Refused (409)
+ * once the event is delivered, and while its delivery has not started.
  */
-export function resendWebhookEvent(context: RouteContext): Middleware {
-  return async function resendWebhookEvent(ctx) {
-    const id = parseEventId(ctx.params.id);
-    const event = await findEventDelivery(context.db, id);
-    if (!event) throw notFound('Webhook event not found', 'webhook_event_not_found');
-    if (event.status === 'delivered') throw alreadyDelivered();
-    if (!context.temporalClient) throw temporalUnavailable();
-    const log = requestLogger(ctx, context.log);
-    let resend: Awaited<ReturnType<typeof requestResend>>;
-    try {
-      resend = await requestResend(context.temporalClient, context.config.temporal.taskQueue, event);
-    } catch (err) {
-      log.warn({ err, eventId: id }, 'resend could not reach Temporal');
-      throw temporalUnavailable();
-    }
-    // A waiting event without a running workflow: not started yet, or delivered by its first attempt meanwhile.
-    if (resend === 'not-running') throw (await findEventDelivery(context.db, id))?.status === 'delivered' ? alreadyDelivered() : notStarted();
-    const workflowId = deliveryWorkflowId(id);
-    log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
-    ctx.status = 202;
-    ctx.body = { id, workflow_id: workflowId };
-  };
+export async function resendWebhookEvent(ctx: Context, id: number, context: RouteContext): Promise<void> {
+  const event = await findEventDelivery(context.db, id);
+  if (!event) throw notFound('Webhook event not found', 'webhook_event_not_found');
+  if (event.status === 'delivered') throw alreadyDelivered();
+  if (!context.temporalClient) throw temporalUnavailable();
+  const log = requestLogger(ctx, context.log);
+  let resend: Awaited<ReturnType<typeof requestResend>>;
+  try {
+    resend = await requestResend(context.temporalClient, context.config.temporal.taskQueue, event);
+  } catch (err) {
+    log.warn({ err, eventId: id }, 'resend could not reach Temporal');
+    throw temporalUnavailable();
+  }
+  // A waiting event without a running workflow: not started yet, or delivered by its first attempt meanwhile.
+  if (resend === 'not-running') throw (await findEventDelivery(context.db, id))?.status === 'delivered' ? alreadyDelivered() : notStarted();
+  const workflowId = deliveryWorkflowId(id);
+  log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
+  ctx.status = 202;
+  ctx.body = { id, workflow_id: workflowId };
 }

@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Config } from '../config';
-import type { WebhookEndpointModel } from '../db/models';
-import { badRequest } from '../api/errors';
+import { badRequest } from '../shared/errors';
 import { storableText } from '../platform/input-schemas';
 import { formatTimestamp } from '../shared/time';
 import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor, urlProblem } from '../webhooks/endpoint-rules';
-import { findEndpoint, saveEndpoint, settingsOf } from '../webhooks/endpoint-store';
+import { createKeyring } from '../secrets/keyring';
+import { type EndpointRecord, findEndpoint, findEndpointSettingsForUpdate, saveEndpoint } from '../webhooks/endpoint-store';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../webhooks/payload-versions';
 import { checkSubscriberHost, type ResolveHost } from '../webhooks/subscriber-address';
@@ -24,19 +24,19 @@ export const endpointChangeInput = z.object({
 
 /**
  * The endpoint as the admin shows it. Password and signing secret are write-only: only whether they are set is
- * shown, so they never travel back out once stored.
+ * shown, so they never travel back out once stored (the store does not even read them for this).
  */
-function presentEndpoint(endpoint: WebhookEndpointModel | undefined) {
-  const settings = endpoint ? settingsOf(endpoint) : { url: null, ...NEW_ENDPOINT_DEFAULTS };
+function presentEndpoint(endpoint: EndpointRecord | undefined) {
+  const shown = endpoint ?? { url: null, ...NEW_ENDPOINT_DEFAULTS, basic_auth_password_set: false, signing_secret_set: false };
   return {
     configured: endpoint !== undefined,
-    url: settings.url,
-    active: settings.active,
-    payload_version: settings.payload_version,
-    events: settings.events,
-    basic_auth_username: settings.basic_auth_username,
-    basic_auth_password_set: settings.basic_auth_password !== null,
-    signing_secret_set: settings.signing_secret !== null,
+    url: shown.url,
+    active: shown.active,
+    payload_version: shown.payload_version,
+    events: shown.events,
+    basic_auth_username: shown.basic_auth_username,
+    basic_auth_password_set: shown.basic_auth_password_set,
+    signing_secret_set: shown.signing_secret_set,
     created_at: endpoint ? formatTimestamp(endpoint.created_at, 'utc') : null,
     updated_at: endpoint ? formatTimestamp(endpoint.updated_at, 'utc') : null,
   };
@@ -66,14 +66,15 @@ export async function changeEndpoint(
 ) {
   const problem = await hostProblem(change.url, config, resolve);
   if (problem) throw badRequest(problem, 'invalid_body');
+  const keyring = createKeyring(config.secrets.keys);
   return db.transaction(async (trx) => {
     // Locked so that two admins saving at once apply their changes one after the other.
-    const current = await findEndpoint(trx, { forUpdate: true });
-    const result = applyEndpointChange(current && settingsOf(current), change, {
+    const current = await findEndpointSettingsForUpdate(trx, keyring);
+    const result = applyEndpointChange(current, change, {
       urlPolicy: urlPolicyFor(config),
       cartLogic: config.platform.cartLogic,
     });
     if ('problems' in result) throw badRequest(result.problems.join('; '), 'invalid_body');
-    return presentEndpoint(await saveEndpoint(trx, result.settings, now));
+    return presentEndpoint(await saveEndpoint(trx, result.settings, now, keyring));
   });
 }

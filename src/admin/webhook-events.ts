@@ -9,14 +9,7 @@ import {
   findEventWithAttempts,
   listEvents,
 } from '../webhooks/event-store';
-import { offsetOf, type PageRequest } from '../api/pagination';
-import { badRequest } from '../api/errors';
-
-/** The one rule for an event id in an admin URL: a positive bigserial value that JS holds exactly (0 is no id). */
-export function parseEventId(raw: string): number {
-  if (!/^[1-9][0-9]{0,14}$/.test(raw)) throw badRequest('Event id must be a positive integer', 'invalid_parameter');
-  return Number(raw);
-}
+import { offsetOf, type PageRequest } from '../http/pagination';
 
 const utc = (instant: Date | null) => instant && formatTimestamp(instant, 'utc');
 

@@ -4,17 +4,8 @@ import { contactDonationsOperation } from './crm/contact-donations';
 import { contactsOperation } from './crm/contacts';
 import { donationsOperation } from './crm/donations';
 import { newsletterSubscriptionsOperation } from './crm/newsletter-subscriptions';
-import type { Operation } from './operation';
+import type { Operation, OperationGroup } from '../http/operation';
 import { API_ROOTS, VERSION_FEATURES, type VersionFeatures } from './versions/features';
-
-export interface OperationGroup {
-  /** Path root the operations are mounted under ('' for the token endpoints). */
-  prefix: string;
-  /** OpenAPI tag of the group. */
-  tag: string;
-  description: string;
-  operations: Operation[];
-}
 
 /** The same paths and parameters under every root; only the version's feature set differs. */
 const versionOperations = (features: VersionFeatures): Operation[] => [
@@ -25,8 +16,8 @@ const versionOperations = (features: VersionFeatures): Operation[] => [
   campaignLinkConfigOperation(),
 ];
 
-/** Every operation of the HTTP API: what the routers mount and what the OpenAPI document describes. */
-export function apiSurface(): OperationGroup[] {
+/** The read API under each of its roots, and the token endpoints. */
+export function readApiGroups(): OperationGroup[] {
   return [
     ...API_ROOTS.map((root) => ({
       prefix: root.prefix,

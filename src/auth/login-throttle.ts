@@ -1,100 +1,105 @@
 import { createHash } from 'node:crypto';
-import type { LoginLimits, ThrottleLimit } from '../config';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { RateLimiterPostgres, type RateLimiterRes } from 'rate-limiter-flexible';
+import type { LoginLimits } from '../config';
 import type { Db } from '../db/knex';
-import { ApiError } from '../api/errors';
-import type { Clock } from './tokens';
+import { ApiError } from '../shared/errors';
 
 /*
- * The failed-login limiter, for every password check (token creation and HTTP Basic): at most `maxFailures`
- * failed checks per user name and per client address in a fixed window; beyond that, a 429 with Retry-After until
- * the window ends, without checking the password (else guessing would go on, only answered later).
+ * The failed-login limit, for every password check (token creation and HTTP Basic), after rate-limiter-flexible's
+ * "login endpoint protection" recipe. Only checks that failed are counted, so a correct password is never refused
+ * because of parallel requests or of someone else's guesses:
  *
- * Counters live in Postgres, not in memory: API processes run side by side behind a load balancer and restart,
- * and an in-memory limit would be multiplied by the number of processes and forgotten on every deploy. The cost is
- * two small writes around a check that already spends one scrypt run (tens of milliseconds).
+ * - Hard limit per (user name, client address): after `maxFailuresPerClientAndUsername` failures in the window,
+ *   that pair gets 429 with Retry-After until the window ends, also for the right password. The same user name from
+ *   another address is not affected, so guessing from many addresses cannot lock the owner out.
+ * - Per user name, across all addresses: after `freeFailuresPerUsername` failures, each further check of that name
+ *   waits first, 0.25 s doubling with every failure up to `maxDelaySeconds`. It slows a guesser who rotates
+ *   addresses and never refuses anyone. It runs before the check, not before the answer: a delayed "wrong" answer
+ *   would tell a guesser who stops waiting early just as much.
  *
- * A slot is taken before the password is checked and given back on success, so that many concurrent guesses
- * cannot all pass the check before the first failure is counted.
+ * Counters live in Postgres (table `login_failures`), not in memory: API processes run side by side behind a load
+ * balancer and restart, and an in-memory limit would be multiplied by the number of processes and forgotten on
+ * every deploy. Times are rate-limiter-flexible's (the system clock), not the app's injectable clock.
+ *
+ * Concurrent guesses from one pair are all checked, since the counter is read before the check and written after,
+ * but no more than the limit can tell the guesser anything: a failure counted past the limit answers 429 (not 401),
+ * and a right password is refused with 429 when the pair reached its limit while it was being checked.
  */
 
 export interface LoginAttempt {
-  /** The user name tried, when the request carried one. */
-  username?: string;
-  /** The client address as the nearest proxy saw it (ctx.ip). */
+  /** The user name tried. */
+  username: string;
+  /** The client address (ctx.ip). */
   clientIp: string;
 }
 
-interface Counter {
-  key: string;
-  limit: ThrottleLimit;
-  /** What a success does to the counter: forget the failures of a user name, give back the address's slot. */
-  onSuccess: 'clear' | 'release';
-}
-
-// Hashed: a user name field sometimes receives a password typed into the wrong box; it must not be stored as typed.
-const keyOf = (kind: string, value: string) => createHash('sha256').update(`${kind}\u0000${value}`).digest('hex');
-
-function countersOf(limits: LoginLimits, attempt: LoginAttempt): Counter[] {
-  const counters: Counter[] = [{ key: keyOf('client', attempt.clientIp), limit: limits.perClient, onSuccess: 'release' }];
-  if (attempt.username !== undefined) {
-    counters.push({ key: keyOf('username', attempt.username), limit: limits.perUsername, onSuccess: 'clear' });
-  }
-  return counters;
-}
-
 export const tooManyFailures = (retryAfterSeconds: number) =>
-  new ApiError(
-    429,
-    'too_many_login_failures',
+  new ApiError('too_many_login_failures',
     `Too many failed logins; try again in ${retryAfterSeconds} seconds`,
     { 'Retry-After': String(retryAfterSeconds) },
   );
 
 export interface LoginThrottle {
-  /** Takes a slot for one password check; a 429 when a counter is past its limit. */
-  reserve(attempt: LoginAttempt): Promise<void>;
-  /** The password was right: the user name's failures are forgotten, the address gets its slot back. */
-  succeeded(attempt: LoginAttempt): Promise<void>;
+  /**
+   * Runs one password check under the limits: its result when the password is right, undefined when it is wrong;
+   * a 429 when this user name is locked for this client address.
+   */
+  check<T>(attempt: LoginAttempt, verify: () => Promise<T | undefined>): Promise<T | undefined>;
 }
 
-/**
- * Defaults (configurable): 10 failures per user name, 30 per address (several people or one integration may share
- * an address behind NAT), in windows of 15 minutes: a person who mistypes never gets there; a guesser is held to
- * 40 guesses an hour per account.
- */
-export function createLoginThrottle(db: Db, clock: Clock, limits: LoginLimits): LoginThrottle {
-  const longestWindow = Math.max(limits.perUsername.windowSeconds, limits.perClient.windowSeconds);
-  return {
-    async reserve(attempt) {
-      const now = clock();
-      let retryAfter = 0;
-      for (const { key, limit } of countersOf(limits, attempt)) {
-        const windowStart = new Date((now - limit.windowSeconds) * 1000);
-        // One statement per counter: a new window starts when the old one has passed.
-        const { rows } = await db.raw(
-          `INSERT INTO login_failures AS f (key, failures, window_started_at) VALUES (?, 1, ?)
-           ON CONFLICT (key) DO UPDATE SET
-             failures = CASE WHEN f.window_started_at <= ? THEN 1 ELSE f.failures + 1 END,
-             window_started_at = CASE WHEN f.window_started_at <= ? THEN EXCLUDED.window_started_at ELSE f.window_started_at END
-           RETURNING failures, window_started_at`,
-          [key, new Date(now * 1000), windowStart, windowStart],
-        );
-        const { failures, window_started_at: started } = rows[0] as { failures: number; window_started_at: Date };
-        if (failures > limit.maxFailures) {
-          const endsIn = Math.ceil(started.getTime() / 1000 + limit.windowSeconds - now);
-          retryAfter = Math.max(retryAfter, endsIn, 1);
-        }
-      }
-      // Windows that have passed are of no use; the index keeps this cheap.
-      await db('login_failures').where('window_started_at', '<=', new Date((now - longestWindow) * 1000)).delete();
-      if (retryAfter > 0) throw tooManyFailures(retryAfter);
-    },
+const FIRST_DELAY_SECONDS = 0.25;
 
-    async succeeded(attempt) {
-      for (const { key, onSuccess } of countersOf(limits, attempt)) {
-        if (onSuccess === 'clear') await db('login_failures').where({ key }).delete();
-        else await db('login_failures').where({ key }).andWhere('failures', '>', 0).decrement('failures', 1);
+/** The wait before a password check of a user name with `failures` recent failures (from all addresses). */
+export function loginDelaySeconds(failures: number, limits: LoginLimits): number {
+  const excess = failures - limits.freeFailuresPerUsername;
+  return excess < 0 ? 0 : Math.min(FIRST_DELAY_SECONDS * 2 ** excess, limits.maxDelaySeconds);
+}
+
+// Hashed: a user name field sometimes receives a password typed into the wrong box; it must not be stored as typed.
+const hashOf = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex');
+
+export function createLoginThrottle(db: Db, limits: LoginLimits): LoginThrottle {
+  const counter = (keyPrefix: string) =>
+    new RateLimiterPostgres({
+      storeClient: db,
+      storeType: 'knex',
+      tableName: 'login_failures',
+      tableCreated: true, // by migration 013
+      keyPrefix,
+      points: limits.maxFailuresPerClientAndUsername,
+      duration: limits.windowSeconds,
+    });
+  const perPair = counter('client-and-username');
+  const perUsername = counter('username');
+  const max = limits.maxFailuresPerClientAndUsername;
+
+  const lockedUntilWindowEnds = (failures: RateLimiterRes) =>
+    tooManyFailures(Math.max(1, Math.ceil(failures.msBeforeNext / 1000)));
+  const refuseIfLocked = (failures: RateLimiterRes | null) => {
+    if (failures && failures.consumedPoints >= max) throw lockedUntilWindowEnds(failures);
+  };
+
+  return {
+    async check(attempt, verify) {
+      const pairKey = hashOf(attempt.username, attempt.clientIp);
+      const usernameKey = hashOf(attempt.username);
+      const [pairFailures, usernameFailures] = await Promise.all([perPair.get(pairKey), perUsername.get(usernameKey)]);
+      refuseIfLocked(pairFailures);
+      const delay = loginDelaySeconds(usernameFailures?.consumedPoints ?? 0, limits);
+      if (delay > 0) await sleep(delay * 1000);
+
+      const result = await verify();
+      if (result === undefined) {
+        const [failures] = await Promise.all([perPair.penalty(pairKey), perUsername.penalty(usernameKey)]);
+        if (failures.consumedPoints > max) throw lockedUntilWindowEnds(failures);
+        return undefined;
       }
+      const failuresNow = await perPair.get(pairKey);
+      refuseIfLocked(failuresNow);
+      // The pair's earlier mistakes are forgiven; the user name's count stays, it is a count of an attack, if any.
+      if (failuresNow) await perPair.delete(pairKey);
+      return result;
     },
   };
 }

@@ -1,8 +1,8 @@
 import type { Context, Next } from 'koa';
 import type { Db } from '../db/knex';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../shared/errors';
 import type { LoginThrottle } from './login-throttle';
-import { type TokenSettings, verifyToken } from './tokens';
+import { tokenNotValid, type TokenSettings, verifyToken } from './tokens';
 import { findActiveUser, type User, verifyCredentials } from './users';
 
 export interface AuthState {
@@ -10,7 +10,7 @@ export interface AuthState {
 }
 
 const challenge = { 'WWW-Authenticate': 'Bearer realm="api", Basic realm="api"' };
-const notAuthenticated = (message: string) => new ApiError(401, 'not_authenticated', message, challenge);
+const notAuthenticated = (message: string) => new ApiError('not_authenticated', message, challenge);
 
 function parseBasic(encoded: string): { username: string; password: string } | undefined {
   const decoded = Buffer.from(encoded, 'base64').toString('utf8');
@@ -27,16 +27,19 @@ async function authenticate(db: Db, tokens: TokenSettings, throttle: LoginThrott
       const claims = verifyToken(tokens, credentials, 'access');
       const user = await findActiveUser(db, claims.user_id);
       if (!user) throw notAuthenticated('User not found or inactive');
+      // A password change, deactivation or demotion since the token was issued.
+      if (user.token_version !== claims.token_version) throw tokenNotValid('Session ended; sign in again');
       return user;
     }
     case 'basic': {
-      // Every Basic request is a password check, so it counts against the failed-login limit like a token request.
+      // Every Basic request is a password check, so it is under the failed-login limit like a token request.
       const parsed = parseBasic(credentials);
-      const attempt = { username: parsed?.username, clientIp };
-      await throttle.reserve(attempt);
-      const user = parsed && (await verifyCredentials(db, parsed.username, parsed.password));
+      const user =
+        parsed &&
+        (await throttle.check({ username: parsed.username, clientIp }, () =>
+          verifyCredentials(db, parsed.username, parsed.password),
+        ));
       if (!user) throw notAuthenticated('Invalid username or password');
-      await throttle.succeeded(attempt);
       return user;
     }
     default:
@@ -53,7 +56,7 @@ export function requireStaff(db: Db, tokens: TokenSettings, throttle: LoginThrot
     const header = ctx.get('Authorization');
     if (!header) throw notAuthenticated('Authentication credentials were not provided');
     const user = await authenticate(db, tokens, throttle, header, ctx.ip);
-    if (!user.is_staff) throw new ApiError(403, 'permission_denied', 'Staff permission required');
+    if (!user.is_staff) throw new ApiError('permission_denied', 'Staff permission required');
     ctx.state.user = user;
     await next();
   };

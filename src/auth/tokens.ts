@@ -1,6 +1,6 @@
-import { createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
+import { createHash, createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../shared/errors';
 import type { User } from './users';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 5 * 60;
@@ -11,6 +11,8 @@ export type TokenType = 'access' | 'refresh';
 export interface TokenClaims {
   token_type: TokenType;
   user_id: number;
+  /** The user's token version at issue; a password change, deactivation or demotion raises it (src/auth/sessions.ts). */
+  token_version: number;
   jti: string;
   iat: number;
   exp: number;
@@ -21,26 +23,50 @@ export type Clock = () => number;
 export const systemClock: Clock = () => Math.floor(Date.now() / 1000);
 
 export interface TokenSettings {
-  secret: string;
+  /** HS256 secrets: the first signs, every one verifies (config JWT_SECRETS). */
+  secrets: readonly string[];
   clock: Clock;
 }
 
-let cachedKey: { secret: string; key: KeyObject } | undefined;
+interface SigningKey {
+  kid: string;
+  key: KeyObject;
+}
 
 /**
- * The secret as a key object, made once. Given a string, jsonwebtoken first tries to read it as a PEM key and
- * builds a secret key from the failure, on every call: about 2 ms of CPU per request here (BENCHMARKS.md).
+ * The key id names a secret without revealing it: a hash prefix, which is no easier to turn back into a 32+
+ * character secret than the signatures an attacker already has. Verification picks the key by it instead of trying
+ * each one.
  */
-function secretKey(secret: string): KeyObject {
-  if (cachedKey?.secret !== secret) cachedKey = { secret, key: createSecretKey(Buffer.from(secret, 'utf8')) };
-  return cachedKey.key;
+const keyIdOf = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('base64url').slice(0, 16);
+
+/**
+ * The secrets as key objects, made once per list. Given a string, jsonwebtoken first tries to read it as a PEM key
+ * and builds a secret key from the failure, on every call: about 2 ms of CPU per request here (BENCHMARKS.md).
+ */
+const keyRings = new WeakMap<readonly string[], SigningKey[]>();
+function keyRing(secrets: readonly string[]): SigningKey[] {
+  let ring = keyRings.get(secrets);
+  if (!ring) {
+    ring = secrets.map((secret) => ({ kid: keyIdOf(secret), key: createSecretKey(Buffer.from(secret, 'utf8')) }));
+    keyRings.set(secrets, ring);
+  }
+  return ring;
 }
 
 function sign(settings: TokenSettings, user: User, tokenType: TokenType, lifetime: number): string {
+  const [{ kid, key }] = keyRing(settings.secrets);
   const iat = settings.clock();
-  const claims: TokenClaims = { token_type: tokenType, user_id: user.id, jti: randomUUID(), iat, exp: iat + lifetime };
+  const claims: TokenClaims = {
+    token_type: tokenType,
+    user_id: user.id,
+    token_version: user.token_version,
+    jti: randomUUID(),
+    iat,
+    exp: iat + lifetime,
+  };
   // iat and exp come from the injected clock; jsonwebtoken keeps them as given.
-  return jwt.sign(claims, secretKey(settings.secret), { algorithm: 'HS256' });
+  return jwt.sign(claims, key, { algorithm: 'HS256', keyid: kid });
 }
 
 export function issueTokenPair(settings: TokenSettings, user: User): { access: string; refresh: string } {
@@ -51,17 +77,31 @@ export function issueTokenPair(settings: TokenSettings, user: User): { access: s
 }
 
 export const tokenNotValid = (message = 'Token is invalid or expired') =>
-  new ApiError(401, 'token_not_valid', message, { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
+  new ApiError('token_not_valid', message, { 'WWW-Authenticate': 'Bearer realm="api", error="invalid_token"' });
+
+/** The `kid` of the token's header, unverified (it only picks the key); decoding throws on some malformed payloads. */
+function keyIdIn(token: string): string | undefined {
+  try {
+    return jwt.decode(token, { complete: true })?.header.kid;
+  } catch {
+    return undefined;
+  }
+}
+
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value);
 
 /**
- * Verifies signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type
+ * Verifies key id, signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type
  * (either type when none is expected). Every failure is the same 401, so the response does not tell an attacker
- * which check failed.
+ * which check failed. Whether the session still holds (user active, version current) is src/auth/sessions.ts.
  */
 export function verifyToken(settings: TokenSettings, token: string, expectedType?: TokenType): TokenClaims {
+  const kid = keyIdIn(token);
+  const signingKey = keyRing(settings.secrets).find((candidate) => candidate.kid === kid);
+  if (!signingKey) throw tokenNotValid();
   let claims: unknown;
   try {
-    claims = jwt.verify(token, secretKey(settings.secret), { algorithms: ['HS256'], clockTimestamp: settings.clock() });
+    claims = jwt.verify(token, signingKey.key, { algorithms: ['HS256'], clockTimestamp: settings.clock() });
   } catch {
     throw tokenNotValid();
   }
@@ -69,7 +109,8 @@ export function verifyToken(settings: TokenSettings, token: string, expectedType
   if (
     typeof c !== 'object' ||
     (expectedType ? c.token_type !== expectedType : c.token_type !== 'access' && c.token_type !== 'refresh') ||
-    typeof c.user_id !== 'number' ||
+    !isCount(c.user_id) ||
+    !isCount(c.token_version) ||
     typeof c.jti !== 'string' ||
     typeof c.exp !== 'number'
   ) {

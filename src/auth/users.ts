@@ -6,11 +6,23 @@ export interface User {
   username: string;
   is_staff: boolean;
   is_active: boolean;
+  /** Carried in every token; raising it ends every session of the user (see `endSessions`). */
+  token_version: number;
 }
 
-const USER_COLUMNS = ['id', 'username', 'is_staff', 'is_active'] as const;
+export interface UserListing extends User {
+  created_at: Date;
+}
 
-/** Creates the user, or resets the password and staff flag of an existing one (so seeding can run every start). */
+const USER_COLUMNS = ['id', 'username', 'is_staff', 'is_active', 'token_version'] as const;
+
+/** Raises the token version: every token issued before is refused from now on, by every API process. */
+const endSessions = (db: Db) => ({ token_version: db.raw('users.token_version + 1') });
+
+/**
+ * Creates the user, or resets password and staff flag of an existing one and re-activates it (demo seeding and test
+ * fixtures; operators use the `users` command, which says what it changes). A reset ends the user's sessions.
+ */
 export async function upsertUser(
   db: Db,
   { username, password, isStaff }: { username: string; password: string; isStaff: boolean },
@@ -19,9 +31,56 @@ export async function upsertUser(
   const [user] = await db('users')
     .insert({ username, password_hash, is_staff: isStaff, is_active: true })
     .onConflict('username')
-    .merge(['password_hash', 'is_staff', 'is_active'])
+    .merge({ password_hash, is_staff: isStaff, is_active: true, ...endSessions(db) })
     .returning(USER_COLUMNS);
   return user as User;
+}
+
+/** A new active user; undefined when the name is taken (nothing is changed then). */
+export async function createUser(
+  db: Db,
+  { username, password, isStaff }: { username: string; password: string; isStaff: boolean },
+): Promise<User | undefined> {
+  const password_hash = await hashPassword(password);
+  const [user] = await db('users')
+    .insert({ username, password_hash, is_staff: isStaff, is_active: true })
+    .onConflict('username')
+    .ignore()
+    .returning(USER_COLUMNS);
+  return user as User | undefined;
+}
+
+export async function findUserByName(db: Db, username: string): Promise<User | undefined> {
+  return db('users').select(USER_COLUMNS).where({ username }).first();
+}
+
+export async function listUsers(db: Db): Promise<UserListing[]> {
+  return db('users').select([...USER_COLUMNS, 'created_at']).orderBy('username');
+}
+
+/** A new password, which ends every session of the user. */
+export async function setPassword(db: Db, username: string, password: string): Promise<User | undefined> {
+  const password_hash = await hashPassword(password);
+  const [user] = await db('users').where({ username }).update({ password_hash, ...endSessions(db) }).returning(USER_COLUMNS);
+  return user as User | undefined;
+}
+
+/** Deactivating ends every session of the user; activating lets it sign in again (old tokens stay refused). */
+export async function setActive(db: Db, username: string, active: boolean): Promise<User | undefined> {
+  const [user] = await db('users')
+    .where({ username })
+    .update({ is_active: active, ...(active ? {} : endSessions(db)) })
+    .returning(USER_COLUMNS);
+  return user as User | undefined;
+}
+
+/** Removing staff permission ends every session of the user, so no token keeps a permission it no longer has. */
+export async function setStaff(db: Db, username: string, staff: boolean): Promise<User | undefined> {
+  const [user] = await db('users')
+    .where({ username })
+    .update({ is_staff: staff, ...(staff ? {} : endSessions(db)) })
+    .returning(USER_COLUMNS);
+  return user as User | undefined;
 }
 
 export async function findActiveUser(db: Db, id: number): Promise<User | undefined> {

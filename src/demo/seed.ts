@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import { ApiError } from '../api/errors';
+import { ApiError } from '../shared/errors';
 import { confirmNewsletterSubscription } from '../platform/confirm-newsletter-subscription';
 import type { CommandResult, PlatformContext } from '../platform/context';
 import { checkoutInput, recordCheckout } from '../platform/record-checkout';
@@ -87,7 +87,12 @@ const PAYMENTS: (DemoCheckout | DemoFollowUp)[] = [
   { kind: 'checkout', key: 'c14', daysAgo: 3, donor: 'luca', method: 'TWI', positions: [{ amount: 25, campaign: 'Nothilfe Ukraine' }], newsletter: true },
 ];
 
+/**
+ * Confirmed sign-ups in both environments (docs/api.md): the tester's, linked to her TEST contact as a donation
+ * form in test mode links it, so the read API's default environment TEST lists one; the others are live.
+ */
 const SIGN_UPS = [
+  { email: 'tina.test@example.ch', language: 'de', channel: 'donation_form', daysAgo: 120, confirmedAfterDays: 0, testContact: 'test' },
   { email: 'anna.mueller@example.ch', language: 'de', channel: 'donation_form', daysAgo: 178, confirmedAfterDays: 1 },
   { email: 'marc.favre@example.ch', language: 'fr', channel: 'donation_form', daysAgo: 133, confirmedAfterDays: 0 },
   { email: 'julia.meier@example.ch', first_name: 'Julia', last_name: 'Meier', gender: 'female', language: 'de', channel: 'form', daysAgo: 70, confirmedAfterDays: 2 },
@@ -213,7 +218,11 @@ export async function seedDemoData(db: Knex, config: Config, now: Date = new Dat
   for (const [index, signUp] of SIGN_UPS.entries()) {
     const when = dayBefore(now, signUp.daysAgo, 240 + index);
     const { daysAgo: _daysAgo, ...fields } = signUp;
-    const input = signUpInput.parse(fields);
+    const contactId =
+      'testContact' in signUp
+        ? (await db('contacts').where({ environment: 'TEST', email: DONORS[signUp.testContact].email }).first('id'))?.id
+        : undefined;
+    const input = signUpInput.parse({ ...fields, contact_id: contactId });
     const { record } = count(await runCommand(db, (trx) => signUpForNewsletter(trx, input, at(when))));
     if ('confirmedAfterDays' in signUp) {
       const confirmedAt = dayBefore(now, signUp.daysAgo - signUp.confirmedAfterDays, 300 + index);

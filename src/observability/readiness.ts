@@ -1,6 +1,4 @@
-import Router from '@koa/router';
 import type { Client as TemporalClient } from '@temporalio/client';
-import { requestLogger } from '../api/request-log';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { withTimeLimit } from '../shared/time-limit';
@@ -41,23 +39,4 @@ export async function checkDependencies(
   }
   const states = await Promise.all(checks.map(([name, check]) => probe(name, check, timeoutMs, log)));
   return Object.fromEntries(checks.map(([name], index) => [name, states[index]]));
-}
-
-/**
- * GET /readyz: 200 `{ postgres: "ok", temporal: "ok" }` when the process can serve; otherwise 503 naming what is
- * unavailable (with the usual `error` and `code`). /healthz stays the cheap liveness check.
- */
-export function createReadinessRouter(dependencies: ReadinessDependencies, log: Logger): Router {
-  const router = new Router();
-  router.get('/readyz', async function readyz(ctx) {
-    const states = await checkDependencies(dependencies, requestLogger(ctx, log));
-    const unavailable = Object.keys(states).filter((name) => states[name] !== 'ok');
-    if (unavailable.length > 0) {
-      ctx.status = 503;
-      ctx.body = { error: `Not ready: ${unavailable.join(', ')} unavailable`, code: 'not_ready', ...states };
-      return;
-    }
-    ctx.body = states;
-  });
-  return router;
 }

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import { notFound } from '../api/errors';
+import { notFound } from '../shared/errors';
 import type { ContactModel, NewsletterSubscriptionModel } from '../db/models';
 import { envelopeEnvironment } from '../webhooks/envelope';
-import { renderNewsletterSubscribed, subscriptionView } from '../webhooks/payloads/newsletter';
+import { renderNewsletterSubscribed, signUpEnvironment, subscriptionView } from '../webhooks/payloads/newsletter';
 import { recordWebhookEvents } from '../webhooks/record-events';
 import type { CommandResult, PlatformContext } from './context';
 import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
@@ -37,7 +37,7 @@ export async function confirmNewsletterSubscription(
   const view = subscriptionView({ ...confirmed, confirmed_at: now }, contact);
   await recordWebhookEvents(trx, {
     type: 'newsletter.subscribed',
-    environment: envelopeEnvironment(null, ctx.platform.isStaging),
+    environment: envelopeEnvironment(signUpEnvironment(contact), ctx.platform.isStaging),
     occurredAt: now,
     render: (features) => renderNewsletterSubscribed(view, features),
   });

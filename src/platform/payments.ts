@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import type { CheckoutModel, DonationModel, Environment, PaymentStatus, PaymentType } from '../db/models';
-import { badRequest } from '../api/errors';
+import { badRequest } from '../shared/errors';
 import { type Donor, pickDonor } from '../shared/donor-fields';
 import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';

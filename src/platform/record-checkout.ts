@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ApiError, badRequest } from '../api/errors';
+import { ApiError, badRequest } from '../shared/errors';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderDonationCompleted } from '../webhooks/payloads/donation';
 import { recordWebhookEvents } from '../webhooks/record-events';
@@ -91,7 +91,7 @@ export async function recordCheckout(
   const existing = await findPaymentByTransactionId(trx, input.payment.transaction_id);
   if (existing) {
     if (existing.recurring_donation_id !== null) {
-      throw new ApiError(409, 'transaction_id_in_use', 'payment.transaction_id belongs to a recurring follow-up payment');
+      throw new ApiError('transaction_id_in_use', 'payment.transaction_id belongs to a recurring follow-up payment');
     }
     return { created: false, record: presentPayment(existing) };
   }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ApiError, notFound } from '../api/errors';
+import { ApiError, notFound } from '../shared/errors';
 import type { ReconciliationModel } from '../db/models';
 import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
@@ -50,15 +50,13 @@ export async function recordReconciliation(
   if (!payment) throw notFound(`No payment with transaction_id ${input.transaction_id}`, 'payment_not_found');
   // Only payment providers report payout and fee, and only of money they collected: a QR invoice has neither.
   if (payment.payment_status !== 'completed' || payment.payment_method === QR_INVOICE_METHOD) {
-    throw new ApiError(
-      409,
-      'not_reconcilable',
+    throw new ApiError('not_reconcilable',
       `Payment ${input.transaction_id} (${payment.payment_method}, ${payment.payment_status}) cannot be reconciled: ` +
         'only completed payments through an online payment provider can',
     );
   }
   const already = await trx('reconciliations').where({ checkout_id: payment.id }).first();
-  if (already) throw new ApiError(409, 'already_reconciled', 'This payment has already been reconciled');
+  if (already) throw new ApiError('already_reconciled', 'This payment has already been reconciled');
 
   const now = ctx.now();
   const [row]: ReconciliationModel[] = await trx('reconciliations')

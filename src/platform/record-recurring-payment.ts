@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { ApiError, badRequest, notFound } from '../api/errors';
+import { ApiError, badRequest, notFound } from '../shared/errors';
 import type { RecurringDonationModel } from '../db/models';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderRecurringCompleted } from '../webhooks/payloads/donation';
@@ -60,7 +60,7 @@ export async function recordRecurringPayment(
   const existing = await findPaymentByTransactionId(trx, input.payment.transaction_id);
   if (existing) {
     if (existing.recurring_donation_id !== input.recurring_id) {
-      throw new ApiError(409, 'transaction_id_in_use', 'payment.transaction_id belongs to another payment');
+      throw new ApiError('transaction_id_in_use', 'payment.transaction_id belongs to another payment');
     }
     return { created: false, record: presentPayment(existing) };
   }
@@ -70,7 +70,7 @@ export async function recordRecurringPayment(
     .first();
   if (!recurring) throw notFound(`Recurring donation ${input.recurring_id} not found`, 'recurring_donation_not_found');
   if (!recurring.active) {
-    throw new ApiError(409, 'recurring_donation_inactive', `Recurring donation ${input.recurring_id} is not active`);
+    throw new ApiError('recurring_donation_inactive', `Recurring donation ${input.recurring_id} is not active`);
   }
   const method = recurring.payment_method;
   const status = followUpStatus(method);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { badRequest } from '../api/errors';
+import { badRequest } from '../shared/errors';
 import type { NewsletterSubscriptionModel } from '../db/models';
 import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../webhooks/payloads/newsletter';
 import type { CommandResult, PlatformContext } from './context';

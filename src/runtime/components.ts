@@ -2,12 +2,12 @@ import type { Server } from 'node:http';
 import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type Koa from 'koa';
-import { createApp } from '../api/app';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
-import { createMetricsApp } from '../observability/metrics-route';
+import { createApp, createMetricsApp } from '../http/app';
+import { createKeyring } from '../secrets/keyring';
 import { createTemporalClient } from '../temporal/client';
 import { createDeliveryWorker } from '../temporal/worker';
 import { urlPolicyFor } from '../webhooks/endpoint-rules';
@@ -47,9 +47,9 @@ export function startApi({ config, log, lifecycle, metrics }: Runtime, db: Db, t
  * For the roles without an API (worker, relay): serves /metrics on METRICS_PORT when it is set. Returns the port,
  * or undefined when no listener was asked for.
  */
-export async function startMetricsListener({ config, log, lifecycle, metrics }: Runtime): Promise<number | undefined> {
+export async function startMetricsListener({ config, log, lifecycle, metrics }: Runtime, db: Db): Promise<number | undefined> {
   if (config.metrics.port === undefined) return undefined;
-  const app = createMetricsApp(metrics.registry, config.metrics.token, log);
+  const app = createMetricsApp({ db, config, log, metrics });
   return serve(app, config.metrics.port, config.http.host, lifecycle);
 }
 
@@ -66,6 +66,7 @@ export async function startWorker({ config, log, lifecycle, metrics }: Runtime, 
     log,
     metrics,
     allowPrivateAddresses: urlPolicyFor(config).allowPrivateAddresses,
+    keyring: createKeyring(config.secrets.keys),
   });
   const running = worker.run();
   running.catch((err: unknown) => {

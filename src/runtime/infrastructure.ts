@@ -26,6 +26,7 @@ export async function connectDatabase(
       dataDir: path.join(config.database.dataDir, 'postgres'),
       port: config.database.embeddedPort,
       persistent: true,
+      durable: true,
     });
     lifecycle.onStop(() => server.stop());
     await server.createDatabase('donations');

@@ -28,7 +28,12 @@ export type DonorField = (typeof DONOR_FIELDS)[number];
 /** The spec marks these optional: they may be null. */
 type OptionalDonorField = 'company' | 'po_box';
 
-export type DonorPerson = { [F in DonorPersonField]: F extends OptionalDonorField ? string | null : string };
+export const GENDERS = ['male', 'female', 'prefer-not-to-say'] as const;
+export type Gender = (typeof GENDERS)[number];
+
+export type DonorPerson = {
+  [F in DonorPersonField]: F extends 'gender' ? Gender : F extends OptionalDonorField ? string | null : string;
+};
 export type Donor = DonorPerson & { newsletter: boolean };
 
 /** The donor fields of a row or object, in declared order and nothing else: nothing leaks by accident. */

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { mkdir } from 'node:fs/promises';
+import { chmod, mkdir, readdir } from 'node:fs/promises';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../delivery-rules/search-attributes';
@@ -30,12 +30,29 @@ export interface DevServerHandle {
   stop(): Promise<void>;
 }
 
+const STATE_FILE = 'temporal.sqlite';
+
+/**
+ * The state holds workflow histories and activity results: for this user only. The folder is 0700, and files kept
+ * from earlier starts are made 0600; the server creates new ones under umask 077 (below).
+ */
+async function preparePrivateState(dataDir: string): Promise<string> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await chmod(dataDir, 0o700);
+  for (const name of await readdir(dataDir)) {
+    if (name.startsWith(STATE_FILE)) await chmod(path.join(dataDir, name), 0o600);
+  }
+  return path.join(dataDir, STATE_FILE);
+}
+
 /**
  * Starts the Temporal CLI dev server with its Web UI. Its state is file-backed under the data directory, so
  * workflows sleeping in retry backoff survive a restart of `npm start`.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServerHandle> {
-  await mkdir(options.dataDir, { recursive: true });
+  const dbFilename = await preparePrivateState(options.dataDir);
+  // The server process inherits the umask it is started with: its database and journal files are created 0600.
+  const umask = process.umask(0o077);
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: devServerExecutable(options.cliPath),
@@ -44,10 +61,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       ui: true,
       uiPort: options.uiPort,
       namespace: options.namespace,
-      dbFilename: path.join(options.dataDir, 'temporal.sqlite'),
+      dbFilename,
       extraArgs: ['--log-level', 'warn', ...SEARCH_ATTRIBUTE_ARGS],
     },
-  });
+  }).finally(() => process.umask(umask));
   return {
     address: `127.0.0.1:${options.port}`,
     uiUrl: devServerUiUrl(options.uiPort),

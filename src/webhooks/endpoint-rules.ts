@@ -23,51 +23,84 @@ export function urlPolicyFor(config: Config): UrlPolicy {
 
 const MAX_URL_LENGTH = 2048;
 
-/** Addresses a webhook must never reach in production: this machine, its networks, and the cloud's metadata. */
-const nonPublicRanges = new net.BlockList();
-for (const [address, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT
-  ['127.0.0.0', 8],
+/**
+ * The IANA IPv4 Special-Purpose Address Registry, every block (also those marked globally reachable: a webhook
+ * subscriber has no business on AS112 or AMT anycast), plus multicast. Everything else in IPv4 is global unicast.
+ */
+const IPV4_SPECIAL_PURPOSE: readonly (readonly [string, number])[] = [
+  ['0.0.0.0', 8], // "this network", 0.0.0.0
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // shared address space (carrier-grade NAT)
+  ['127.0.0.0', 8], // loopback
   ['169.254.0.0', 16], // link-local, cloud metadata services (169.254.169.254)
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.168.0.0', 16],
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments (DS-Lite, PCP and TURN anycast, NAT64 discovery, …)
+  ['192.0.2.0', 24], // documentation (TEST-NET-1)
+  ['192.31.196.0', 24], // AS112-v4
+  ['192.52.193.0', 24], // AMT
+  ['192.88.99.0', 24], // deprecated 6to4 relay anycast, 6a44 relay anycast
+  ['192.168.0.0', 16], // private
+  ['192.175.48.0', 24], // direct delegation AS112 service
   ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation
-  ['203.0.113.0', 24], // documentation
+  ['198.51.100.0', 24], // documentation (TEST-NET-2)
+  ['203.0.113.0', 24], // documentation (TEST-NET-3)
   ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  nonPublicRanges.addSubnet(address, prefix, 'ipv4');
-}
-for (const [address, prefix] of [
-  ['::', 96], // unspecified, loopback, IPv4-compatible (::a.b.c.d)
-  ['64:ff9b::', 96], // NAT64: may embed any IPv4 address
-  ['64:ff9b:1::', 48], // local-use NAT64
-  ['100::', 64], // discard
-  ['2002::', 16], // 6to4: may embed any IPv4 address
-  ['fc00::', 7], // unique local, AWS metadata (fd00:ec2::254)
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-] as const) {
-  nonPublicRanges.addSubnet(address, prefix, 'ipv6');
-}
+  ['240.0.0.0', 4], // reserved, limited broadcast 255.255.255.255
+];
+
+/** IPv6 global unicast: the only block IANA allocates to the regional registries for the Internet. */
+const IPV6_GLOBAL_UNICAST = ['2000::', 3] as const;
 
 /**
- * True for IP addresses a production webhook must not reach: loopback, private, link-local, metadata, CGNAT,
- * multicast, reserved and the IPv6 forms that embed an IPv4 address (IPv4-mapped ones are checked as IPv4).
+ * The blocks of the IANA IPv6 Special-Purpose Address Registry inside 2000::/3. Those outside it are refused by the
+ * allowlist already: ::/128, ::1/128, ::ffff:0:0/96 (IPv4-mapped), 64:ff9b::/96 and 64:ff9b:1::/48 (IPv4/IPv6
+ * translation), 100::/64 (discard), 100:0:0:1::/64 (dummy prefix), 5f00::/16 (SRv6 SIDs), fc00::/7 (unique local,
+ * AWS metadata fd00:ec2::254), fe80::/10 (link-local), fec0::/10 (old site-local), ff00::/8 (multicast).
  */
-export function isPrivateAddress(ip: string): boolean {
-  const family = net.isIP(ip);
-  if (family === 0) return false;
-  return nonPublicRanges.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+const IPV6_SPECIAL_PURPOSE: readonly (readonly [string, number])[] = [
+  ['2001::', 23], // IETF protocol assignments: Teredo 2001::/32, PCP/TURN/DNS-SD anycast, benchmarking, AMT, ORCHID, …
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4: embeds any IPv4 address
+  ['2620:4f:8000::', 48], // direct delegation AS112 service
+  ['3fff::', 20], // documentation
+];
+
+function blockListOf(blocks: readonly (readonly [string, number])[], family: 'ipv4' | 'ipv6'): net.BlockList {
+  const list = new net.BlockList();
+  for (const [address, prefix] of blocks) list.addSubnet(address, prefix, family);
+  return list;
 }
 
-export const PRIVATE_ADDRESS_PROBLEM = 'url: must not point to a private, loopback or link-local address';
+// Separate lists per family: a BlockList checks an IPv4-mapped IPv6 address against the IPv4 rules of its own list.
+const ipv4SpecialPurpose = blockListOf(IPV4_SPECIAL_PURPOSE, 'ipv4');
+const ipv6GlobalUnicast = blockListOf([IPV6_GLOBAL_UNICAST], 'ipv6');
+const ipv6SpecialPurpose = blockListOf(IPV6_SPECIAL_PURPOSE, 'ipv6');
+
+/**
+ * True only for global unicast addresses: an IPv4 address outside every special-purpose block, or an IPv6 address
+ * in 2000::/3 outside every special-purpose block. IPv6 forms that embed an IPv4 address (mapped, translated,
+ * 6to4, Teredo) are not global unicast by this rule, whatever address they embed. An address with a zone id is
+ * link-scoped by definition.
+ */
+function isGlobalUnicast(ip: string): boolean {
+  if (ip.includes('%')) return false;
+  switch (net.isIP(ip)) {
+    case 4:
+      return !ipv4SpecialPurpose.check(ip, 'ipv4');
+    case 6:
+      return ipv6GlobalUnicast.check(ip, 'ipv6') && !ipv6SpecialPurpose.check(ip, 'ipv6');
+    default:
+      return false;
+  }
+}
+
+/** True for an IP address a production webhook must not reach: any address that is not global unicast. */
+export function isPrivateAddress(ip: string): boolean {
+  return net.isIP(ip) !== 0 && !isGlobalUnicast(ip);
+}
+
+export const NOT_PUBLIC = 'not a public (global unicast) address';
+export const PRIVATE_ADDRESS_PROBLEM = 'url: must point to a public (global unicast) address';
 
 export function bareHost(hostname: string): string {
   return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
@@ -147,6 +180,32 @@ export const NEW_ENDPOINT_DEFAULTS: Omit<EndpointSettings, 'url'> = {
   signing_secret: null,
 };
 
+/** Scheme, host and port as the URL parser normalises them (case, default port, IDN); undefined for no URL. */
+function originOf(raw: string): string | undefined {
+  try {
+    return new URL(raw).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+export const CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM =
+  'basic_auth_password: required when the url moves to another origin (scheme, host or port), as the stored ' +
+  'credentials were given for the old one: give the password for the new url, or null (with basic_auth_username ' +
+  'null) to send none';
+
+/**
+ * Basic-auth credentials belong to the origin they were given for. A change that moves the URL to another origin
+ * must say what to send there: leaving the password out would otherwise hand the old host's password to the new
+ * one. Refused rather than cleared, so that no delivery silently starts to go out without its credentials.
+ * The signing secret stays: it never travels, and a receiver that moves keeps verifying with it.
+ */
+function credentialsLeftBehind(current: EndpointSettings | undefined, change: EndpointChange): boolean {
+  if (!current?.basic_auth_password || change.url === undefined || change.basic_auth_password !== undefined) return false;
+  const target = originOf(change.url);
+  return target !== undefined && target !== originOf(current.url);
+}
+
 /** Applies a change to the current settings (undefined: no endpoint yet); the settings, or every problem found. */
 export function applyEndpointChange(
   current: EndpointSettings | undefined,
@@ -170,6 +229,7 @@ export function applyEndpointChange(
   if ((merged.basic_auth_username === null) !== (merged.basic_auth_password === null)) {
     problems.push('basic_auth_username and basic_auth_password: set both or neither');
   }
+  if (credentialsLeftBehind(current, given)) problems.push(CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM);
   if (url === undefined || problems.length > 0) return { problems };
   return { settings: { ...merged, url, events: normaliseEventSelection(merged.events) } };
 }

@@ -2,14 +2,14 @@ import type { Environment } from '../db/models';
 import { formatTimestamp } from '../shared/time';
 import type { WebhookEventType } from './event-types';
 
-export type EnvelopeEnvironment = 'prod' | 'stage' | 'test';
+export const ENVELOPE_ENVIRONMENTS = ['prod', 'stage', 'test'] as const;
+export type EnvelopeEnvironment = (typeof ENVELOPE_ENVIRONMENTS)[number];
 
 /**
- * The envelope's `environment`: test payments are `test`; live payments are `prod`, or `stage` on a platform
- * configured as staging. Events without a payment environment (newsletter sign-ups) pass null and get the
- * platform's own.
+ * The envelope's `environment`: TEST is `test`; PRODUCTION is `prod`, or `stage` on a platform configured as
+ * staging. A newsletter sign-up passes its own environment (`signUpEnvironment`).
  */
-export function envelopeEnvironment(environment: Environment | null, platformIsStaging: boolean): EnvelopeEnvironment {
+export function envelopeEnvironment(environment: Environment, platformIsStaging: boolean): EnvelopeEnvironment {
   if (environment === 'TEST') return 'test';
   return platformIsStaging ? 'stage' : 'prod';
 }

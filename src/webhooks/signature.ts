@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -24,18 +25,19 @@ export interface SignatureInput {
 
 /**
  * Standard Webhooks headers (https://www.standardwebhooks.com/): `webhook-signature` is `v1,` and the base64
- * HMAC-SHA256 of `id.timestamp.body`, so consumers can verify deliveries with any Standard Webhooks library.
+ * HMAC-SHA256 of `id.timestamp.body`. Signed by the official `standardwebhooks` package, the same code a
+ * consumer verifies with, given our key bytes (so a plain secret's UTF-8 bytes, not the package's Latin-1 reading).
+ * It costs about 20 µs per signature against 5 µs for node:crypto (`bench/signature.ts`), nothing next to the
+ * ~35 ms of CPU a delivered event takes.
  */
 export function signatureHeaders(input: SignatureInput): Record<string, string> {
-  const timestamp = String(input.timestampSeconds);
-  const signature = createHmac('sha256', signingKey(input.secret))
-    .update(`${input.messageId}.${timestamp}.`, 'utf8')
-    .update(input.body, 'utf8')
-    .digest('base64');
+  const signer = new Webhook(signingKey(input.secret), { format: 'raw' });
+  // The package signs whole seconds; the header must carry the same number.
+  const timestampSeconds = Math.floor(input.timestampSeconds);
   return {
     'webhook-id': input.messageId,
-    'webhook-timestamp': timestamp,
-    'webhook-signature': `v1,${signature}`,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': signer.sign(input.messageId, new Date(timestampSeconds * 1000), input.body),
   };
 }
 

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import net from 'node:net';
-import { bareHost, isPrivateAddress } from './endpoint-rules';
+import { bareHost, isPrivateAddress, NOT_PUBLIC } from './endpoint-rules';
 
 /** Every address a host name resolves to (A and AAAA); tests inject a table instead of the real DNS. */
 export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
@@ -16,9 +16,9 @@ export type AddressCheck =
   | { ok: false; refused: false; reason: string };
 
 /**
- * Resolves a subscriber's host and checks every address. One non-public address refuses the whole host (unless
- * private addresses are allowed, in development): a name with a public and a private record could otherwise be
- * steered to the private one. A literal IP address is checked as it is, without DNS.
+ * Resolves a subscriber's host and checks every address. One address that is not global unicast refuses the whole
+ * host (unless private addresses are allowed, in development): a name with a public and a private record could
+ * otherwise be steered to the private one. A literal IP address is checked as it is, without DNS.
  */
 export async function checkSubscriberHost(
   hostname: string,
@@ -43,7 +43,7 @@ export async function checkSubscriberHost(
     return {
       ok: false,
       refused: true,
-      reason: `${host} resolves to ${forbidden.address}, a private, loopback or link-local address`,
+      reason: `${host} resolves to ${forbidden.address}, which is ${NOT_PUBLIC}`,
     };
   }
   return { ok: true, addresses };

@@ -1,6 +1,7 @@
 import jwt from 'jsonwebtoken';
 import { loadConfig } from '../../src/config';
-import { upsertUser } from '../../src/auth/users';
+import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/users';
+import { PRODUCTION_ENV } from '../support/production-env';
 import { documentedResponses } from '../support/documented-responses';
 import { basicAuth, NON_STAFF, STAFF, startTestApi, type TestApi } from '../support/api-server';
 
@@ -30,8 +31,8 @@ const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function expectError(response: Response, status: number, code: string, documentedAt?: [string, string]) {
   expect(response.status).toBe(status);
-  const body = await response.json();
-  expect(body).toEqual({ error: expect.any(String), code });
+  const body = (await response.json()) as { error: string; problems?: unknown };
+  expect(body).toEqual({ error: expect.any(String), code, ...(body.problems ? { problems: expect.any(Array) } : {}) });
   if (documentedAt) expect(documented.errors(documentedAt[0] as 'get' | 'post', documentedAt[1], status, body)).toEqual([]);
   return body as { error: string };
 }
@@ -41,10 +42,11 @@ describe('POST /authentication/create', () => {
     const { access, refresh } = await createTokens(STAFF);
     const accessClaims = jwt.decode(access) as Record<string, number | string>;
     const refreshClaims = jwt.decode(refresh) as Record<string, number | string>;
-    expect(jwt.decode(access, { complete: true })!.header.alg).toBe('HS256');
+    expect(jwt.decode(access, { complete: true })!.header).toEqual({ alg: 'HS256', typ: 'JWT', kid: expect.any(String) });
     expect(accessClaims).toEqual({
       token_type: 'access',
       user_id: expect.any(Number),
+      token_version: 1,
       jti: expect.any(String),
       iat: api.clock.now,
       exp: api.clock.now + 300,
@@ -69,19 +71,21 @@ describe('POST /authentication/create', () => {
   });
 
   test('missing fields are a 400, malformed JSON a 400, another content type a 415', async () => {
-    const missing = await expectError(await api.post('/authentication/create', { username: STAFF.username }), 400, 'invalid_parameter', [
+    const missing = await expectError(await api.post('/authentication/create', { username: STAFF.username }), 400, 'invalid_body', [
       'post',
       '/authentication/create',
     ]);
-    expect(missing.error).toBe('password is required');
-    await expectError(await api.post('/authentication/create', { username: 7, password: 'x' }), 400, 'invalid_parameter');
-    await expectError(await api.post('/authentication/create', '[]'), 400, 'invalid_parameter');
-    await expectError(await api.post('/authentication/create', ''), 400, 'invalid_parameter');
+    expect(missing.error).toBe('password: is required');
+    await expectError(await api.post('/authentication/create', { username: 7, password: 'x' }), 400, 'invalid_body');
+    await expectError(await api.post('/authentication/create', '[]'), 400, 'invalid_body');
+    await expectError(await api.post('/authentication/create', ''), 400, 'invalid_body');
     for (const body of ['{"username": ', '"just a string"']) {
       const malformed = await expectError(await api.post('/authentication/create', body), 400, 'malformed_json');
       expect(malformed.error).toBe('Malformed JSON body');
     }
-    const huge = await api.post('/authentication/create', { username: 'x'.repeat(20_000), password: 'y' });
+    const long = await api.post('/authentication/create', { username: 'x'.repeat(20_000), password: 'y' });
+    expect((await expectError(long, 400, 'invalid_body')).error).toBe('username: is too long');
+    const huge = await api.post('/authentication/create', { username: 'x'.repeat(1_100_000), password: 'y' });
     await expectError(huge, 413, 'payload_too_large', ['post', '/authentication/create']);
     const form = await fetch(`${api.baseUrl}/authentication/create`, {
       method: 'POST',
@@ -213,7 +217,7 @@ describe('refresh, verify and logout', () => {
       'post',
       '/authentication/verify',
     ]);
-    await expectError(await api.post('/authentication/verify', {}), 400, 'invalid_parameter');
+    await expectError(await api.post('/authentication/verify', {}), 400, 'invalid_body');
     const issuedAt = api.clock.now;
     try {
       api.clock.now = issuedAt + 301;
@@ -256,7 +260,70 @@ describe('refresh, verify and logout', () => {
   });
 });
 
+describe('a password change, deactivation or demotion ends every session at once', () => {
+  const HOLDER = { username: 'sitzung', password: 'Titlis-3238-m' };
+  let session: { access: string; refresh: string };
+  let issuedAt: number;
+
+  beforeEach(async () => {
+    await upsertUser(api.db, { ...HOLDER, isStaff: true });
+    session = await createTokens(HOLDER);
+    issuedAt = api.clock.now;
+  });
+  afterEach(() => {
+    api.clock.now = issuedAt;
+  });
+
+  /**
+   * Every use of the session's tokens, one minute after they were issued: long before either expires. On the CRM
+   * endpoints a deactivated account is `not_authenticated`, whatever its token.
+   */
+  async function expectSessionEnded(bearerCode = 'token_not_valid') {
+    api.clock.now = issuedAt + 60;
+    await expectError(await api.get(CRM_PATH, bearer(session.access)), 401, bearerCode, ['get', CRM_PATH]);
+    await expectError(await api.post('/authentication/refresh', { refresh: session.refresh }), 401, 'token_not_valid');
+    for (const token of [session.access, session.refresh]) {
+      await expectError(await api.post('/authentication/verify', { token }), 401, 'token_not_valid');
+    }
+    await expectError(await api.post('/authentication/logout', { refresh: session.refresh }), 401, 'token_not_valid');
+  }
+
+  test('the session holds until then', async () => {
+    api.clock.now = issuedAt + 60;
+    expect((await api.get(CRM_PATH, bearer(session.access))).status).toBe(200);
+    expect((await api.post('/authentication/verify', { token: session.access })).status).toBe(200);
+    expect((await api.post('/authentication/refresh', { refresh: session.refresh })).status).toBe(200);
+  });
+
+  test('a password change: the old tokens and the old password are refused, the new password signs in', async () => {
+    await setPassword(api.db, HOLDER.username, 'Brienzer-Rothorn-2350');
+    await expectSessionEnded();
+    await expectError(await api.post('/authentication/create', HOLDER), 401, 'authentication_failed');
+    const fresh = await createTokens({ username: HOLDER.username, password: 'Brienzer-Rothorn-2350' });
+    expect((await api.get(CRM_PATH, bearer(fresh.access))).status).toBe(200);
+  });
+
+  test('a deactivation; activating again does not bring the old session back', async () => {
+    await setActive(api.db, HOLDER.username, false);
+    await expectSessionEnded('not_authenticated');
+    await setActive(api.db, HOLDER.username, true);
+    await expectSessionEnded();
+    expect((await api.get(CRM_PATH, { Authorization: basicAuth(HOLDER.username, HOLDER.password) })).status).toBe(200);
+  });
+
+  test('a demotion: the old token is refused, not merely forbidden; promotion ends nothing', async () => {
+    await setStaff(api.db, HOLDER.username, false);
+    await expectSessionEnded();
+    const demoted = await createTokens(HOLDER);
+    await expectError(await api.get(CRM_PATH, bearer(demoted.access)), 403, 'permission_denied');
+    await setStaff(api.db, HOLDER.username, true);
+    expect((await api.get(CRM_PATH, bearer(demoted.access))).status).toBe(200);
+    expect((await api.post('/authentication/refresh', { refresh: demoted.refresh })).status).toBe(200);
+  });
+});
+
 test('production refuses to start without a signing secret', () => {
-  expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db.internal/app' })).toThrow(/JWT_SECRET/);
-  expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecret).toBe('x'.repeat(32));
+  expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://db.internal/app' })).toThrow(/JWT_SECRETS \(or JWT_SECRET\) is required/);
+  expect(() => loadConfig({ NODE_ENV: 'production', JWT_SECRETS: ' , ' })).toThrow(/JWT_SECRETS \(or JWT_SECRET\) is required/);
+  expect(loadConfig({ ...PRODUCTION_ENV, JWT_SECRET: 'x'.repeat(32) }).auth.jwtSecrets).toEqual(['x'.repeat(32)]);
 });

@@ -124,13 +124,23 @@ describe('GET crm/contacts/', () => {
     expect(documented.errors('get', '/api/v2.1/crm/contacts/', 404, error)).toEqual([]);
   });
 
-  test('links follow the host and scheme the client used (behind a proxy)', async () => {
-    const response = await api.get('/api/v1/crm/contacts/?page_size=1', {
-      Authorization: `Bearer ${await api.staffToken()}`,
-      'X-Forwarded-Proto': 'https',
-      'X-Forwarded-Host': 'spenden.example.ch',
-    });
-    expect(((await response.json()) as Page).next).toBe('https://spenden.example.ch/api/v1/crm/contacts/?page_size=1&page=2');
+  test('links follow the host and scheme the client used: X-Forwarded-* only from a trusted proxy', async () => {
+    const forwarded = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'spenden.example.ch' };
+    const direct = await api.get('/api/v1/crm/contacts/?page_size=1', { Authorization: `Bearer ${await api.staffToken()}`, ...forwarded });
+    expect(((await direct.json()) as Page).next).toBe(`${api.baseUrl}/api/v1/crm/contacts/?page_size=1&page=2`);
+    const behindProxy = await startTestApi({ TRUST_PROXY: '1' });
+    try {
+      await seedDonationScenario(behindProxy.db);
+      const response = await behindProxy.get('/api/v1/crm/contacts/?page_size=1', {
+        Authorization: `Bearer ${await behindProxy.staffToken()}`,
+        ...forwarded,
+      });
+      expect(response.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+      expect(((await response.json()) as Page).next).toBe('https://spenden.example.ch/api/v1/crm/contacts/?page_size=1&page=2');
+    } finally {
+      await behindProxy.close();
+    }
+    expect(direct.headers.get('strict-transport-security')).toBeNull();
   });
 
   test('updatedSince keeps contacts changed on or after that Swiss day', async () => {

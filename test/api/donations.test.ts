@@ -154,9 +154,9 @@ describe('GET crm/donations/', () => {
     expect(alias).toHaveLength(8);
   });
 
-  test('the path answers with and without its trailing slash', async () => {
+  test('only the documented spelling answers; without its trailing slash a 404 names the documented path', async () => {
     const response = await api.get('/api/v2.1/crm/donations?dateFrom=03-30-2025&dateTo=03-30-2025');
-    expect(response.status).toBe(200);
-    expect(await response.json()).toHaveLength(4);
+    expect(response.status).toBe(404);
+    expect(await response.json()).toEqual({ error: 'Not found; the documented path is /api/v2.1/crm/donations/', code: 'not_found' });
   });
 });

@@ -3,8 +3,13 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createApiRouter } from '../../src/api/routes';
-import { SWAGGER_UI_PATHS } from '../../src/api/openapi/swagger-ui';
+import { loadConfig } from '../../src/config';
+import { routeContext } from '../../src/http/app';
+import { createRouter } from '../../src/http/mount';
+import { SWAGGER_UI_PATHS } from '../../src/http/openapi/swagger-ui';
+import { httpSurface } from '../../src/http/surface';
+import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
+import { createLogger } from '../../src/logger';
 import { documentedResponses } from '../support/documented-responses';
 import { startTestApi, type TestApi } from '../support/api-server';
 
@@ -39,41 +44,35 @@ test('the served document is valid OpenAPI 3.1', async () => {
   }
 });
 
-const DOCS_PATHS = ['/api/openapi.json', ...SWAGGER_UI_PATHS];
-
-test('every mounted route is documented, and every documented route is mounted', () => {
-  const router = createApiRouter({
-    db: undefined as never,
-    config: undefined as never,
-    log: undefined as never,
-    tokens: { secret: 'unused', clock: () => 0 },
-    loginThrottle: undefined as never,
-  });
-  const mounted = router.stack
-    .flatMap((layer) => layer.methods.filter((method) => method === 'GET' || method === 'POST').map((method) => ({ method, path: layer.path })))
-    .filter(({ path: routePath }) => !DOCS_PATHS.some((docs) => String(routePath).startsWith(docs)))
+test('every mounted operation is documented, and every documented operation is mounted', () => {
+  const context = routeContext({ db: api.db, config: loadConfig({ JWT_SECRET: 'x'.repeat(32) }), log: createLogger('silent') });
+  const { routes } = createRouter(httpSurface(), context);
+  const mounted = routes
+    .filter(({ method, operation }) => method !== 'OPTIONS' && !operation.undocumented)
     .map(({ method, path: routePath }) => `${method.toLowerCase()} ${routePath}`)
     .sort();
   const documentedRoutes = Object.entries(document.paths)
-    .flatMap(([routePath, operations]) =>
-      Object.keys(operations).map((method) => `${method} ${routePath.replace(/\{(\w+)\}/g, ':$1').replace(/(.)\/$/, '$1')}`),
-    )
+    .flatMap(([routePath, operations]) => Object.keys(operations).map((method) => `${method} ${routePath.replace(/\{(\w+)\}/g, ':$1')}`))
     .sort();
   expect(mounted).toEqual(documentedRoutes);
-  expect(documentedRoutes).toHaveLength(24);
+  expect(documentedRoutes).toHaveLength(41);
   for (const root of ['/api/v1', '/api/v2', '/api/v2.1', '/crm-api']) {
     for (const resource of ['crm/donations/', 'crm/contact/donations/', 'crm/contacts/', 'crm/newsletter-subscriptions/', 'campaign-links/{id}/config/']) {
       expect(document.paths).toHaveProperty([`${root}/${resource}`, 'get']);
     }
   }
+  for (const path of ['/platform/checkouts', '/admin/api/webhook-endpoint', '/healthz', '/metrics']) {
+    expect(document.paths).toHaveProperty([path]);
+  }
 });
 
-test('every operation that documents authentication answers 401 without it; the others do not ask', async () => {
+test('every operation that documents staff authentication answers 401 without it; the others do not ask', async () => {
   for (const [routePath, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
       const url = `${api.baseUrl}${routePath.replace('{id}', 'unknown-link')}`;
-      const response = await fetch(url, method === 'post' ? { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' } : {});
-      if (operation.security.length > 0) {
+      const withBody = method === 'post' || method === 'put';
+      const response = await fetch(url, { method: method.toUpperCase(), ...(withBody ? { headers: { 'Content-Type': 'application/json' }, body: '{}' } : {}) });
+      if (operation.security.some((scheme) => Object.hasOwn(scheme as object, 'bearerAuth'))) {
         expect([routePath, response.status]).toEqual([routePath, 401]);
         expect(operation.responses).toHaveProperty(['401']);
         expect(operation.responses).toHaveProperty(['403']);
@@ -82,6 +81,22 @@ test('every operation that documents authentication answers 401 without it; the 
         expect(operation.responses).toHaveProperty([String(response.status)]);
       }
     }
+  }
+});
+
+test('every webhook event in every payload version is in the document and served as JSON Schema at a stable URL', async () => {
+  const webhooks = (document as unknown as { webhooks: Record<string, { post: { requestBody: unknown } }> }).webhooks;
+  expect(Object.keys(webhooks)).toHaveLength(15);
+  const index = (await (await fetch(`${api.baseUrl}/api/webhooks/schemas/`)).json()) as { results: Array<{ version: string; event: string; url: string }> };
+  expect(index.results.map(({ version, event }) => `${version}/${event}`).sort()).toEqual(Object.keys(webhooks).sort());
+  for (const { version, event, url } of index.results) {
+    expect(url).toBe(`/api/webhooks/schemas/${version}/${event}.json`);
+    const response = await fetch(`${api.baseUrl}${url}`);
+    expect([url, response.status, response.headers.get('content-type')]).toEqual([url, 200, 'application/schema+json']);
+    expect(await response.json()).toEqual(findWebhookSchema(version, event)!.jsonSchema());
+  }
+  for (const unknown of ['/api/webhooks/schemas/v3/donation.completed.json', '/api/webhooks/schemas/v2.1/donation.refunded.json', '/api/webhooks/schemas/v2.1/donation.completed']) {
+    expect([unknown, (await fetch(`${api.baseUrl}${unknown}`)).status]).toEqual([unknown, 404]);
   }
 });
 

@@ -69,7 +69,7 @@ describe('crm/donations/ parameters', () => {
 
 describe('other endpoints', () => {
   test('crm/contact/donations/ needs an integer contactId', async () => {
-    await expect400('/api/v2.1', 'crm/contact/donations/', '', 'invalid_parameter', /^contactId is required$/);
+    await expect400('/api/v2.1', 'crm/contact/donations/', '', 'missing_parameter', /^contactId is required$/);
     for (const value of ['abc', '1.5', '-1', '0', '1e3', '99999999999', '2147483648']) {
       await expect400('/api/v2.1', 'crm/contact/donations/', `contactId=${value}`, 'invalid_parameter', /^contactId must be/);
     }

@@ -16,7 +16,7 @@ const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
 const composeText = read('docker-compose.yml');
 /** The file without its comments, which mention variables only to explain them. */
 const composeCode = composeText.replace(/^\s*#.*$/gm, '');
-const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRET'];
+const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRET', 'METRICS_TOKEN', 'SECRETS_KEYS'];
 const testSecrets = Object.fromEntries(SECRETS.map((name) => [name, 'a1b2c3d4'.repeat(8)]));
 /** Each application service and the role of `node dist/src/main.js <role>` (src/main.ts) it runs. */
 const APP_SERVICES: Record<string, string> = { migrate: 'migrate', api: 'api', worker: 'worker', relay: 'relay' };
@@ -101,7 +101,7 @@ test('is a valid Compose file by the compose-spec schema', () => {
 
 test.each(SECRETS)('refuses to start without %s and never defaults it', (secret) => {
   expect(() => loadCompose({ ...testSecrets, [secret]: '' })).toThrow(secret);
-  const uses = [...composeCode.matchAll(new RegExp(`\\$\\{${secret}([^}]*)\\}`, 'g'))].map((m) => m[1]);
+  const uses = [...composeCode.matchAll(new RegExp(`\\$\\{${secret}(?!\\w)([^}]*)\\}`, 'g'))].map((m) => m[1]);
   expect(uses.length).toBeGreaterThan(0);
   for (const use of uses) expect(use).toMatch(/^:\?/);
 });
@@ -125,6 +125,9 @@ test('gives the application only variables src/config.ts reads, and the configur
     expect(config).toMatchObject({ production: true, auth: { jwtSecretGenerated: false } });
     expect(config.database.url).toMatch(/^postgres:\/\/donations:.+@postgres:5432\/donations$/);
     expect(config.temporal.address).toBe('temporal:7233');
+    expect(config.http.host).toBe('0.0.0.0');
+    // Only the API stands behind the proxy whose X-Forwarded-* headers may be believed.
+    expect([name, config.http.trustedProxies]).toEqual([name, name === 'api' ? 1 : 0]);
   }
 });
 

@@ -6,7 +6,9 @@ import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/work
 import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createLogger } from '../../src/logger';
+import { createKeyring } from '../../src/secrets/keyring';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
+import { openEndpointSecrets } from '../../src/webhooks/endpoint-store';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -49,6 +51,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
       db: app.db,
       log: createLogger('silent'),
       allowPrivateAddresses: true,
+      keyring: createKeyring(app.config.secrets.keys),
     });
     working = worker.run();
     subscriber = await startSubscriber({ reply: () => ({ status: 200, body: 'danke' }) });
@@ -112,6 +115,11 @@ describeInBrowser('admin page (headless Chromium)', () => {
     );
   }
 
+  /** The endpoint row with its secrets opened, as a delivery sees it (they are stored encrypted). */
+  async function storedEndpoint() {
+    return openEndpointSecrets(await app.db('webhook_endpoints').first(), createKeyring(app.config.secrets.keys));
+  }
+
   async function signIn(username: string, password: string) {
     await page.fill('#login-form [name=username]', username);
     await page.fill('#login-form [name=password]', password);
@@ -170,7 +178,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     await save(200);
     await page.locator('#flash', { hasText: 'Endpunkt gespeichert.' }).waitFor();
 
-    expect(await app.db('webhook_endpoints').first()).toMatchObject({
+    expect(await storedEndpoint()).toMatchObject({
       url: subscriber.url,
       active: false,
       payload_version: 'v2',
@@ -190,7 +198,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     const lastPut = requests.filter((request) => request.method() === 'PUT').at(-1);
     expect(JSON.parse(lastPut?.postData() ?? '{}')).not.toHaveProperty('basic_auth_password');
     expect(JSON.parse(lastPut?.postData() ?? '{}')).not.toHaveProperty('signing_secret');
-    expect(await app.db('webhook_endpoints').first()).toMatchObject({ active: true, basic_auth_password: 'crm-password-1', signing_secret: secret });
+    expect(await storedEndpoint()).toMatchObject({ active: true, basic_auth_password: 'crm-password-1', signing_secret: secret });
 
     const html = await page.content();
     expect(html).not.toContain('crm-password-1');

@@ -3,10 +3,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';
+import { createKeyring } from '../../src/secrets/keyring';
 import type { Db } from '../../src/db/knex';
 import { createMetrics } from '../../src/observability/metrics';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
@@ -59,7 +60,7 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
   });
 
   const staff = await upsertUser(db, { username: 'staff', password: STAFF_PASSWORD, isStaff: true });
-  const { access, refresh } = issueTokenPair({ secret: JWT_SECRET, clock: () => Math.floor(Date.now() / 1000) }, staff);
+  const { access, refresh } = issueTokenPair({ secrets: [JWT_SECRET], clock: () => Math.floor(Date.now() / 1000) }, staff);
   const [{ id: campaignId }] = await db('campaigns').insert({ title: 'Wasser für alle' }).returning('id');
   const responses: Response[] = [];
   const call = async (method: string, path: string, authorization: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -114,6 +115,7 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
     log: logs.log,
     metrics,
     allowPrivateAddresses: true,
+    keyring: createKeyring(config.secrets.keys),
   });
   // The first attempt fails, the second (five minutes later, skipped) is delivered.
   expect(await worker.runUntil(env.client.workflow.getHandle(workflowId).result())).toBe('delivered');

@@ -1,12 +1,23 @@
 import { loadConfig } from '../../src/config';
+import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import { startMetricsListener } from '../../src/runtime/components';
 import { Lifecycle } from '../../src/runtime/lifecycle';
+import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
 
 const log = createLogger('silent');
 const METRICS_TOKEN = 'worker-metrics-token-123';
+let db: Db;
+
+beforeAll(async () => {
+  ({ db } = await createTestDatabase());
+});
+
+afterAll(async () => {
+  await db?.destroy();
+});
 
 test('a worker or relay process serves its own registry on METRICS_PORT, with the token when one is set', async () => {
   const port = await freePort();
@@ -14,7 +25,7 @@ test('a worker or relay process serves its own registry on METRICS_PORT, with th
   const metrics = createMetrics({ processMetrics: true });
   const config = loadConfig({ METRICS_PORT: String(port), METRICS_TOKEN, HOST: '127.0.0.1' });
   try {
-    expect(await startMetricsListener({ config, log, lifecycle, metrics })).toBe(port);
+    expect(await startMetricsListener({ config, log, lifecycle, metrics }, db)).toBe(port);
     metrics.deliveryAttempt({ event: 'shop_order.completed', outcome: 'failed', durationMs: 30_004 });
 
     const url = `http://127.0.0.1:${port}/metrics`;
@@ -40,7 +51,7 @@ test('a worker or relay process serves its own registry on METRICS_PORT, with th
 test('without METRICS_PORT no listener is started', async () => {
   const lifecycle = new Lifecycle(log);
   const runtime = { config: loadConfig({}), log, lifecycle, metrics: createMetrics() };
-  expect(await startMetricsListener(runtime)).toBeUndefined();
+  expect(await startMetricsListener(runtime, db)).toBeUndefined();
 });
 
 test('each registry counts on its own, so that apps in one process do not see each other', async () => {

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';

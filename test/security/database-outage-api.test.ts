@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';
@@ -32,7 +32,7 @@ beforeAll(async () => {
   proxied = createDb({ connectionString: viaProxy.toString() });
   const config = loadConfig({ JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars' });
   const user = await upsertUser(direct, { username: 'staff', password: 'staff-password', isStaff: true });
-  staff = { Authorization: `Bearer ${issueTokenPair({ secret: config.auth.jwtSecret, clock: () => Math.floor(Date.now() / 1000) }, user).access}` };
+  staff = { Authorization: `Bearer ${issueTokenPair({ secrets: config.auth.jwtSecrets, clock: () => Math.floor(Date.now() / 1000) }, user).access}` };
   await direct('webhook_endpoints').insert({
     platform: 'default',
     url: 'https://crm.example.org/hooks',

@@ -99,18 +99,14 @@ describe('methods', () => {
 describe('oversized bodies', () => {
   test('bodies over the limit are a 413, whether announced by Content-Length or streamed in chunks', async () => {
     const big = JSON.stringify(checkout('big', { padding: 'x'.repeat(2 * 1024 * 1024) }));
-    for (const path of ['/platform/checkouts', '/admin/api/webhook-endpoint']) {
+    // One limit for every operation, the token endpoints included.
+    for (const path of ['/platform/checkouts', '/admin/api/webhook-endpoint', '/authentication/create']) {
       const method = path.startsWith('/admin') ? 'PUT' : 'POST';
       expect((await app.request(method, path, big)).status).toBe(413);
       const chunked = await rawRequest({ method, path, headers: { ...app.staff(), 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, big);
       expect(chunked.status).toBe(413);
       expect(JSON.parse(chunked.body)).toMatchObject({ code: 'payload_too_large' });
     }
-    const token = await rawRequest(
-      { method: 'POST', path: '/authentication/create', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } },
-      JSON.stringify({ username: 'u', password: 'p'.repeat(20_000) }),
-    );
-    expect(token.status).toBe(413);
   });
 
   test('a body announced as 1 GB is refused at once, without waiting for it', async () => {

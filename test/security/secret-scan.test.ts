@@ -3,9 +3,10 @@ import { Writable } from 'node:stream';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';
+import { createKeyring, type Keyring } from '../../src/secrets/keyring';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
@@ -41,11 +42,13 @@ let db: Db;
 let server: Server;
 let baseUrl: string;
 let subscriber: Subscriber;
+let keyring: Keyring;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
   await upsertUser(db, { ...STAFF, isStaff: true });
   const config = loadConfig({ JWT_SECRET, LOG_LEVEL: 'trace' });
+  keyring = createKeyring(config.secrets.keys);
   server = createApp({ db, config, log }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -131,7 +134,7 @@ test('secrets never appear in logs, admin responses or error bodies', async () =
     },
   });
   const [{ id: eventId }] = await db('webhook_events').select('id');
-  const activities = createActivities({ db, log, allowPrivateAddresses: true });
+  const activities = createActivities({ db, log, allowPrivateAddresses: true, keyring });
   const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A) =>
     new MockActivityEnvironment({ workflowExecution: { workflowId: `webhook-event-${eventId}`, runId: 'run' } }, { logger: new DefaultLogger('ERROR') }).run(
       fn,

@@ -1,14 +1,14 @@
-import { MockActivityEnvironment } from '@temporalio/testing';
-import { DefaultLogger } from '@temporalio/worker';
 import { createActivities } from '../../activities';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { isPrivateAddress } from '../../src/webhooks/endpoint-rules';
+import { runActivity } from '../support/activity-run';
 import { createTestDatabase } from '../support/database';
 import { dnsTable, PUBLIC_ADDRESS } from '../support/dns-table';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { attemptRows, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { PRODUCTION_ENV } from '../support/production-env';
+import { attemptRows, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 /*
  * Server-side request forgery: a webhook URL is the one place where an admin (or whoever took over an admin
@@ -32,17 +32,84 @@ const NON_PUBLIC = {
   'v6-linklocal.example.org': ['fe80::1'],
   'v6-mapped.example.org': ['::ffff:10.0.0.1'],
   'v6-nat64.example.org': ['64:ff9b::a9fe:a9fe'],
+  // Forms that embed a public IPv4 address are refused as well: what they reach depends on a translator.
+  'v6-mapped-public.example.org': ['::ffff:8.8.8.8'],
+  'v6-teredo.example.org': ['2001:0:4136:e378:8000:63bf:3fff:fdd2'],
+  'v6-6to4.example.org': ['2002:808:808::1'],
+  'documentation.example.org': ['192.0.2.10'],
+  'v6-documentation.example.org': ['2001:db8::10'],
   // One bad record among good ones is enough to refuse: the connection could be steered to it.
   'mixed.example.org': [PUBLIC_ADDRESS, '127.0.0.1'],
 };
 
+/**
+ * The first and last address of every block of the IANA special-purpose registries (IPv4: all blocks and multicast;
+ * IPv6: the blocks inside 2000::/3 and the ones outside that the allowlist refuses), and the addresses just beside
+ * each IPv4 block and at the edges of the IPv6 allowlist, which are global unicast.
+ */
+const SPECIAL_PURPOSE: Record<string, [string, string]> = {
+  'this network': ['0.0.0.0', '0.255.255.255'],
+  'private 10/8': ['10.0.0.0', '10.255.255.255'],
+  'shared address space (CGN)': ['100.64.0.0', '100.127.255.255'],
+  loopback: ['127.0.0.0', '127.255.255.255'],
+  'link-local': ['169.254.0.0', '169.254.255.255'],
+  'private 172.16/12': ['172.16.0.0', '172.31.255.255'],
+  'IETF protocol assignments': ['192.0.0.0', '192.0.0.255'],
+  'TEST-NET-1': ['192.0.2.0', '192.0.2.255'],
+  'AS112-v4': ['192.31.196.0', '192.31.196.255'],
+  AMT: ['192.52.193.0', '192.52.193.255'],
+  '6to4 relay anycast': ['192.88.99.0', '192.88.99.255'],
+  'private 192.168/16': ['192.168.0.0', '192.168.255.255'],
+  'direct delegation AS112': ['192.175.48.0', '192.175.48.255'],
+  benchmarking: ['198.18.0.0', '198.19.255.255'],
+  'TEST-NET-2': ['198.51.100.0', '198.51.100.255'],
+  'TEST-NET-3': ['203.0.113.0', '203.0.113.255'],
+  multicast: ['224.0.0.0', '239.255.255.255'],
+  'reserved, broadcast': ['240.0.0.0', '255.255.255.255'],
+  'v6 unspecified, loopback, IPv4-compatible': ['::', '::ffff'],
+  'v6 IPv4-mapped': ['::ffff:0:0', '::ffff:ffff:ffff'],
+  'v6 IPv4/IPv6 translation': ['64:ff9b::', '64:ff9b::ffff:ffff'],
+  'v6 local-use translation': ['64:ff9b:1::', '64:ff9b:1:ffff:ffff:ffff:ffff:ffff'],
+  'v6 discard-only': ['100::', '100::ffff:ffff:ffff:ffff'],
+  'v6 dummy prefix': ['100:0:0:1::', '100::1:ffff:ffff:ffff:ffff'],
+  'v6 IETF protocol assignments (Teredo, PCP, TURN, benchmarking, AMT, AS112, ORCHID, drones)': [
+    '2001::',
+    '2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff',
+  ],
+  'v6 documentation 2001:db8::/32': ['2001:db8::', '2001:db8:ffff:ffff:ffff:ffff:ffff:ffff'],
+  'v6 6to4': ['2002::', '2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  'v6 direct delegation AS112': ['2620:4f:8000::', '2620:4f:8000:ffff:ffff:ffff:ffff:ffff'],
+  'v6 documentation 3fff::/20': ['3fff::', '3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  'v6 segment routing SIDs': ['5f00::', '5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  'v6 unique local': ['fc00::', 'fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  'v6 link-local': ['fe80::', 'febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  'v6 site-local (deprecated)': ['fec0::', 'feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  'v6 multicast': ['ff00::', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  'v6 outside 2000::/3': ['1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', '4000::'],
+};
+
+const GLOBAL_UNICAST = [
+  ...['1.0.0.0', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '126.255.255.255', '128.0.0.0'],
+  ...['169.253.255.255', '169.255.0.0', '172.15.255.255', '172.32.0.0', '192.0.1.255', '192.0.1.0', '192.0.3.0'],
+  ...['192.31.195.255', '192.31.197.0', '192.52.192.255', '192.52.194.0', '192.88.98.255', '192.88.100.0'],
+  ...['192.167.255.255', '192.169.0.0', '192.175.47.255', '192.175.49.0', '198.17.255.255', '198.20.0.0'],
+  ...['198.51.99.255', '198.51.101.0', '203.0.112.255', '203.0.114.0', '223.255.255.255', '93.184.215.14'],
+  ...['2000::', '2001:200::', '2001:db7:ffff:ffff:ffff:ffff:ffff:ffff', '2001:db9::', '2001:4860:4860::8888'],
+  ...['2003::', '2606:4700:4700::1111', '2620:4f:7fff:ffff:ffff:ffff:ffff:ffff', '2620:4f:8001::', '3ffe::1'],
+  ...['3fff:1000::', '3fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+];
+
 describe('the address ranges', () => {
-  test('every non-public range is recognised, public addresses are not', () => {
+  test('only global unicast is public: every special-purpose block is refused from its first to its last address', () => {
+    for (const [block, [first, last]] of Object.entries(SPECIAL_PURPOSE)) {
+      expect([block, isPrivateAddress(first), isPrivateAddress(last)]).toEqual([block, true, true]);
+    }
+    for (const ip of GLOBAL_UNICAST) expect([ip, isPrivateAddress(ip)]).toEqual([ip, false]);
+  });
+
+  test('the resolver answers used below are all refused', () => {
     for (const addresses of Object.values(NON_PUBLIC)) {
       expect([addresses, addresses.some(isPrivateAddress)]).toEqual([addresses, true]);
-    }
-    for (const ip of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
-      expect([ip, isPrivateAddress(ip)]).toEqual([ip, false]);
     }
   });
 });
@@ -55,9 +122,9 @@ describe('at configuration (PUT /admin/api/webhook-endpoint)', () => {
 
   beforeAll(async () => {
     [production, development, productionOptIn] = await Promise.all([
-      startTestApp({ NODE_ENV: 'production' }, { resolveHost: resolver }),
+      startTestApp({ ...PRODUCTION_ENV }, { resolveHost: resolver }),
       startTestApp({}, { resolveHost: resolver }),
-      startTestApp({ NODE_ENV: 'production', ALLOW_INSECURE_WEBHOOK_URLS: 'true' }, { resolveHost: resolver }),
+      startTestApp({ ...PRODUCTION_ENV, ALLOW_INSECURE_WEBHOOK_URLS: 'true' }, { resolveHost: resolver }),
     ]);
   });
   afterAll(async () => {
@@ -71,7 +138,7 @@ describe('at configuration (PUT /admin/api/webhook-endpoint)', () => {
     for (const host of Object.keys(NON_PUBLIC)) {
       const response = await put(production, `https://${host}/hooks`);
       expect([host, response.status, response.body.code]).toEqual([host, 400, 'invalid_body']);
-      expect(response.body.error).toMatch(new RegExp(`^url: ${host.replace(/\./g, '\\.')} resolves to .+, a private, loopback or link-local address$`));
+      expect(response.body.error).toMatch(new RegExp(`^url: ${host.replace(/\./g, '\\.')} resolves to .+, which is not a public \\(global unicast\\) address$`));
     }
     expect((await production.request('GET', '/admin/api/webhook-endpoint')).body.url).toBe('https://crm.example.org/hooks');
     expect((await put(production, 'https://v6.example.org/hooks')).status).toBe(200);
@@ -86,7 +153,17 @@ describe('at configuration (PUT /admin/api/webhook-endpoint)', () => {
   });
 
   test('literal addresses are refused without asking the DNS', async () => {
-    for (const url of ['https://169.254.169.254/latest/meta-data/', 'https://[fd00:ec2::254]/', 'https://0x7f000001/']) {
+    for (const url of [
+      'https://169.254.169.254/latest/meta-data/',
+      'https://[fd00:ec2::254]/',
+      'https://0x7f000001/',
+      'https://2130706433/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://[::ffff:7f00:1]/',
+      'https://[64:ff9b::808:808]/',
+      'https://[2001::1]/',
+      'https://[fe80::1%25eth0]/',
+    ]) {
       const before = [...resolver.calls.values()].reduce((a, b) => a + b, 0);
       const response = await put(production, url);
       expect([url, response.status]).toEqual([url, 400]);
@@ -104,12 +181,7 @@ describe('at configuration (PUT /admin/api/webhook-endpoint)', () => {
 
 describe('at delivery time', () => {
   const log = createLogger('silent');
-  const quiet = new DefaultLogger('ERROR');
-  const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> =>
-    new MockActivityEnvironment({ workflowExecution: { workflowId: 'webhook-event-ssrf', runId: 'run' } }, { logger: quiet }).run(
-      fn,
-      ...args,
-    ) as Promise<R>;
+  const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A) => runActivity('webhook-event-ssrf', fn, ...args);
 
   let db: Db;
   let subscriber: Subscriber;
@@ -128,7 +200,7 @@ describe('at delivery time', () => {
 
   async function attempt(url: string, options: { allowPrivateAddresses: boolean; resolve: ReturnType<typeof dnsTable> }) {
     const event = await insertEvent(db, await insertEndpoint(db, { url }));
-    const activities = createActivities({ db, log, http: { timeoutMs: 2_000 }, ...options });
+    const activities = createActivities({ db, log, http: { timeoutMs: 2_000 }, keyring: TEST_KEYRING, ...options });
     const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, attempt: { kind: 'scheduled', number: 1 }, retryDelayMs: null });
     return { result, attempts: await attemptRows(db, event.id) };
   }
@@ -144,7 +216,7 @@ describe('at delivery time', () => {
     expect(result).toMatchObject({
       outcome: 'failed',
       responseCode: null,
-      error: 'Not sent: rebind.example.org resolves to 127.0.0.1, a private, loopback or link-local address',
+      error: 'Not sent: rebind.example.org resolves to 127.0.0.1, which is not a public (global unicast) address',
     });
     expect(attempts).toMatchObject([{ number: 1, outcome: 'failed', error: result.error }]);
     expect(subscriber.requests).toHaveLength(0);

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';

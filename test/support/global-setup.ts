@@ -17,7 +17,8 @@ export default async function globalSetup(): Promise<void> {
     // As root, Postgres runs as the `postgres` user, which must be able to reach its data directory.
     await chmod(runDir, 0o755);
     const dataDir = path.join(runDir, 'pg');
-    const server = await startEmbeddedPostgres({ dataDir, port: await freePort(), persistent: false });
+    // Thrown away after the run: durability would only cost time.
+    const server = await startEmbeddedPostgres({ dataDir, port: await freePort(), persistent: false, durable: false });
     (globalThis as { __embeddedPostgres?: typeof server }).__embeddedPostgres = server;
     process.env.TEST_DATABASE_URL = server.connectionString('postgres');
   }

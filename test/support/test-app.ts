@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
-import { type AppDependencies, createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
+import type { AppDependencies } from '../../src/http/context';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
 import { type Config, loadConfig } from '../../src/config';
@@ -10,6 +11,8 @@ import { dnsTable, PUBLIC_ADDRESS } from './dns-table';
 
 export interface TestApp {
   db: Db;
+  /** The connection string of `db`, for code under test that opens its own connection (command-line tools). */
+  databaseUrl: string;
   config: Config;
   baseUrl: string;
   /** Bearer header of a staff user, issued at the app clock's current time. */
@@ -34,7 +37,7 @@ export async function startTestApp(
   env: NodeJS.ProcessEnv = {},
   { temporalClient, resolveHost = defaultResolver }: Pick<AppDependencies, 'temporalClient' | 'resolveHost'> = {},
 ): Promise<TestApp> {
-  const { db } = await createTestDatabase();
+  const { db, url: databaseUrl } = await createTestDatabase();
   const config = loadConfig({ JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars', ...env });
   const clock = { now: Math.floor(Date.parse('2025-07-15T10:30:00Z') / 1000) };
   const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now, temporalClient, resolveHost });
@@ -42,13 +45,14 @@ export async function startTestApp(
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
-  const tokens = { secret: config.auth.jwtSecret, clock: () => clock.now };
+  const tokens = { secrets: config.auth.jwtSecrets, clock: () => clock.now };
   const staffUser = await upsertUser(db, { username: 'staff', password: 'staff-password', isStaff: true });
   const plainUser = await upsertUser(db, { username: 'plain', password: 'plain-password', isStaff: false });
   const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
   return {
     db,
+    databaseUrl,
     config,
     baseUrl,
     clock,

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
+import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
+import { sealEndpointSecrets } from '../../src/webhooks/endpoint-store';
+
+/** The key of the endpoints these helpers insert: give it to the activities that deliver their events. */
+export const TEST_KEYRING = createKeyring([generateSecretKey()]);
 
 export interface EndpointOptions {
   url: string;
@@ -8,7 +13,10 @@ export interface EndpointOptions {
   signingSecret?: string;
 }
 
-/** An endpoint row as the admin would configure it (each on a platform of its own, as there is one per platform). */
+/**
+ * An endpoint row as the admin would configure it, secrets sealed under TEST_KEYRING (each on a platform of its own,
+ * as there is one per platform).
+ */
 export async function insertEndpoint(db: Db, options: EndpointOptions): Promise<number> {
   const [row] = await db('webhook_endpoints')
     .insert({
@@ -18,8 +26,7 @@ export async function insertEndpoint(db: Db, options: EndpointOptions): Promise<
       payload_version: 'v2.1',
       events: ['donation.completed', 'donation.recurring_completed', 'shop_order.completed', 'donation.reconciled'],
       basic_auth_username: options.basicAuth?.username ?? null,
-      basic_auth_password: options.basicAuth?.password ?? null,
-      signing_secret: options.signingSecret ?? null,
+      ...sealEndpointSecrets({ basic_auth_password: options.basicAuth?.password ?? null, signing_secret: options.signingSecret ?? null }, TEST_KEYRING),
     })
     .returning('id');
   return row.id;

@@ -1,5 +1,6 @@
 import {
   applyEndpointChange,
+  CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM,
   isPrivateAddress,
   normaliseEventSelection,
   urlProblem,
@@ -24,7 +25,7 @@ describe('subscriber URL', () => {
     expect(urlProblem('http://127.0.0.1:4000/hooks', production)).toBe('url: must use https');
   });
 
-  test('production refuses literal private, loopback and link-local addresses, in any spelling', () => {
+  test('production refuses every address form of a URL host that is not global unicast', () => {
     for (const url of [
       'https://127.0.0.1/hooks',
       'https://localhost/hooks',
@@ -34,17 +35,49 @@ describe('subscriber URL', () => {
       'https://192.168.1.10/hooks',
       'https://169.254.169.254/latest/meta-data',
       'https://0.0.0.0/hooks',
-      'https://[::1]/hooks',
-      'https://[fd00::1]/hooks',
-      'https://[fe80::1]/hooks',
-      'https://[::ffff:10.0.0.1]/hooks',
-      'https://2130706433/hooks', // 127.0.0.1 as one decimal number
+      'https://0/hooks',
+      // IPv4 spelled as one number, in octal, in hex, shortened, percent-encoded, in full-width digits.
+      'https://2130706433/hooks',
+      'https://017700000001/hooks',
+      'https://0177.0.0.1/hooks',
+      'https://0x7f000001/hooks',
       'https://0x7f.1/hooks',
+      'https://127.1/hooks',
+      'https://%31%32%37.0.0.1/hooks',
+      'https://\uff11\uff12\uff17.\uff10.\uff10.\uff11/hooks',
+      'https://4294967295/hooks',
+      'https://[::1]/hooks',
+      'https://[0:0:0:0:0:0:0:1]/hooks',
+      'https://[::]/hooks',
+      'https://[fd00::1]/hooks',
+      'https://[fd00:ec2::254]/hooks',
+      'https://[fe80::1]/hooks',
+      // IPv4-mapped, in both notations, whether the embedded address is private or public.
+      'https://[::ffff:10.0.0.1]/hooks',
+      'https://[::ffff:127.0.0.1]/hooks',
+      'https://[::ffff:7f00:1]/hooks',
+      'https://[0:0:0:0:0:ffff:127.0.0.1]/hooks',
+      'https://[::ffff:8.8.8.8]/hooks',
+      'https://[::127.0.0.1]/hooks', // IPv4-compatible (deprecated)
+      'https://[64:ff9b::7f00:1]/hooks', // NAT64
+      'https://[64:ff9b:1::a9fe:a9fe]/hooks', // local-use NAT64
+      'https://[2001::7f00:1]/hooks', // Teredo
+      'https://[2002:7f00:1::1]/hooks', // 6to4 of 127.0.0.1
+      'https://[100::1]/hooks', // discard
+      'https://[ff02::1]/hooks', // multicast
+      'https://[2001:db8::1]/hooks', // documentation
+      'https://[3fff::1]/hooks', // documentation
     ]) {
-      expect([url, urlProblem(url, production)]).toEqual([url, 'url: must not point to a private, loopback or link-local address']);
+      expect([url, urlProblem(url, production)]).toEqual([url, 'url: must point to a public (global unicast) address']);
     }
     expect(urlProblem('https://172.32.0.1/hooks', production)).toBeUndefined();
-    expect(urlProblem('https://[2001:db8::1]/hooks', production)).toBeUndefined();
+    expect(urlProblem('https://[2606:4700:4700::1111]/hooks', production)).toBeUndefined();
+  });
+
+  test('a zone id in a URL host is not a URL at all', () => {
+    for (const url of ['https://[fe80::1%25eth0]/hooks', 'https://[fe80::1%eth0]/hooks', 'https://[2606:4700::1%251]/hooks']) {
+      expect([url, urlProblem(url, production)]).toEqual([url, expect.stringMatching(/must be a complete URL/)]);
+    }
   });
 
   test('other schemes, credentials in the URL and garbage are refused', () => {
@@ -58,6 +91,8 @@ describe('subscriber URL', () => {
   test('isPrivateAddress is the check a DNS-resolving delivery can reuse', () => {
     expect(isPrivateAddress('10.0.0.1')).toBe(true);
     expect(isPrivateAddress('::ffff:192.168.0.1')).toBe(true);
+    expect(isPrivateAddress('fe80::1%eth0')).toBe(true);
+    expect(isPrivateAddress('2606:4700::1%eth0')).toBe(true);
     expect(isPrivateAddress('8.8.8.8')).toBe(false);
     expect(isPrivateAddress('not-an-ip')).toBe(false);
   });
@@ -119,6 +154,52 @@ describe('endpoint settings', () => {
   test('user name and password go together', () => {
     expect(applyEndpointChange(current, { basic_auth_password: null }, rules)).toEqual({
       problems: ['basic_auth_username and basic_auth_password: set both or neither'],
+    });
+  });
+
+  describe('credentials follow the origin', () => {
+    const refused = { problems: [CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM] };
+
+    test('a URL on the same origin keeps them, however the origin is spelled', () => {
+      for (const url of [
+        'https://crm.example.org/other/path?x=1',
+        'https://CRM.Example.ORG/hooks',
+        'https://crm.example.org:443/hooks',
+      ]) {
+        expect([url, applyEndpointChange(current, { url }, rules)]).toEqual([url, { settings: { ...current, url } }]);
+      }
+    });
+
+    test('another scheme, host or port without the password is refused', () => {
+      for (const url of [
+        'https://crm.example.net/hooks',
+        'https://other.crm.example.org/hooks',
+        'https://crm.example.org:8443/hooks',
+        'https://crm.example.org./hooks',
+        'http://127.0.0.1/hooks',
+      ]) {
+        expect([url, applyEndpointChange(current, { url }, rules)]).toEqual([url, refused]);
+        expect([url, applyEndpointChange(current, { url, basic_auth_username: 'crm' }, rules)]).toEqual([url, refused]);
+        expect([url, applyEndpointChange(current, { url, signing_secret: 'whsec_0123456789abcdef' }, rules)]).toEqual([url, refused]);
+      }
+      const local = { ...current, url: 'http://127.0.0.1:4000/hooks' };
+      expect(applyEndpointChange(local, { url: 'http://127.0.0.1:4001/hooks' }, rules)).toEqual(refused);
+      expect(applyEndpointChange(local, { url: 'http://localhost:4000/hooks' }, rules)).toEqual(refused);
+    });
+
+    test('another origin with new credentials, or with none, is accepted; the signing secret stays', () => {
+      const url = 'https://crm.example.net/hooks';
+      expect(applyEndpointChange(current, { url, basic_auth_password: 'new-secret' }, rules)).toEqual({
+        settings: { ...current, url, basic_auth_password: 'new-secret' },
+      });
+      expect(applyEndpointChange(current, { url, basic_auth_username: 'crm2', basic_auth_password: 'new-secret' }, rules)).toEqual({
+        settings: { ...current, url, basic_auth_username: 'crm2', basic_auth_password: 'new-secret' },
+      });
+      expect(applyEndpointChange(current, { url, basic_auth_username: null, basic_auth_password: null }, rules)).toEqual({
+        settings: { ...current, url, basic_auth_username: null, basic_auth_password: null },
+      });
+      const withoutCredentials = { ...current, basic_auth_username: null, basic_auth_password: null };
+      expect(applyEndpointChange(withoutCredentials, { url }, rules)).toEqual({ settings: { ...withoutCredentials, url } });
     });
   });
 

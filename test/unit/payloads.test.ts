@@ -1,22 +1,45 @@
 import { qrReferenceFor } from '../../src/platform/invoice-reference';
 import { envelopeEnvironment, renderEnvelope } from '../../src/webhooks/envelope';
-import { payloadFeatures } from '../../src/webhooks/payload-versions';
+import type { WebhookEventType } from '../../src/webhooks/event-types';
+import { type PayloadFeatures, payloadFeatures } from '../../src/webhooks/payload-versions';
 import {
   renderDonationCompleted,
   renderDonationReconciled,
   renderRecurringCompleted,
 } from '../../src/webhooks/payloads/donation';
-import { renderNewsletterSubscribed, subscriptionView } from '../../src/webhooks/payloads/newsletter';
+import { renderNewsletterSubscribed, signUpEnvironment, subscriptionView } from '../../src/webhooks/payloads/newsletter';
 import type { RenderedEvent } from '../../src/webhooks/payloads/rendered';
 import { renderShopOrderCompleted } from '../../src/webhooks/payloads/shop-order';
 import type { PaymentSnapshot, ShopOrderView } from '../../src/webhooks/payloads/views';
+import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
 
 const v1 = payloadFeatures('v1');
 const v2 = payloadFeatures('v2');
 const v21 = payloadFeatures('v2.1');
 
-/** Exact bytes: the expected literals below are written in the order the spec lists the fields. */
-function expectExactly(rendered: RenderedEvent[], expected: { key: string; data: unknown }[]): void {
+/** The errors of `data` in an envelope, against the published schema of its version and event ([] when valid). */
+function schemaErrors(event: WebhookEventType, features: PayloadFeatures, data: unknown): string[] {
+  const envelope = { id: 1, event, created_at: '2025-07-15T10:30:05Z', environment: 'prod', data };
+  const result = findWebhookSchema(features.version, event)!.schema.safeParse(envelope);
+  return result.success ? [] : result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+}
+
+function expectValid(event: WebhookEventType, features: PayloadFeatures, rendered: RenderedEvent[]): void {
+  for (const { data } of rendered) expect(schemaErrors(event, features, data)).toEqual([]);
+}
+
+/**
+ * Exact bytes: the expected literals below are written in the order the spec lists the fields. Both the rendered
+ * payloads and the expected ones (the golden payloads) validate against the version's schema.
+ */
+function expectExactly(
+  event: WebhookEventType,
+  features: PayloadFeatures,
+  rendered: RenderedEvent[],
+  expected: { key: string; data: unknown }[],
+): void {
+  expectValid(event, features, rendered);
+  for (const { data } of expected) expect(schemaErrors(event, features, data)).toEqual([]);
   expect(rendered.map((event) => ({ key: event.key, json: JSON.stringify(event.data) }))).toEqual(
     expected.map((event) => ({ key: event.key, json: JSON.stringify(event.data) })),
   );
@@ -26,7 +49,7 @@ const water = { id: 3, title: 'Wasser für alle' };
 const school = { id: 4, title: 'Schulbildung' };
 
 const donor = {
-  gender: 'female',
+  gender: 'female' as const,
   first_name: 'Anna',
   last_name: 'Muster',
   email: 'anna.muster@example.ch',
@@ -80,7 +103,7 @@ test('the QR reference of the multi-checkout fixture is the one spelled out belo
 
 describe('donation.completed', () => {
   test('v1: Swiss local time, no custom fields, no positions', () => {
-    expectExactly(renderDonationCompleted(single, v1), [
+    expectExactly('donation.completed', v1, renderDonationCompleted(single, v1), [
       {
         key: 'donation:1000001',
         data: {
@@ -101,7 +124,7 @@ describe('donation.completed', () => {
   });
 
   test('v2: UTC and the donor custom fields', () => {
-    expectExactly(renderDonationCompleted(single, v2), [
+    expectExactly('donation.completed', v2, renderDonationCompleted(single, v2), [
       {
         key: 'donation:1000001',
         data: {
@@ -122,7 +145,7 @@ describe('donation.completed', () => {
   });
 
   test('v2.1: a single donation lists itself as its only position', () => {
-    expectExactly(renderDonationCompleted(single, v21), [
+    expectExactly('donation.completed', v21, renderDonationCompleted(single, v21), [
       {
         key: 'checkout:1000001',
         data: {
@@ -148,7 +171,7 @@ describe('donation.completed', () => {
       [v1, '2025-01-10T09:00:00+01:00'],
       [v2, '2025-01-10T08:00:00Z'],
     ] as const) {
-      expectExactly(renderDonationCompleted(multi, features), [
+      expectExactly('donation.completed', features, renderDonationCompleted(multi, features), [
         {
           key: 'donation:1000010',
           data: {
@@ -186,7 +209,7 @@ describe('donation.completed', () => {
   });
 
   test('v2.1: a multi-checkout is one event with the total, no campaign or purpose, and every position', () => {
-    expectExactly(renderDonationCompleted(multi, v21), [
+    expectExactly('donation.completed', v21, renderDonationCompleted(multi, v21), [
       {
         key: 'checkout:1000010',
         data: {
@@ -226,7 +249,7 @@ describe('donation.recurring_completed', () => {
       [v2, '2025-07-15T10:30:00Z', donorWithAnswers],
       [v21, '2025-07-15T10:30:00Z', donorWithAnswers],
     ] as const) {
-      expectExactly(renderRecurringCompleted(followUp, features), [
+      expectExactly('donation.recurring_completed', features, renderRecurringCompleted(followUp, features), [
         {
           key: 'checkout:1000020',
           data: {
@@ -254,7 +277,7 @@ describe('donation.reconciled', () => {
 
   test('v1/v2: one event per position with its share, the shares summing exactly to the totals', () => {
     const rendered = renderDonationReconciled(multi, reconciliation, v2);
-    expectExactly(rendered, [
+    expectExactly('donation.reconciled', v2, rendered, [
       {
         key: 'donation:1000010',
         data: {
@@ -291,7 +314,7 @@ describe('donation.reconciled', () => {
   });
 
   test('v2.1: one event with positions and the sums over all positions', () => {
-    expectExactly(renderDonationReconciled(multi, reconciliation, v21), [
+    expectExactly('donation.reconciled', v21, renderDonationReconciled(multi, reconciliation, v21), [
       {
         key: 'checkout:1000010',
         data: {
@@ -316,7 +339,7 @@ describe('donation.reconciled', () => {
   });
 
   test('v1: Swiss local time; a single donation gets the whole amounts', () => {
-    expectExactly(renderDonationReconciled(single, { paidOutMinor: 4855, feeMinor: 145 }, v1), [
+    expectExactly('donation.reconciled', v1, renderDonationReconciled(single, { paidOutMinor: 4855, feeMinor: 145 }, v1), [
       {
         key: 'donation:1000001',
         data: {
@@ -347,6 +370,7 @@ describe('donation.reconciled', () => {
     };
     for (const paidOutMinor of [1, 99, 9701, 123457]) {
       const events = renderDonationReconciled(three, { paidOutMinor, feeMinor: 299 }, v1);
+      expectValid('donation.reconciled', v1, events);
       const payments = events.map(
         (event) => (event.data.donation as { payment: { paid_out_amount: number; fee_amount: number } }).payment,
       );
@@ -365,7 +389,9 @@ describe('donation.reconciled', () => {
         purpose: null,
       })),
     };
-    const payments = renderDonationReconciled(six, { paidOutMinor: 29997, feeMinor: 3 }, v1).map(
+    const events = renderDonationReconciled(six, { paidOutMinor: 29997, feeMinor: 3 }, v1);
+    expectValid('donation.reconciled', v1, events);
+    const payments = events.map(
       (event) => (event.data.donation as { payment: { paid_out_amount: number; fee_amount: number } }).payment,
     );
     expect(payments.map((p) => p.fee_amount)).toEqual([0.01, 0, 0.01, 0, 0.01, 0]);
@@ -377,7 +403,7 @@ describe('newsletter.subscribed', () => {
   const signUp = {
     id: 7,
     contact_id: 12,
-    gender: '',
+    gender: '' as const,
     first_name: 'Beat',
     last_name: null,
     email: 'beat@example.ch',
@@ -387,8 +413,8 @@ describe('newsletter.subscribed', () => {
   };
 
   test('a linked contact supplies salutation, name, e-mail and language; v1 in Swiss local time', () => {
-    const contact = { gender: 'male', first_name: 'Beat', last_name: 'Keller', email: 'Beat.Keller@example.ch', language: 'de' };
-    expectExactly(renderNewsletterSubscribed(subscriptionView(signUp, contact), v1), [
+    const contact = { gender: 'male' as const, first_name: 'Beat', last_name: 'Keller', email: 'Beat.Keller@example.ch', language: 'de' };
+    expectExactly('newsletter.subscribed', v1, renderNewsletterSubscribed(subscriptionView(signUp, contact), v1), [
       {
         key: 'newsletter_subscription:7',
         data: {
@@ -410,7 +436,7 @@ describe('newsletter.subscribed', () => {
 
   test('without a contact the sign-up speaks for itself; v2 and v2.1 in UTC', () => {
     for (const features of [v2, v21]) {
-      expectExactly(renderNewsletterSubscribed(subscriptionView({ ...signUp, contact_id: null }, null), features), [
+      expectExactly('newsletter.subscribed', features, renderNewsletterSubscribed(subscriptionView({ ...signUp, contact_id: null }, null), features), [
         {
           key: 'newsletter_subscription:7',
           data: {
@@ -540,9 +566,9 @@ describe('shop_order.completed', () => {
   });
 
   test('v1 in Swiss local time, v2 and v2.1 in UTC, the same fields otherwise', () => {
-    expectExactly(renderShopOrderCompleted(order, v1), [expected('2025-11-02T15:05:09+01:00')]);
-    expectExactly(renderShopOrderCompleted(order, v2), [expected('2025-11-02T14:05:09Z')]);
-    expectExactly(renderShopOrderCompleted(order, v21), [expected('2025-11-02T14:05:09Z')]);
+    expectExactly('shop_order.completed', v1, renderShopOrderCompleted(order, v1), [expected('2025-11-02T15:05:09+01:00')]);
+    expectExactly('shop_order.completed', v2, renderShopOrderCompleted(order, v2), [expected('2025-11-02T14:05:09Z')]);
+    expectExactly('shop_order.completed', v21, renderShopOrderCompleted(order, v21), [expected('2025-11-02T14:05:09Z')]);
   });
 });
 
@@ -560,12 +586,16 @@ describe('envelope', () => {
     );
   });
 
-  test('TEST is test; PRODUCTION is prod, or stage on a staging platform; sign-ups take the platform own', () => {
+  test('TEST is test; PRODUCTION is prod, or stage on a staging platform', () => {
     expect(envelopeEnvironment('TEST', false)).toBe('test');
     expect(envelopeEnvironment('TEST', true)).toBe('test');
     expect(envelopeEnvironment('PRODUCTION', false)).toBe('prod');
     expect(envelopeEnvironment('PRODUCTION', true)).toBe('stage');
-    expect(envelopeEnvironment(null, false)).toBe('prod');
-    expect(envelopeEnvironment(null, true)).toBe('stage');
+  });
+
+  test("a sign-up is in its contact's environment, and in PRODUCTION without one", () => {
+    expect(signUpEnvironment({ environment: 'TEST' })).toBe('TEST');
+    expect(signUpEnvironment({ environment: 'PRODUCTION' })).toBe('PRODUCTION');
+    expect(signUpEnvironment(null)).toBe('PRODUCTION');
   });
 });

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { signatureHeaders, signingKey, verifySignature } from '../../src/webhooks/signature';
 
 test('reproduces the published Standard Webhooks test vector', () => {
@@ -26,6 +27,27 @@ test('signs the exact body bytes, non-ASCII included', () => {
   const { 'webhook-signature': signature } = signatureHeaders({ messageId: '42', timestampSeconds: 1700000000, body, secret: 'k' });
   const expected = createHmac('sha256', 'k').update(Buffer.from(`42.1700000000.${body}`, 'utf8')).digest('base64');
   expect(signature).toBe(`v1,${expected}`);
+});
+
+test('a plain secret is keyed by its UTF-8 bytes, non-ASCII included', () => {
+  const secret = 'Grüezi-mitenand-2025';
+  const { 'webhook-signature': signature } = signatureHeaders({ messageId: '42', timestampSeconds: 1700000000, body: '{}', secret });
+  const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update('42.1700000000.{}').digest('base64');
+  expect(signature).toBe(`v1,${expected}`);
+});
+
+test('the official verifier accepts a whsec_ signature as a subscriber configures it, and a plain one by its bytes', () => {
+  const body = '{"id":7,"city":"Zürich"}';
+  const now = Math.floor(Date.now() / 1000);
+  const whsec = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+  expect(new Webhook(whsec).verify(body, signatureHeaders({ messageId: '7', timestampSeconds: now, body, secret: whsec }))).toEqual(
+    JSON.parse(body),
+  );
+  const plain = 'Grüezi-mitenand-2025';
+  const headers = signatureHeaders({ messageId: '7', timestampSeconds: now + 0.9, body, secret: plain });
+  expect(headers['webhook-timestamp']).toBe(String(now));
+  expect(() => new Webhook(new TextEncoder().encode(plain), { format: 'raw' }).verify(body, headers)).not.toThrow();
+  expect(() => new Webhook(new TextEncoder().encode(plain), { format: 'raw' }).verify(`${body} `, headers)).toThrow(/signature/);
 });
 
 describe('verifySignature', () => {

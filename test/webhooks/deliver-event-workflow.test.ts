@@ -13,7 +13,7 @@ import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { createTimeSkippingEnvironment } from '../support/temporal';
-import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -57,6 +57,7 @@ async function withWorker<T>(body: (taskQueue: string) => Promise<T>, options: W
     log: options.log ?? pino({ level: 'silent' }),
     http: options.timeoutMs ? { timeoutMs: options.timeoutMs } : {},
     allowPrivateAddresses: true,
+    keyring: TEST_KEYRING,
   });
   return worker.runUntil(body(taskQueue));
 }

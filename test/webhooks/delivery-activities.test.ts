@@ -9,7 +9,7 @@ import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 const log = createLogger('silent');
 const signedAt = new Date('2025-07-15T10:30:00Z');
@@ -34,7 +34,7 @@ const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A)
 
 beforeAll(async () => {
   ({ db, url: dbUrl } = await createTestDatabase());
-  activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true });
+  activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: TEST_KEYRING });
   subscriber = await startSubscriber({ reply: (request) => replies(request) });
 });
 
@@ -276,7 +276,7 @@ describe('with the database down', () => {
 
   test('both activities throw (Temporal retries them) and nothing is sent', async () => {
     const event = await newEvent();
-    const down = createActivities({ db: downDb, log, allowPrivateAddresses: true });
+    const down = createActivities({ db: downDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
     await expect(run(down.attemptDelivery, firstAttempt(event.id))).rejects.toThrow(/ECONNREFUSED/);
     await expect(
       run(down.recordAttempt, { ...firstAttempt(event.id), attempt: { kind: 'scheduled', number: 1, outcome: 'failed' }, result: failed }),
@@ -295,7 +295,7 @@ describe('with the database down', () => {
         void proxy.cut(); // down while the subscriber answers
         return { status: 200, body: 'got it' };
       };
-      const proxied = createActivities({ db: proxiedDb, log, allowPrivateAddresses: true });
+      const proxied = createActivities({ db: proxiedDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
       const result = await run(proxied.attemptDelivery, firstAttempt(event.id));
 
       expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, recorded: null });

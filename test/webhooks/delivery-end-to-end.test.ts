@@ -12,7 +12,7 @@ import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
-import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 // For its Runtime logger set-up (warnings and errors only).
 import '../support/temporal';
 
@@ -79,6 +79,7 @@ test('an event committed while Temporal is down is delivered once the dev server
     db,
     log: pino({ level: 'silent' }),
     allowPrivateAddresses: true,
+    keyring: TEST_KEYRING,
   });
   const delivered = await worker.runUntil(
     eventually(

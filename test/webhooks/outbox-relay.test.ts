@@ -12,7 +12,7 @@ import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
-import { eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 const log = createLogger('silent');
 
@@ -45,7 +45,7 @@ afterAll(async () => {
 const newTaskQueue = () => `relay-${randomUUID()}`;
 
 async function withWorker<T>(taskQueue: string, body: () => Promise<T>): Promise<T> {
-  const worker = await createDeliveryWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, db, log, allowPrivateAddresses: true });
+  const worker = await createDeliveryWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, db, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
   return worker.runUntil(body());
 }
 

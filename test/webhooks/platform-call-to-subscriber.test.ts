@@ -6,6 +6,7 @@ import { createLogger } from '../../src/logger';
 import { devServerExecutable } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTE_ARGS } from '../../src/temporal/dev-server';
 import { createTemporalClient } from '../../src/temporal/client';
+import { createKeyring } from '../../src/secrets/keyring';
 import { createDeliveryWorker } from '../../src/temporal/worker';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -48,6 +49,7 @@ beforeAll(async () => {
     db: app.db,
     log,
     allowPrivateAddresses: true,
+    keyring: createKeyring(app.config.secrets.keys),
   });
 }, 90_000);
 

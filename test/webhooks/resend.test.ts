@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
-import { createApp } from '../../src/api/app';
+import { createApp } from '../../src/http/app';
 import { upsertUser } from '../../src/auth/users';
 import { type Config, loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
@@ -15,7 +15,7 @@ import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
-import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 import { findEventDelivery } from '../../src/webhooks/event-store';
 
 const MINUTE = 60_000;
@@ -75,6 +75,7 @@ async function withWorker<T>(body: () => Promise<T>): Promise<T> {
     db,
     log,
     allowPrivateAddresses: true,
+    keyring: TEST_KEYRING,
   });
   return worker.runUntil(body());
 }
@@ -107,7 +108,7 @@ describe('refusals', () => {
     for (const id of ['abc', '0', '-3', '1.5', '99999999999999999999']) {
       const response = await resend(baseUrl, id);
       expect(response.status).toBe(400);
-      expect(await response.json()).toEqual({ error: 'Event id must be a positive integer', code: 'invalid_parameter' });
+      expect(await response.json()).toMatchObject({ code: 'invalid_parameter', problems: [expect.objectContaining({ in: 'path', name: 'id' })] });
     }
     const unknown = await resend(baseUrl, 424242);
     expect(unknown.status).toBe(404);

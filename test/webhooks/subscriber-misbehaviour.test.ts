@@ -5,7 +5,7 @@ import { createActivities, type DeliveryActivities } from '../../activities';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
-import { attemptRows, eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 /*
  * Whatever a subscriber does on the wire, an attempt ends within the time limit as a recorded result (never a thrown
@@ -102,7 +102,7 @@ let endpointId: number;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
-  activities = createActivities({ db, log: createLogger('silent'), http: { timeoutMs: TIMEOUT_MS }, allowPrivateAddresses: true });
+  activities = createActivities({ db, log: createLogger('silent'), http: { timeoutMs: TIMEOUT_MS }, allowPrivateAddresses: true, keyring: TEST_KEYRING });
   subscriber = await startRawSubscriber();
   endpointId = await insertEndpoint(db, { url: subscriber.url, basicAuth: { username: 'crm', password: 'echo-me-not-1' } });
 });

@@ -12,7 +12,7 @@ import { createTestDatabase } from '../support/database';
 import { startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { startTestDevServer } from '../support/temporal';
-import { eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 // On the dev server `npm start` runs (real time: no attempt here waits for a retry), because listing workflows by
 // search attribute is what the time-skipping test server cannot do.
@@ -76,6 +76,7 @@ test('Temporal UI lists deliveries by status, attempts, event type and environme
     db,
     log: pino({ level: 'silent' }),
     allowPrivateAddresses: true,
+    keyring: TEST_KEYRING,
   });
   await worker.runUntil(async () => {
     await startDelivery(db, client, taskQueue, delivered.id);

@@ -13,7 +13,7 @@ import { createTestDatabase } from '../support/database';
 import { startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { createTimeSkippingEnvironment } from '../support/temporal';
-import { eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundle;
@@ -45,6 +45,7 @@ async function withWorker<T>(body: (taskQueue: string) => Promise<T>): Promise<T
     db,
     log: pino({ level: 'silent' }),
     allowPrivateAddresses: true,
+    keyring: TEST_KEYRING,
   });
   return worker.runUntil(body(taskQueue));
 }

@@ -2,14 +2,15 @@ import { z } from 'zod';
 import { assertTokenValid, revokeRefreshToken, rotateRefreshToken } from '../../auth/refresh-tokens';
 import { issueTokenPair } from '../../auth/tokens';
 import { verifyCredentials } from '../../auth/users';
-import { ApiError } from '../errors';
-import { defineOperation } from '../operation';
+import { ApiError } from '../../shared/errors';
+import { defineOperation } from '../../http/operation';
 
-const requiredString = (name: string, max: number) =>
+// Body messages are prefixed with their field's path (`password: is required`).
+const requiredString = (max: number) =>
   z
-    .string({ error: (issue) => (issue.input === undefined ? `${name} is required` : `${name} must be a string`) })
-    .min(1, { error: `${name} must not be empty` })
-    .max(max, { error: `${name} is too long` });
+    .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a string') })
+    .min(1, { error: 'must not be empty' })
+    .max(max, { error: 'is too long' });
 
 const tokenPair = z
   .strictObject({
@@ -18,7 +19,6 @@ const tokenPair = z
   })
   .meta({ id: 'TokenPair' });
 const empty = z.strictObject({}).meta({ id: 'Empty' });
-const tokenNotValid = 'Token invalid, expired or blocked (code token_not_valid)';
 
 /** The token endpoints, outside the versioned roots. */
 export const tokenOperations = () => [
@@ -27,23 +27,19 @@ export const tokenOperations = () => [
     path: '/authentication/create',
     summary: 'Obtain an access and a refresh token',
     description: 'Any active account gets tokens; the CRM endpoints then require staff permission (403 otherwise).',
-    auth: 'public',
-    body: z.object({ username: requiredString('username', 150), password: requiredString('password', 4096) }),
-    response: { description: 'The token pair', schema: tokenPair },
-    errors: {
-      401: 'Wrong username or password, or inactive account',
-      429: 'Too many failed logins for this user name or from this address; wait as long as Retry-After says',
-    },
+    access: 'public',
+    body: z.object({ username: requiredString(150), password: requiredString(4096) }),
+    responses: { 200: { description: 'The token pair', schema: tokenPair } },
+    errors: ['authentication_failed', 'too_many_login_failures'],
     async handle(ctx, { body }, { db, tokens, loginThrottle: throttle }) {
-      const attempt = { username: body.username, clientIp: ctx.ip };
-      await throttle.reserve(attempt);
-      const user = await verifyCredentials(db, body.username, body.password);
+      const user = await throttle.check({ username: body.username, clientIp: ctx.ip }, () =>
+        verifyCredentials(db, body.username, body.password),
+      );
       if (!user) {
-        throw new ApiError(401, 'authentication_failed', 'No active account found with the given credentials', {
+        throw new ApiError('authentication_failed', 'No active account found with the given credentials', {
           'WWW-Authenticate': 'Bearer realm="api"',
         });
       }
-      await throttle.succeeded(attempt);
       ctx.body = issueTokenPair(tokens, user);
     },
   }),
@@ -52,10 +48,10 @@ export const tokenOperations = () => [
     path: '/authentication/refresh',
     summary: 'Exchange a refresh token for a new token pair',
     description: 'Rotation: the refresh token used is blocked, so a second use of it is a 401.',
-    auth: 'public',
-    body: z.object({ refresh: requiredString('refresh', 4096) }),
-    response: { description: 'A new token pair', schema: tokenPair },
-    errors: { 401: tokenNotValid },
+    access: 'public',
+    body: z.object({ refresh: requiredString(4096) }),
+    responses: { 200: { description: 'A new token pair', schema: tokenPair } },
+    errors: ['token_not_valid'],
     async handle(ctx, { body }, { db, tokens }) {
       ctx.body = await rotateRefreshToken(db, tokens, body.refresh);
     },
@@ -65,10 +61,10 @@ export const tokenOperations = () => [
     path: '/authentication/verify',
     summary: 'Check a token',
     description: 'Access or refresh token; 200 with an empty object when valid.',
-    auth: 'public',
-    body: z.object({ token: requiredString('token', 4096) }),
-    response: { description: 'The token is valid', schema: empty },
-    errors: { 401: tokenNotValid },
+    access: 'public',
+    body: z.object({ token: requiredString(4096) }),
+    responses: { 200: { description: 'The token is valid', schema: empty } },
+    errors: ['token_not_valid'],
     async handle(ctx, { body }, { db, tokens }) {
       await assertTokenValid(db, tokens, body.token);
       ctx.body = {};
@@ -79,10 +75,10 @@ export const tokenOperations = () => [
     path: '/authentication/logout',
     summary: 'Block a refresh token',
     description: 'Access tokens already issued stay valid until they expire (at most 5 minutes).',
-    auth: 'public',
-    body: z.object({ refresh: requiredString('refresh', 4096) }),
-    response: { description: 'The refresh token is blocked', schema: empty },
-    errors: { 401: tokenNotValid },
+    access: 'public',
+    body: z.object({ refresh: requiredString(4096) }),
+    responses: { 200: { description: 'The refresh token is blocked', schema: empty } },
+    errors: ['token_not_valid'],
     async handle(ctx, { body }, { db, tokens }) {
       await revokeRefreshToken(db, tokens, body.refresh);
       ctx.body = {};

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { toAmount } from '../../shared/money';
 import type { CampaignLinkModel } from '../../db/models';
-import { notFound } from '../errors';
-import { defineOperation } from '../operation';
+import { notFound } from '../../shared/errors';
+import { defineOperation } from '../../http/operation';
 import { campaignLinkConfigSchema } from '../versions/schemas';
 
 // Link ids are short slugs; anything else cannot name a link (and never reaches the database).
@@ -33,11 +33,12 @@ export const campaignLinkConfigOperation = () =>
     path: '/campaign-links/:id/config/',
     summary: 'Donation configuration of a campaign link',
     description: 'No authentication; readable from any origin (CORS) and cacheable for 60 seconds. The same in every version.',
-    auth: 'public',
+    access: 'public',
     cors: true,
-    params: z.object({ id: z.string().meta({ description: 'Campaign link identifier', example: 'bergwald-2025' }) }),
-    response: { description: 'The donation configuration', schema: campaignLinkConfigSchema },
-    errors: { 404: 'Unknown or inactive campaign link' },
+    params: z.object({ id: z.string().meta({ description: 'Campaign link identifier', example: 'wasser-fuer-alle' }) }),
+    cacheControl: 'public, max-age=60',
+    responses: { 200: { description: 'The donation configuration', schema: campaignLinkConfigSchema } },
+    errors: ['campaign_link_not_found'],
     async handle(ctx, { params }, { db }) {
       const link: CampaignLinkRow | undefined = LINK_ID.test(params.id)
         ? await db('campaign_links as l')
@@ -46,7 +47,6 @@ export const campaignLinkConfigOperation = () =>
             .where({ 'l.id': params.id, 'l.active': true })
         : undefined;
       if (!link) throw notFound('Campaign link not found', 'campaign_link_not_found');
-      ctx.set('Cache-Control', 'public, max-age=60');
       ctx.body = presentCampaignLinkConfig(link);
     },
   });

@@ -1,13 +1,14 @@
 import { z } from 'zod';
-import { notFound } from '../errors';
-import { defineOperation } from '../operation';
-import { environmentParam, idParam } from '../params';
+import { notFound } from '../../shared/errors';
+import { defineOperation } from '../../http/operation';
+import { idParam } from '../../http/params';
+import { environmentParam } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { presentContactDonations } from '../versions/donations';
 import { RESPONSE_SCHEMAS } from '../versions/schemas';
 import { type DonationRow, donationRowsOfContact } from './donation-rows';
 
-const query = z.object({ contactId: idParam('contactId'), environment: environmentParam });
+const query = z.object({ contactId: idParam('contactId', { example: '7' }), environment: environmentParam });
 
 export const contactDonationsOperation = (features: VersionFeatures) =>
   defineOperation({
@@ -16,10 +17,10 @@ export const contactDonationsOperation = (features: VersionFeatures) =>
     summary: 'All donations of one contact',
     description:
       'Before v2.1 every position is its own entry; from v2.1 a multi-checkout is one entry with the total and its positions.',
-    auth: 'staff',
+    access: 'staff',
     query,
-    response: { description: 'Donations of the contact', schema: RESPONSE_SCHEMAS[features.version].contactDonationList },
-    errors: { 404: 'Contact not found (in this environment)' },
+    responses: { 200: { description: 'Donations of the contact', schema: RESPONSE_SCHEMAS[features.version].contactDonationList } },
+    errors: ['not_found'],
     async handle(ctx, { query }, { db }) {
       const contact = await db('contacts').first('id').where({ id: query.contactId, environment: query.environment });
       if (!contact) throw notFound('Contact not found');

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import type { Db } from '../../db/knex';
 import type { Environment } from '../../db/models';
 import { DONOR_FIELDS } from '../../shared/donor-fields';
-import { defineOperation } from '../operation';
-import { assertPageExists, offsetOf, pageBody, type PageRequest } from '../pagination';
-import { dateParam, environmentParam, paginationParams, swissDay } from '../params';
+import { defineOperation } from '../../http/operation';
+import { assertPageExists, offsetOf, pageBody, type PageRequest, paginationParams } from '../../http/pagination';
+import { dateParam, environmentParam, swissDay } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { type ContactRow, presentContact } from '../versions/contacts';
 import { RESPONSE_SCHEMAS } from '../versions/schemas';
@@ -87,10 +87,10 @@ export const contactsOperation = (features: VersionFeatures) =>
     summary: 'Contacts with donation statistics',
     description:
       'Paginated, ordered by id. Before v2.1 every position counts as one donation; from v2.1 a multi-checkout counts once.',
-    auth: 'staff',
+    access: 'staff',
     query,
-    response: { description: 'One page of contacts', schema: RESPONSE_SCHEMAS[features.version].contactPage },
-    errors: { 404: 'Page past the end' },
+    responses: { 200: { description: 'One page of contacts', schema: RESPONSE_SCHEMAS[features.version].contactPage } },
+    errors: ['page_not_found'],
     async handle(ctx, { query }, { db }) {
       const filter = contactsFilter(db, query.environment, query.updatedSince);
       const count = await countContacts(db, filter, query.environment, query.updatedSince);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation } from '../operation';
+import { defineOperation } from '../../http/operation';
 import { jsonArrayStream } from '../json-array-stream';
 import { BOTH_DATES_REQUIRED, DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDayRange } from '../params';
 import type { VersionFeatures } from '../versions/features';
@@ -22,9 +22,9 @@ export const donationsOperation = (features: VersionFeatures) =>
     summary: 'Donations by period',
     description:
       'One entry per donation (position), ordered by creation time, then number. Large periods are streamed.',
-    auth: 'staff',
+    access: 'staff',
     query,
-    response: { description: 'Donations created in the period', schema: RESPONSE_SCHEMAS[features.version].donationList },
+    responses: { 200: { description: 'Donations created in the period', schema: RESPONSE_SCHEMAS[features.version].donationList } },
     async handle(ctx, { query }, { db }) {
       const { start, end } = swissDayRange(query.dateFrom, query.dateTo);
       // 1,000 rows per cursor fetch rather than pg-query-stream's 100: a tenth of the round trips, under 1 MB each.

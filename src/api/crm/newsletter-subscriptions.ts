@@ -3,16 +3,9 @@ import { z } from 'zod';
 import type { Db } from '../../db/knex';
 import type { Environment } from '../../db/models';
 import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../../webhooks/payloads/newsletter';
-import { defineOperation } from '../operation';
-import { assertPageExists, offsetOf, pageBody } from '../pagination';
-import {
-  DATE_ORDER_ERROR,
-  dateOrder,
-  dateParam,
-  environmentParam,
-  paginationParams,
-  swissDay,
-} from '../params';
+import { defineOperation } from '../../http/operation';
+import { assertPageExists, offsetOf, pageBody, paginationParams } from '../../http/pagination';
+import { DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDay } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { type NewsletterSubscriptionRow, presentNewsletterSubscription } from '../versions/newsletter-subscriptions';
 import { RESPONSE_SCHEMAS } from '../versions/schemas';
@@ -31,8 +24,8 @@ const query = z
   .refine(dateOrder, DATE_ORDER_ERROR);
 
 /**
- * Confirmed sign-ups of one environment: a sign-up linked to a contact is in that contact's environment, one without
- * a contact in the platform's live environment (PRODUCTION), so that every sign-up is listed exactly once.
+ * Confirmed sign-ups of one environment by the rule of `signUpEnvironment` (the contact's environment, PRODUCTION
+ * without a contact), the same that sets their events' envelope environment, so every sign-up is listed exactly once.
  */
 function confirmedSubscriptions(
   db: Db,
@@ -57,13 +50,12 @@ export const newsletterSubscriptionsOperation = (features: VersionFeatures) =>
     description:
       'Paginated, ordered by confirmation time, then id. Entries are shaped like the webhook object. A sign-up ' +
       "linked to a contact is in that contact's environment; one without a contact is in PRODUCTION.",
-    auth: 'staff',
+    access: 'staff',
     query,
-    response: {
-      description: 'One page of confirmed sign-ups',
-      schema: RESPONSE_SCHEMAS[features.version].newsletterSubscriptionPage,
+    responses: {
+      200: { description: 'One page of confirmed sign-ups', schema: RESPONSE_SCHEMAS[features.version].newsletterSubscriptionPage },
     },
-    errors: { 404: 'Page past the end' },
+    errors: ['page_not_found'],
     async handle(ctx, { query }, { db }) {
       const filter = confirmedSubscriptions(db, query.environment, query.dateFrom, query.dateTo);
       const [{ count }] = await filter.clone().count({ count: '*' });

@@ -1,9 +1,10 @@
+import type { Gender } from '../../shared/donor-fields';
 import { type LinkedContact, newsletterSubscriptionObject, type SignUpFields, subscriptionView } from '../../webhooks/payloads/newsletter';
 import type { VersionFeatures } from './features';
 
 /** A confirmed sign-up with the fields of its linked contact (all null when there is none). */
 export interface NewsletterSubscriptionRow extends SignUpFields {
-  contact_gender: string | null;
+  contact_gender: Gender | null;
   contact_first_name: string | null;
   contact_last_name: string | null;
   contact_email: string | null;

@@ -1,86 +1,21 @@
 import { z } from 'zod';
-import type { DonorField } from '../../shared/donor-fields';
-import type { TimestampStyle } from '../../shared/time';
+import { amount, campaign, currency, customFields, donorShape, orNull, payment, timestamp } from '../../shared/value-schemas';
+import { newsletterSubscriptionSchema } from '../../webhooks/schemas/payload-schemas';
 import { type ApiVersion, VERSION_FEATURES, type VersionFeatures } from './features';
 
 /*
  * Response schemas: the OpenAPI document is generated from them and the tests validate every response against
- * that document. Objects are strict (additionalProperties: false), so a field that leaks into an older version
- * fails validation.
+ * that document. Objects are strict, as are the shared value schemas (src/shared/value-schemas.ts).
  */
 
-const TIMESTAMP_PATTERNS: Record<TimestampStyle, { pattern: RegExp; description: string; example: string }> = {
-  'swiss-local': {
-    pattern: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/,
-    description: 'Swiss local time (Europe/Zurich) with its offset',
-    example: '2025-07-15T12:30:00+02:00',
-  },
-  utc: {
-    pattern: /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/,
-    description: 'UTC with Z',
-    example: '2025-07-15T10:30:00Z',
-  },
-};
-
-const timestamp = (style: TimestampStyle) => {
-  const { pattern, description, example } = TIMESTAMP_PATTERNS[style];
-  return z.string().regex(pattern).meta({ format: 'date-time', description, example });
-};
-
-const amount = z.number().meta({ description: 'Amount in the currency, at most 2 decimals', example: 50 });
-const currency = z.string().length(3).meta({ description: 'ISO 4217', example: 'CHF' });
 export const environmentValues = ['TEST', 'PRODUCTION'] as const;
 const environment = z.enum(environmentValues);
-const gender = z.enum(['male', 'female', 'prefer-not-to-say']);
-const customFields = z
-  .record(z.string(), z.union([z.string(), z.boolean()]))
-  .meta({ description: 'Answers to the custom fields of the donation form: text, or true/false for checkboxes' });
-
-export const errorSchema = z
-  .strictObject({
-    error: z.string().meta({ description: 'Human-readable message', example: 'Contact not found' }),
-    code: z.string().meta({ description: 'Stable machine-readable code', example: 'not_found' }),
-  })
-  .meta({ id: 'Error' });
-
-const campaign = z.strictObject({ id: z.number().int(), title: z.string() }).meta({ id: 'Campaign' });
-
-/** The donor fields, shared by the donor object of donation entries and by contacts. */
-const donorShape = {
-  gender,
-  first_name: z.string(),
-  last_name: z.string(),
-  email: z.string(),
-  company: z.string().nullable(),
-  po_box: z.string().nullable(),
-  street: z.string(),
-  street_number: z.string(),
-  postal_code: z.string(),
-  city: z.string(),
-  country: z.string().length(2).meta({ description: 'ISO 3166-1 alpha-2' }),
-  language: z.string().length(2).meta({ description: 'ISO 639-1' }),
-  newsletter: z.boolean(),
-} satisfies Record<DonorField, z.ZodType>;
 
 const donor = z.strictObject(donorShape).meta({ id: 'Donor' });
-
-const payment = z
-  .strictObject({
-    transaction_id: z.string(),
-    method: z.string().meta({ description: 'Payment method code (VIS, ECA, TWI, PAP, PFC, PEF, INV, …)' }),
-    status: z.enum(['completed', 'pending']),
-  })
-  .meta({ id: 'Payment' });
 
 const recurring = z
   .strictObject({ id: z.number().int(), interval: z.enum(['monthly', 'quarterly', 'yearly']) })
   .meta({ id: 'Recurring' });
-
-/*
- * `schema.nullable()` of a named schema would make the component itself nullable in the generated document;
- * an explicit union with null keeps the reference exact.
- */
-const orNull = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
 
 const checkout = z
   .strictObject({
@@ -159,18 +94,8 @@ function schemasFor(features: VersionFeatures) {
     })
     .meta({ id: name('Contact') });
 
-  const newsletterSubscription = z
-    .strictObject({
-      subscription_id: z.number().int(),
-      contact_id: z.number().int().nullable(),
-      gender: z.enum(['male', 'female', 'prefer-not-to-say', '']),
-      first_name: z.string().nullable(),
-      last_name: z.string().nullable(),
-      email: z.string(),
-      language: z.string().length(2),
-      opt_in: z.literal(true),
-      opt_in_date: timestamp(features.timestampStyle),
-    })
+  // The webhook's newsletter_subscription object, in this version's timestamps.
+  const newsletterSubscription = newsletterSubscriptionSchema(features.timestampStyle)
     .meta({ id: name('NewsletterSubscription') });
 
   return {

@@ -1,3 +1,4 @@
+import type { Gender } from '../../shared/donor-fields';
 import { BaseModel } from './base';
 
 export type Environment = 'TEST' | 'PRODUCTION';
@@ -6,7 +7,8 @@ export class ContactModel extends BaseModel {
   static tableName = 'contacts';
   id!: number;
   environment!: Environment;
-  gender!: string;
+  /** Written only through the platform's validated input. */
+  gender!: Gender;
   first_name!: string;
   last_name!: string;
   email!: string;

@@ -2,6 +2,7 @@ import { pickDonor } from '../../shared/donor-fields';
 import { splitProportionally, toAmount } from '../../shared/money';
 import { formatTimestamp } from '../../shared/time';
 import type { PayloadFeatures } from '../payload-versions';
+import type { DonationData, DonorObject, PaymentObject, PositionObject } from '../schemas/payload-schemas';
 import type { RenderedEvent } from './rendered';
 import type { CampaignRef, PaymentSnapshot, PositionView, ReconciliationView } from './views';
 
@@ -13,8 +14,8 @@ interface DonationPart {
   purpose: string | null;
 }
 
-function donorObject(snapshot: PaymentSnapshot, features: PayloadFeatures): Record<string, unknown> {
-  const rendered: Record<string, unknown> = pickDonor(snapshot.donor);
+function donorObject(snapshot: PaymentSnapshot, features: PayloadFeatures): DonorObject {
+  const rendered: DonorObject = pickDonor(snapshot.donor);
   // The spec wants the key absent, not empty, when the donation has no custom fields.
   if (features.customFields && Object.keys(snapshot.customFields).length > 0) {
     rendered.custom_fields = { ...snapshot.customFields };
@@ -22,7 +23,7 @@ function donorObject(snapshot: PaymentSnapshot, features: PayloadFeatures): Reco
   return rendered;
 }
 
-function paymentObject(snapshot: PaymentSnapshot, reconciled?: ReconciliationView): Record<string, unknown> {
+function paymentObject(snapshot: PaymentSnapshot, reconciled?: ReconciliationView): PaymentObject {
   const { payment } = snapshot;
   return {
     transaction_id: payment.transactionId,
@@ -37,7 +38,7 @@ function paymentObject(snapshot: PaymentSnapshot, reconciled?: ReconciliationVie
   };
 }
 
-function positionObject(position: PositionView): Record<string, unknown> {
+function positionObject(position: PositionView): PositionObject {
   return {
     id: position.number,
     amount: toAmount(position.amountMinor),
@@ -51,7 +52,7 @@ function donationObject(
   features: PayloadFeatures,
   part: DonationPart,
   extras: { positions?: PositionView[]; reconciled?: ReconciliationView } = {},
-): Record<string, unknown> {
+): DonationData {
   return {
     donation: {
       id: part.id,
@@ -87,7 +88,7 @@ function wholePaymentPart(snapshot: PaymentSnapshot): DonationPart {
 }
 
 /** donation.completed: one event with positions (v2.1), or one event per position (v1, v2). */
-export function renderDonationCompleted(snapshot: PaymentSnapshot, features: PayloadFeatures): RenderedEvent[] {
+export function renderDonationCompleted(snapshot: PaymentSnapshot, features: PayloadFeatures): RenderedEvent<DonationData>[] {
   if (features.checkoutShape === 'whole-checkout') {
     return [
       {
@@ -106,7 +107,7 @@ export function renderDonationCompleted(snapshot: PaymentSnapshot, features: Pay
  * donation.recurring_completed: a follow-up payment has exactly one position and never carries `positions`
  * (recurring donations cannot be put in the cart), on every version.
  */
-export function renderRecurringCompleted(snapshot: PaymentSnapshot, features: PayloadFeatures): RenderedEvent[] {
+export function renderRecurringCompleted(snapshot: PaymentSnapshot, features: PayloadFeatures): RenderedEvent<DonationData>[] {
   if (snapshot.positions.length !== 1) {
     throw new Error(`follow-up payment ${snapshot.number} must have exactly one position`);
   }
@@ -122,7 +123,7 @@ export function renderDonationReconciled(
   snapshot: PaymentSnapshot,
   reconciliation: ReconciliationView,
   features: PayloadFeatures,
-): RenderedEvent[] {
+): RenderedEvent<DonationData>[] {
   if (features.checkoutShape === 'whole-checkout') {
     return [
       {

@@ -1,19 +1,30 @@
 import type { Environment } from '../../db/models';
+import type { Gender } from '../../shared/donor-fields';
 import { formatTimestamp, type TimestampStyle } from '../../shared/time';
 import type { PayloadFeatures } from '../payload-versions';
+import type { NewsletterData, NewsletterSubscriptionObject } from '../schemas/payload-schemas';
 import type { RenderedEvent } from './rendered';
 import type { NewsletterSubscriptionView } from './views';
 
 /**
- * Sign-ups belong to the platform, not to a payment: one without a contact is in the platform's live environment,
- * as its newsletter.subscribed event is (envelope `prod` or `stage`).
+ * Sign-ups belong to the platform, not to a payment: one without a contact is in the platform's live environment
+ * (envelope `prod`, or `stage` on a staging platform).
  */
 export const UNLINKED_SIGN_UP_ENVIRONMENT: Environment = 'PRODUCTION';
+
+/**
+ * The one environment rule for newsletter sign-ups, for the read API's `environment` filter and the envelope alike:
+ * a sign-up linked to a contact is in that contact's environment (a TEST contact's sign-up is test data, like the
+ * contact's donations); one without a contact is in PRODUCTION. The read API applies it in SQL with the same constant.
+ */
+export function signUpEnvironment(contact: { environment: Environment } | null): Environment {
+  return contact?.environment ?? UNLINKED_SIGN_UP_ENVIRONMENT;
+}
 
 export interface SignUpFields {
   id: number;
   contact_id: number | null;
-  gender: string;
+  gender: Gender | '';
   first_name: string | null;
   last_name: string | null;
   email: string;
@@ -22,7 +33,7 @@ export interface SignUpFields {
 }
 
 export interface LinkedContact {
-  gender: string;
+  gender: Gender | '';
   first_name: string;
   last_name: string;
   email: string;
@@ -47,7 +58,10 @@ export function subscriptionView(signUp: SignUpFields, contact: LinkedContact | 
 }
 
 /** The `newsletter_subscription` object, also what the CRM API lists (with its own timestamp style). */
-export function newsletterSubscriptionObject(view: NewsletterSubscriptionView, timestamps: TimestampStyle) {
+export function newsletterSubscriptionObject(
+  view: NewsletterSubscriptionView,
+  timestamps: TimestampStyle,
+): NewsletterSubscriptionObject {
   return {
     subscription_id: view.id,
     contact_id: view.contactId,
@@ -61,7 +75,10 @@ export function newsletterSubscriptionObject(view: NewsletterSubscriptionView, t
   };
 }
 
-export function renderNewsletterSubscribed(view: NewsletterSubscriptionView, features: PayloadFeatures): RenderedEvent[] {
+export function renderNewsletterSubscribed(
+  view: NewsletterSubscriptionView,
+  features: PayloadFeatures,
+): RenderedEvent<NewsletterData>[] {
   return [
     {
       key: `newsletter_subscription:${view.id}`,

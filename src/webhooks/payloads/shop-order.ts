@@ -1,20 +1,15 @@
 import { toAmount } from '../../shared/money';
 import { formatTimestamp } from '../../shared/time';
 import type { PayloadFeatures } from '../payload-versions';
+import type { ShopOrderData } from '../schemas/payload-schemas';
 import type { RenderedEvent } from './rendered';
-import {
-  SHOP_ADDRESS_FIELDS,
-  SHOP_CUSTOMER_FIELDS,
-  type ShopAddress,
-  type ShopCustomer,
-  type ShopOrderView,
-} from './views';
+import { SHOP_ADDRESS_FIELDS, SHOP_CUSTOMER_FIELDS, type ShopOrderView } from './views';
 
 // Listed field by field: the stored snapshots are JSON objects whose key order the database does not keep.
-const pick = <K extends string>(fields: readonly K[], source: Record<K, string | null>) =>
-  Object.fromEntries(fields.map((field) => [field, source[field] ?? null]));
+const pick = <T extends object>(fields: readonly (keyof T)[], source: T): T =>
+  Object.fromEntries(fields.map((field) => [field, source[field] ?? null])) as T;
 
-export function renderShopOrderCompleted(order: ShopOrderView, features: PayloadFeatures): RenderedEvent[] {
+export function renderShopOrderCompleted(order: ShopOrderView, features: PayloadFeatures): RenderedEvent<ShopOrderData>[] {
   return [
     {
       key: `shop_order:${order.number}`,
@@ -22,9 +17,9 @@ export function renderShopOrderCompleted(order: ShopOrderView, features: Payload
         shop_order: {
           id: order.number,
           created_at: formatTimestamp(order.createdAt, features.timestamps),
-          customer: pick<keyof ShopCustomer>(SHOP_CUSTOMER_FIELDS, order.customer),
-          invoice_address: pick<keyof ShopAddress>(SHOP_ADDRESS_FIELDS, order.invoiceAddress),
-          delivery_address: pick<keyof ShopAddress>(SHOP_ADDRESS_FIELDS, order.deliveryAddress),
+          customer: pick(SHOP_CUSTOMER_FIELDS, order.customer),
+          invoice_address: pick(SHOP_ADDRESS_FIELDS, order.invoiceAddress),
+          delivery_address: pick(SHOP_ADDRESS_FIELDS, order.deliveryAddress),
           items: order.items.map((item) => ({
             article_number: item.articleNumber,
             quantity: item.quantity,

@@ -3,7 +3,10 @@
  * function of these views and the payload version's features.
  */
 
-import type { Donor } from '../../shared/donor-fields';
+import type { Donor, Gender } from '../../shared/donor-fields';
+import { type ShopAddress, type ShopCustomer, shopAddressShape, shopCustomerShape } from '../schemas/payload-schemas';
+
+export type { ShopAddress, ShopCustomer };
 
 export interface CampaignRef {
   id: number;
@@ -44,7 +47,7 @@ export interface ReconciliationView {
 export interface NewsletterSubscriptionView {
   id: number;
   contactId: number | null;
-  gender: string;
+  gender: Gender | '';
   firstName: string | null;
   lastName: string | null;
   email: string;
@@ -52,40 +55,9 @@ export interface NewsletterSubscriptionView {
   confirmedAt: Date;
 }
 
-export const SHOP_CUSTOMER_FIELDS = [
-  'gender',
-  'first_name',
-  'last_name',
-  'email',
-  'phone',
-  'company',
-  'department',
-  'care_of',
-  'po_box',
-  'street',
-  'street_number',
-  'postal_code',
-  'city',
-  'country',
-  'language',
-] as const;
-
-export const SHOP_ADDRESS_FIELDS = [
-  'first_name',
-  'last_name',
-  'company',
-  'department',
-  'care_of',
-  'po_box',
-  'street',
-  'street_number',
-  'postal_code',
-  'city',
-  'country',
-] as const;
-
-export type ShopCustomer = Record<(typeof SHOP_CUSTOMER_FIELDS)[number], string | null>;
-export type ShopAddress = Record<(typeof SHOP_ADDRESS_FIELDS)[number], string | null>;
+/** The payload's field order, the schemas' (stored snapshots do not keep theirs). */
+export const SHOP_CUSTOMER_FIELDS = Object.keys(shopCustomerShape) as (keyof ShopCustomer)[];
+export const SHOP_ADDRESS_FIELDS = Object.keys(shopAddressShape) as (keyof ShopAddress)[];
 
 export interface ShopOrderItemView {
   articleNumber: string;

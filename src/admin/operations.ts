@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { defineOperation, type OperationGroup } from '../http/operation';
+import { assertPageExists, pageBody, paginationParams } from '../http/pagination';
+import { idParam } from '../http/params';
+import { notFound } from '../shared/errors';
+import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
+import { systemResolver } from '../webhooks/subscriber-address';
+import { presentAdminInfo } from './info';
+import { resendWebhookEvent } from './resend-route';
+import {
+  adminInfoSchema,
+  resendAcceptedSchema,
+  webhookEndpointSchema,
+  webhookEventDetailSchema,
+  webhookEventPageSchema,
+} from './response-schemas';
+import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
+import { findWebhookEvent, listWebhookEvents } from './webhook-events';
+
+/** Filters and paging of the event list; each message names its parameter, as on the CRM API. */
+const eventListQuery = z.object({
+  status: z.enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+  event: z.enum(WEBHOOK_EVENT_TYPES, { error: `event must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }).optional(),
+  ...paginationParams,
+});
+
+/** Event ids are bigserial: any positive integer JavaScript holds exactly. */
+const eventIdParams = z.object({ id: idParam('id', { max: Number.MAX_SAFE_INTEGER }) });
+
+/** Staff-only admin API: the webhook endpoint's configuration, the events with their delivery attempts, resend. */
+export const adminApiGroup = (): OperationGroup => ({
+  prefix: '/admin/api',
+  tag: 'admin',
+  description: 'Webhook endpoint configuration, events, delivery attempts and resend (staff only; used by /admin/)',
+  operations: [
+    defineOperation({
+      method: 'get',
+      path: '/info',
+      access: 'staff',
+      summary: 'Who is signed in, and the choices the admin page offers',
+      responses: { 200: { description: 'Signed-in user and the lists of statuses, event types, payload versions', schema: adminInfoSchema } },
+      async handle(ctx, _input, { config }) {
+        ctx.body = presentAdminInfo(config, ctx.state.user);
+      },
+    }),
+    defineOperation({
+      method: 'get',
+      path: '/webhook-endpoint',
+      access: 'staff',
+      summary: 'The webhook endpoint’s configuration',
+      responses: { 200: { description: 'The endpoint (defaults when none is configured yet)', schema: webhookEndpointSchema } },
+      async handle(ctx, _input, { db }) {
+        ctx.body = await showEndpoint(db);
+      },
+    }),
+    defineOperation({
+      method: 'put',
+      path: '/webhook-endpoint',
+      access: 'staff',
+      summary: 'Change the webhook endpoint',
+      description: 'Only the fields given change. Password and signing secret are write-only; `null` removes them.',
+      body: endpointChangeInput,
+      responses: { 200: { description: 'The endpoint as saved', schema: webhookEndpointSchema } },
+      async handle(ctx, { body }, { db, config, tokens, resolveHost }) {
+        ctx.body = await changeEndpoint(db, config, body, new Date(tokens.clock() * 1000), resolveHost ?? systemResolver);
+      },
+    }),
+    defineOperation({
+      method: 'get',
+      path: '/webhook-events',
+      access: 'staff',
+      summary: 'Webhook events, newest first',
+      query: eventListQuery,
+      responses: { 200: { description: 'One page of events', schema: webhookEventPageSchema } },
+      errors: ['page_not_found'],
+      async handle(ctx, { query }, { db }) {
+        const { status, event, ...page } = query;
+        const { count, results } = await listWebhookEvents(db, { status, event }, page);
+        assertPageExists(page, count);
+        ctx.body = pageBody(ctx, page, count, results);
+      },
+    }),
+    defineOperation({
+      method: 'get',
+      path: '/webhook-events/:id',
+      access: 'staff',
+      summary: 'One webhook event with its payload and every delivery attempt',
+      params: eventIdParams,
+      responses: { 200: { description: 'The event', schema: webhookEventDetailSchema } },
+      errors: ['webhook_event_not_found'],
+      async handle(ctx, { params }, { db }) {
+        const event = await findWebhookEvent(db, params.id);
+        if (!event) throw notFound(`Webhook event ${params.id} not found`, 'webhook_event_not_found');
+        ctx.body = event;
+      },
+    }),
+    defineOperation({
+      method: 'post',
+      path: '/webhook-events/:id/resend',
+      access: 'staff',
+      summary: 'Deliver an event again, as a manual attempt with the same envelope id',
+      description:
+        'During an attempt (the first one included), in backoff or after max retries; 202 once the request is handed to Temporal. ' +
+        'An attempt under way is not interrupted: the request is answered by the attempt after it, unless that one delivers.',
+      params: eventIdParams,
+      responses: { 202: { description: 'The request is handed to the delivery workflow', schema: resendAcceptedSchema } },
+      errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'delivery_unavailable'],
+      async handle(ctx, { params }, deps) {
+        await resendWebhookEvent(ctx, params.id, deps);
+      },
+    }),
+  ],
+});

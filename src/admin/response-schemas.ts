@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
+import { PAYLOAD_VERSIONS } from '../webhooks/payload-versions';
+
+/* What the admin API answers, as documented in the OpenAPI document; the tests check answers against it. */
+
+const utcTimestamp = z.string().meta({ description: 'UTC, ISO 8601 with Z', example: '2025-07-15T10:30:00Z' });
+
+export const adminInfoSchema = z
+  .strictObject({
+    username: z.string(),
+    temporal_ui_url: z.string().nullable(),
+    temporal_namespace: z.string(),
+    statuses: z.array(z.strictObject({ value: z.enum(DELIVERY_STATUSES), label: z.string() })),
+    event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
+    payload_versions: z.array(z.strictObject({ value: z.enum(PAYLOAD_VERSIONS), selectable: z.boolean() })),
+  })
+  .meta({ id: 'AdminInfo' });
+
+export const webhookEndpointSchema = z
+  .strictObject({
+    configured: z.boolean(),
+    url: z.string().nullable(),
+    active: z.boolean(),
+    payload_version: z.enum(PAYLOAD_VERSIONS),
+    events: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
+    basic_auth_username: z.string().nullable(),
+    basic_auth_password_set: z.boolean().meta({ description: 'The password itself is write-only' }),
+    signing_secret_set: z.boolean().meta({ description: 'The secret itself is write-only' }),
+    created_at: utcTimestamp.nullable(),
+    updated_at: utcTimestamp.nullable(),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+const eventFields = {
+  id: z.number().int(),
+  event: z.enum(WEBHOOK_EVENT_TYPES),
+  created_at: utcTimestamp,
+  status: z.enum(DELIVERY_STATUSES),
+  status_label: z.string().meta({ description: 'The status in the admin page’s words (German)' }),
+  attempts: z.number().int(),
+  last_response_code: z.number().int().nullable(),
+  last_response_body: z.string().nullable(),
+  next_attempt_at: utcTimestamp.nullable(),
+  delivered_at: utcTimestamp.nullable(),
+};
+
+export const webhookEventPageSchema = z
+  .strictObject({
+    count: z.number().int(),
+    next: z.string().nullable(),
+    previous: z.string().nullable(),
+    results: z.array(z.strictObject(eventFields).meta({ id: 'WebhookEventSummary' })),
+  })
+  .meta({ id: 'WebhookEventPage' });
+
+export const webhookEventDetailSchema = z
+  .object({
+    ...eventFields,
+    payload_version: z.enum(PAYLOAD_VERSIONS),
+    workflow_id: z.string(),
+    last_error: z.string().nullable(),
+    payload: z.unknown().meta({ description: 'The envelope exactly as it is sent: parsed JSON, or the stored text when it is not JSON' }),
+    payload_is_json: z.boolean().meta({ description: 'Whether the stored payload is JSON (it is for every event this service rendered)' }),
+    delivery_attempts: z.array(
+      z.object({
+        number: z.number().int(),
+        manual: z.boolean(),
+        started_at: utcTimestamp,
+        duration_ms: z.number().int(),
+        outcome: z.enum(['delivered', 'failed']),
+        response_code: z.number().int().nullable(),
+        response_body: z.string().nullable(),
+        error: z.string().nullable(),
+      }),
+    ),
+  })
+  .meta({ id: 'WebhookEventDetail' });
+
+export const resendAcceptedSchema = z
+  .strictObject({
+    id: z.number().int(),
+    workflow_id: z.string().meta({ description: 'The workflow that makes the attempt (Temporal UI)' }),
+  })
+  .meta({ id: 'ResendAccepted' });

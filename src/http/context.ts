@@ -1,0 +1,30 @@
+import type { Client as TemporalClient } from '@temporalio/client';
+import type { LoginThrottle } from '../auth/login-throttle';
+import type { Clock, TokenSettings } from '../auth/tokens';
+import type { Config } from '../config';
+import type { Db } from '../db/knex';
+import type { Logger } from '../logger';
+import type { Metrics } from '../observability/metrics';
+import type { ResolveHost } from '../webhooks/subscriber-address';
+
+export interface AppDependencies {
+  db: Db;
+  config: Config;
+  log: Logger;
+  /** Seconds since the epoch; tests pass their own to move past token expiry. */
+  clock?: Clock;
+  /** For the admin resend; without it a resend answers 503. */
+  temporalClient?: TemporalClient;
+  /** The process's metrics (shared with its worker in the all-in-one role); a registry of its own otherwise. */
+  metrics?: Metrics;
+  /** DNS for the subscriber URL check; tests inject a table (default: the system resolver). */
+  resolveHost?: ResolveHost;
+}
+
+/** What every operation's handler and guard receive. */
+export interface RouteContext extends AppDependencies {
+  tokens: TokenSettings;
+  /** Shared by every password check (token creation and HTTP Basic). */
+  loginThrottle: LoginThrottle;
+  metrics: Metrics;
+}

@@ -1,0 +1,35 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Context, Middleware, Next } from 'koa';
+import { requireStaff } from '../auth/require-staff';
+import { ApiError } from '../shared/errors';
+import type { RouteContext } from './context';
+import type { Access } from './operation';
+
+const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** Compares digests, so that the time taken says nothing about how much of the token was right. */
+function bearerMatches(header: string, token: string): boolean {
+  return timingSafeEqual(digest(header), digest(`Bearer ${token}`));
+}
+
+/** `Authorization: Bearer <METRICS_TOKEN>` when a metrics token is configured; open otherwise. */
+function requireMetricsToken(token: string | undefined): Middleware | undefined {
+  if (token === undefined) return undefined;
+  return async function metricsTokenOnly(ctx: Context, next: Next) {
+    if (!bearerMatches(ctx.get('Authorization'), token)) {
+      throw new ApiError('not_authenticated', 'Metrics need the metrics bearer token', {
+        'WWW-Authenticate': 'Bearer realm="metrics"',
+      });
+    }
+    await next();
+  };
+}
+
+/** The middleware that enforces each access rule, made once per app; undefined where nothing is to check. */
+export function createGuards(deps: RouteContext): Record<Access, Middleware | undefined> {
+  return {
+    public: undefined,
+    staff: requireStaff(deps.db, deps.tokens, deps.loginThrottle),
+    metrics: requireMetricsToken(deps.config.metrics.token),
+  };
+}

@@ -1,0 +1,102 @@
+import Router from '@koa/router';
+import type { Context, Middleware, Next } from 'koa';
+import { ApiError } from '../shared/errors';
+import type { RouteContext } from './context';
+import { createGuards } from './guards';
+import { jsonBody } from './body';
+import { parseInput } from './input';
+import type { Access, Operation, OperationGroup, OperationInput } from './operation';
+
+/** One route the router answers, with the access rule it was declared with. */
+export interface MountedRoute {
+  method: string;
+  path: string;
+  access: Access;
+  operation: Operation;
+}
+
+type Layer = Router['stack'][number];
+
+/** Which declaration each router layer came from: a layer mounted any other way has none. */
+const declarations = new WeakMap<Layer, MountedRoute>();
+
+/** The declaration behind a router layer, or undefined for a layer that was not mounted from an operation. */
+export function declarationOf(layer: Layer): MountedRoute | undefined {
+  return declarations.get(layer);
+}
+
+async function allowAnyOrigin(ctx: Context, next: Next) {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  await next();
+}
+
+function answerPreflight(methods: string): Middleware {
+  return async function preflight(ctx: Context) {
+    ctx.set({
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Allow-Methods': methods,
+      'Access-Control-Allow-Headers': ctx.get('Access-Control-Request-Headers') || 'Content-Type',
+      'Access-Control-Max-Age': '600',
+    });
+    ctx.status = 204;
+  };
+}
+
+function handler(operation: Operation, deps: RouteContext): Middleware {
+  return async function handleOperation(ctx: Context) {
+    const input: OperationInput<unknown, unknown, unknown> = {
+      query: operation.query ? parseInput(operation.query, ctx.query, 'query') : {},
+      params: operation.params ? parseInput(operation.params, (ctx as Context & { params: unknown }).params, 'path') : {},
+      body: operation.body ? parseInput(operation.body, ctx.request.body, 'body') : undefined,
+    };
+    await operation.handle(ctx, input, deps);
+    if (operation.cacheControl && ctx.status < 300) ctx.set('Cache-Control', operation.cacheControl);
+  };
+}
+
+/**
+ * One router for every operation: paths match exactly as declared (case and trailing slash count), and each route
+ * carries its own guard, so no spelling of a path and no prefix middleware decides who gets through. The caller
+ * adds `allowedMethods()` for 405 answers with `Allow`.
+ */
+export function createRouter(groups: OperationGroup[], deps: RouteContext): { router: Router; routes: MountedRoute[] } {
+  const router = new Router({ sensitive: true, strict: true });
+  const guards = createGuards(deps);
+  const routes: MountedRoute[] = [];
+  const declare = (route: MountedRoute) => {
+    declarations.set(router.stack[router.stack.length - 1], route);
+    routes.push(route);
+  };
+  for (const group of groups) {
+    for (const operation of group.operations) {
+      const path = group.prefix + operation.path;
+      const guard = guards[operation.access];
+      const middleware: Middleware[] = [];
+      if (operation.cors) {
+        middleware.push(allowAnyOrigin);
+        router.options(path, answerPreflight(`${operation.method.toUpperCase()}, OPTIONS`));
+        declare({ method: 'OPTIONS', path, access: 'public', operation });
+      }
+      if (guard) middleware.push(guard);
+      if (operation.body) middleware.push(jsonBody);
+      router[operation.method](path, ...middleware, handler(operation, deps));
+      declare({ method: operation.method.toUpperCase(), path, access: operation.access, operation });
+    }
+  }
+  return { router, routes };
+}
+
+/**
+ * Last in line: a request no route matched, whose path differs from a route's only by its trailing slash, gets a
+ * 404 that names the documented spelling (a common slip that would otherwise look like a missing resource).
+ */
+export function suggestDocumentedSpelling(router: Router): Middleware {
+  return async function documentedSpelling(ctx: Context, next: Next) {
+    await next();
+    if (ctx.status !== 404 || ctx.body !== undefined) return;
+    const other = ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : `${ctx.path}/`;
+    if (other !== '' && router.match(other, ctx.method).route) {
+      throw new ApiError('not_found', `Not found; the documented path is ${other}`);
+    }
+  };
+}

@@ -1,0 +1,61 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { notFound } from '../shared/errors';
+
+const MAX_PAGE_SIZE = 1000;
+const DEFAULT_PAGE_SIZE = 100;
+
+function positiveIntegerParam(name: string, max: number, fallback: number) {
+  return z
+    .string({ error: `${name} must be given once` })
+    .regex(/^[0-9]{1,10}$/, { error: `${name} must be a positive integer`, abort: true })
+    .transform(Number)
+    .refine((value) => value >= 1 && value <= max, { error: `${name} must be between 1 and ${max}` })
+    .optional()
+    .transform((value) => value ?? fallback);
+}
+
+/** `page` and `page_size` of every paginated list, for its query schema. */
+export const paginationParams = {
+  page: positiveIntegerParam('page', 2_147_483_647, 1).meta({ description: 'Page number, from 1' }),
+  page_size: positiveIntegerParam('page_size', MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE).meta({
+    description: `Results per page, default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}`,
+  }),
+};
+
+export interface PageRequest {
+  page: number;
+  page_size: number;
+}
+
+export const offsetOf = ({ page, page_size }: PageRequest): number => (page - 1) * page_size;
+
+/** Page 1 always exists (possibly empty); any later page must start within the results. */
+export function assertPageExists(request: PageRequest, count: number): void {
+  if (request.page > 1 && offsetOf(request) >= count) throw notFound('Page not found', 'page_not_found');
+}
+
+/** The request's absolute URL; a Host (or X-Forwarded-Host) that makes no URL falls back to localhost. */
+function absoluteUrl(ctx: Context): string {
+  try {
+    return new URL(ctx.href).toString();
+  } catch {
+    return new URL(ctx.originalUrl, 'http://localhost').toString();
+  }
+}
+
+/** `{count, next, previous, results}` with absolute links that keep every other query parameter. */
+export function pageBody<T>(ctx: Context, request: PageRequest, count: number, results: T[]) {
+  const href = absoluteUrl(ctx);
+  const linkTo = (page: number) => {
+    const url = new URL(href);
+    url.searchParams.set('page', String(page));
+    return url.toString();
+  };
+  return {
+    count,
+    next: offsetOf(request) + request.page_size < count ? linkTo(request.page + 1) : null,
+    previous: request.page > 1 ? linkTo(request.page - 1) : null,
+    results,
+  };
+}

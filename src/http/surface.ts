@@ -1,0 +1,18 @@
+import { adminApiGroup } from '../admin/operations';
+import { adminPageGroup } from '../admin/page-operations';
+import { readApiGroups } from '../api/surface';
+import { probesGroup } from '../observability/operations';
+import { platformGroup } from '../platform/operations';
+import { webhookSchemaGroup } from '../webhooks/schemas/operations';
+import { buildOpenApiDocument } from './openapi/document';
+import { documentationGroup } from './openapi/swagger-ui';
+import type { OperationGroup } from './operation';
+
+/**
+ * Every operation the HTTP service answers: the read API and tokens, the platform write side, the admin API and
+ * page, probes and metrics, the webhook payload schemas, and the documentation generated from all of them.
+ */
+export function httpSurface(): OperationGroup[] {
+  const groups = [...readApiGroups(), platformGroup(), adminApiGroup(), probesGroup(), webhookSchemaGroup(), adminPageGroup()];
+  return [...groups, documentationGroup(buildOpenApiDocument(groups))];
+}

@@ -1,0 +1,40 @@
+import { randomBytes } from 'node:crypto';
+import { chmod, link, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseSecretsKeys, type SecretKey } from './keyring';
+
+const OWNER_ONLY = 0o600;
+
+/** Writes the file whole under another name and links it into place, which fails if it exists meanwhile. */
+async function createExclusively(file: string, content: string): Promise<void> {
+  const draft = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+  await writeFile(draft, content, { mode: OWNER_ONLY, flag: 'wx' });
+  try {
+    await link(draft, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    await rm(draft, { force: true });
+  }
+}
+
+/**
+ * A secret generated on the first local start and kept in the data folder (mode 0600, the folder 0700 when this
+ * creates it), so that the embedded default keeps the same demo password, token key, secrets key and database
+ * password across restarts. Never used in production. Processes starting at once (the api and worker roles) all
+ * read the one secret that was written first, never a half-written file.
+ */
+export async function persistedLocalSecret(dataDir: string, name: string, bytes = 24): Promise<string> {
+  const file = path.join(dataDir, `${name}.txt`);
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const existing = await stat(file).catch(() => undefined);
+  if (!existing) await createExclusively(file, `${randomBytes(bytes).toString('base64url')}\n`);
+  // Kept from an earlier start: make sure no one else can read it, whatever created it.
+  else if ((existing.mode & 0o077) !== 0) await chmod(file, OWNER_ONLY);
+  return (await readFile(file, 'utf8')).trim();
+}
+
+/** SECRETS_KEYS of the embedded default when it is not set: one key, generated into DATA_DIR on first use. */
+export async function localSecretsKeys(dataDir: string): Promise<SecretKey[]> {
+  return parseSecretsKeys(await persistedLocalSecret(dataDir, 'secrets-key', 32));
+}

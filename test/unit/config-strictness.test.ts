@@ -1,0 +1,51 @@
+import path from 'node:path';
+import { loadConfig } from '../../src/config';
+import { PRODUCTION_ENV } from '../support/production-env';
+import { finished, spawnTypeScript } from '../support/typescript-process';
+
+const MAIN = path.join(__dirname, '..', '..', 'src', 'main.ts');
+
+test('NODE_ENV is development, test or production, exactly; anything else does not start', () => {
+  expect(loadConfig({}).production).toBe(false);
+  expect(loadConfig({ NODE_ENV: 'development' }).production).toBe(false);
+  expect(loadConfig({ NODE_ENV: 'test' }).production).toBe(false);
+  expect(loadConfig(PRODUCTION_ENV).production).toBe(true);
+  for (const spelling of ['Production', 'PRODUCTION', 'prod', 'production ', ' production', 'staging', 'dev', '']) {
+    expect(() => loadConfig({ ...PRODUCTION_ENV, NODE_ENV: spelling })).toThrow(
+      'Invalid configuration: NODE_ENV: must be one of development, test, production',
+    );
+  }
+});
+
+test('production requires METRICS_TOKEN, of at least 16 characters', () => {
+  const { METRICS_TOKEN: _, ...withoutToken } = PRODUCTION_ENV;
+  expect(() => loadConfig(withoutToken)).toThrow('Invalid configuration: METRICS_TOKEN is required when NODE_ENV=production');
+  expect(() => loadConfig({ ...PRODUCTION_ENV, METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN must be at least 16 characters/);
+  expect(loadConfig(PRODUCTION_ENV).metrics.token).toBe(PRODUCTION_ENV.METRICS_TOKEN);
+  // Outside production /metrics may stay open (the embedded default on 127.0.0.1).
+  expect(loadConfig({}).metrics.token).toBeUndefined();
+});
+
+test('production requires SECRETS_KEYS; elsewhere one key is generated until the start command loads DATA_DIR\'s', () => {
+  const { SECRETS_KEYS: _, ...withoutKeys } = PRODUCTION_ENV;
+  expect(() => loadConfig(withoutKeys)).toThrow('Invalid configuration: SECRETS_KEYS is required when NODE_ENV=production');
+  expect(() => loadConfig({ ...PRODUCTION_ENV, SECRETS_KEYS: 'not-a-key' })).toThrow(
+    /^Invalid configuration: SECRETS_KEYS: key 1 is not 32 bytes as 64 hex digits or base64/,
+  );
+  expect(loadConfig(PRODUCTION_ENV).secrets).toEqual({ keys: [{ id: expect.any(String), key: Buffer.alloc(32, 0x5e) }], generated: false });
+  const development = loadConfig({}).secrets;
+  expect(development).toEqual({ keys: [{ id: expect.any(String), key: expect.any(Buffer) }], generated: true });
+  expect(loadConfig({}).secrets.keys[0].key.equals(development.keys[0].key)).toBe(false);
+});
+
+test('the start command refuses such a configuration with exit code 2 and the message, before starting anything', async () => {
+  const { METRICS_TOKEN: _, ...withoutToken } = PRODUCTION_ENV;
+  const cases = [
+    [{ ...PRODUCTION_ENV, NODE_ENV: 'Production' }, 'NODE_ENV: must be one of development, test, production'],
+    [withoutToken, 'METRICS_TOKEN is required when NODE_ENV=production'],
+  ] as const;
+  const results = await Promise.all(cases.map(([env]) => finished(spawnTypeScript(MAIN, ['api'], { PATH: process.env.PATH, ...env }))));
+  for (const [index, [env, message]] of cases.entries()) {
+    expect([env, results[index]]).toEqual([env, { code: 2, stdout: '', stderr: `Invalid configuration: ${message}\n` }]);
+  }
+});
