@@ -3,5 +3,4 @@ export * from './checkout';
 export * from './contact';
 export * from './newsletter-subscription';
 export * from './shop-order';
-export * from './user';
 export * from './webhook';
