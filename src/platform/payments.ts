@@ -6,6 +6,7 @@ import { type Donor, pickDonor } from '../shared/donor-fields';
 import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
 import type { PaymentSnapshot } from '../webhooks/payloads/views';
+import { existingCampaignIds } from './campaign-store';
 import { invoiceReference } from './invoice-reference';
 
 /** A payment (checkout) and its positions (donations) in position order. */
@@ -105,7 +106,7 @@ export async function findPaymentByTransactionId(
 export async function assertCampaignsExist(trx: Knex.Transaction, campaignIds: (number | null)[]): Promise<void> {
   const wanted = [...new Set(campaignIds.filter((id): id is number => id !== null))];
   if (wanted.length === 0) return;
-  const found = new Set((await trx('campaigns').whereIn('id', wanted).pluck('id')) as number[]);
+  const found = await existingCampaignIds(trx, wanted);
   const missing = campaignIds.findIndex((id) => id !== null && !found.has(id));
   if (missing >= 0) {
     throw badRequest(`positions.${missing}.campaign_id: campaign ${campaignIds[missing]} does not exist`, 'unknown_campaign');

@@ -1,4 +1,3 @@
-export * from './campaign';
 export * from './checkout';
 export * from './contact';
 export * from './newsletter-subscription';
