@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import { ApiError } from '../shared/errors';
 import { ensureCampaign, insertCampaignLinksUnlessPresent } from '../platform/campaign-store';
 import { confirmNewsletterSubscription } from '../platform/confirm-newsletter-subscription';
+import { findContactIdByEmail } from '../platform/contact-store';
 import type { CommandResult, PlatformContext } from '../platform/context';
 import { checkoutInput, recordCheckout } from '../platform/record-checkout';
 import { reconciliationInput, recordReconciliation } from '../platform/record-reconciliation';
@@ -213,7 +214,7 @@ export async function seedDemoData(db: Knex, config: Config, now: Date = new Dat
     const { daysAgo: _daysAgo, ...fields } = signUp;
     const contactId =
       'testContact' in signUp
-        ? (await db('contacts').where({ environment: 'TEST', email: DONORS[signUp.testContact].email }).first('id'))?.id
+        ? await findContactIdByEmail(db, 'TEST', DONORS[signUp.testContact].email)
         : undefined;
     const input = signUpInput.parse({ ...fields, contact_id: contactId });
     const { record } = count(await runCommand(db, (trx) => signUpForNewsletter(trx, input, at(when))));

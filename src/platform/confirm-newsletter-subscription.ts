@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import { notFound } from '../shared/errors';
-import type { ContactModel, NewsletterSubscriptionModel } from '../db/models';
+import type { NewsletterSubscriptionModel } from '../db/models';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderNewsletterSubscribed, signUpEnvironment, subscriptionView } from '../webhooks/payloads/newsletter';
 import { recordWebhookEvents } from '../webhooks/record-events';
+import { type ContactRow, recordNewsletterConsent } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
 import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
 
@@ -30,9 +31,7 @@ export async function confirmNewsletterSubscription(
     .update({ confirmed_at: now })
     .returning('*');
   // The confirmed opt-in is the contact's newsletter consent.
-  const contact: ContactModel | null = confirmed.contact_id
-    ? (await trx('contacts').where({ id: confirmed.contact_id }).update({ newsletter: true, updated_at: now }).returning('*'))[0]
-    : null;
+  const contact: ContactRow | null = confirmed.contact_id ? await recordNewsletterConsent(trx, confirmed.contact_id, now) : null;
   // oxlint-disable-next-line typescript/no-misused-spread -- a knex row typed with the model's fields, not an instance
   const view = subscriptionView({ ...confirmed, confirmed_at: now }, contact);
   await recordWebhookEvents(trx, {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
-import type { CheckoutModel, DonationModel, Environment, PaymentStatus, PaymentType } from '../db/models';
+import type { CheckoutModel, DonationModel, PaymentStatus, PaymentType } from '../db/models';
+import type { Environment } from '../shared/environment';
 import { badRequest } from '../shared/errors';
 import { type Donor, pickDonor } from '../shared/donor-fields';
 import { toAmount } from '../shared/money';

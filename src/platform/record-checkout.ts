@@ -4,7 +4,7 @@ import { ApiError, badRequest } from '../shared/errors';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderDonationCompleted } from '../webhooks/payloads/donation';
 import { recordWebhookEvents } from '../webhooks/record-events';
-import { upsertContact } from './contacts';
+import { upsertContact } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
 import {
   currencyInput,

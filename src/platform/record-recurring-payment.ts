@@ -5,6 +5,7 @@ import type { RecurringDonationModel } from '../db/models';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderRecurringCompleted } from '../webhooks/payloads/donation';
 import { recordWebhookEvents } from '../webhooks/record-events';
+import { findContact } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
 import {
   minorOf,
@@ -85,8 +86,8 @@ export async function recordRecurringPayment(
   const payment = await insertPayment(trx, {
     environment: recurring.environment,
     contactId: recurring.contact_id,
-    // No donor is given with a follow-up: it is the contact as it is when the payment comes in.
-    donor: await trx('contacts').where({ id: recurring.contact_id }).first(),
+    // No donor is given with a follow-up: it is the contact as it is when the payment comes in (it exists: a foreign key).
+    donor: (await findContact(trx, recurring.contact_id))!,
     currency: recurring.currency,
     transactionId: input.payment.transaction_id,
     method,

@@ -7,7 +7,7 @@ import { envelopeEnvironment } from '../webhooks/envelope';
 import { recordWebhookEvents } from '../webhooks/record-events';
 import { renderShopOrderCompleted } from '../webhooks/payloads/shop-order';
 import { SHOP_ADDRESS_FIELDS, type ShopAddress, type ShopCustomer, type ShopOrderView } from '../webhooks/payloads/views';
-import { upsertContact } from './contacts';
+import { upsertContact } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
 import {
   countryInput,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { badRequest } from '../shared/errors';
 import type { NewsletterSubscriptionModel } from '../db/models';
 import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../webhooks/payloads/newsletter';
+import { contactExists, findContactIdByEmail } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
 import { emailInput, genderInput, languageInput, optionalText, rowIdInput } from './input-schemas';
 import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
@@ -22,16 +23,13 @@ export type SignUpInput = z.output<typeof signUpInput>;
 
 async function contactToLink(trx: Knex.Transaction, input: SignUpInput): Promise<number | null> {
   if (input.contact_id !== undefined) {
-    const contact = await trx('contacts').where({ id: input.contact_id }).first('id');
-    if (!contact) throw badRequest(`contact_id: contact ${input.contact_id} does not exist`, 'unknown_contact');
-    return contact.id;
+    if (!(await contactExists(trx, { id: input.contact_id }))) {
+      throw badRequest(`contact_id: contact ${input.contact_id} does not exist`, 'unknown_contact');
+    }
+    return input.contact_id;
   }
   // Sign-ups belong to the platform, not to a payment environment: only live contacts are linked automatically.
-  const contact = await trx('contacts')
-    .where({ environment: UNLINKED_SIGN_UP_ENVIRONMENT })
-    .whereRaw('lower(email) = lower(?)', [input.email])
-    .first('id');
-  return contact?.id ?? null;
+  return (await findContactIdByEmail(trx, UNLINKED_SIGN_UP_ENVIRONMENT, input.email)) ?? null;
 }
 
 /**

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { notFound } from '../../shared/errors';
 import { defineOperation } from '../../http/operation';
 import { idParam } from '../../http/params';
+import { contactExists } from '../../platform/contact-store';
 import { environmentParam } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { presentContactDonations } from '../versions/donations';
@@ -22,8 +23,7 @@ export const contactDonationsOperation = (features: VersionFeatures) =>
     responses: { 200: { description: 'Donations of the contact', schema: RESPONSE_SCHEMAS[features.version].contactDonationList } },
     errors: ['not_found'],
     async handle(ctx, { query }, { db }) {
-      const contact = await db('contacts').first('id').where({ id: query.contactId, environment: query.environment });
-      if (!contact) throw notFound('Contact not found');
+      if (!(await contactExists(db, { id: query.contactId, environment: query.environment }))) throw notFound('Contact not found');
       const rows: DonationRow[] = await donationRowsOfContact(db, query.environment, query.contactId);
       ctx.body = presentContactDonations(rows, features);
     },

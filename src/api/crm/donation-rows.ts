@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/knex';
-import type { Environment, PaymentStatus, PaymentType } from '../../db/models';
+import type { PaymentStatus, PaymentType } from '../../db/models';
+import type { Environment } from '../../shared/environment';
 import { DONOR_FIELDS, type Donor, type DonorField } from '../../shared/donor-fields';
 
 /** The donor's fields under a `donor_` prefix, beside the columns of the other tables. */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Db } from '../../db/knex';
-import type { Environment } from '../../db/models';
+import type { Environment } from '../../shared/environment';
 import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../../webhooks/payloads/newsletter';
 import { defineOperation } from '../../http/operation';
 import { assertPageExists, offsetOf, pageBody, paginationParams } from '../../http/pagination';

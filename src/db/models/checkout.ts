@@ -1,6 +1,6 @@
 import type { Donor } from '../../shared/donor-fields';
 import { BaseModel } from './base';
-import type { Environment } from './contact';
+import type { Environment } from '../../shared/environment';
 
 export type PaymentType = 'single' | 'recurring_init' | 'recurring_interval' | 'crowdfunding';
 export type PaymentStatus = 'completed' | 'pending';

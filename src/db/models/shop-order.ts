@@ -1,5 +1,5 @@
 import { BaseModel } from './base';
-import type { Environment } from './contact';
+import type { Environment } from '../../shared/environment';
 import type { PaymentStatus } from './checkout';
 
 export class ShopOrderAddressModel extends BaseModel {
