@@ -1,4 +1,3 @@
-export * from './checkout';
 export * from './newsletter-subscription';
 export * from './shop-order';
 export * from './webhook';

@@ -1,6 +1,5 @@
 import { BaseModel } from './base';
 import type { Environment } from '../../shared/environment';
-import type { PaymentStatus } from './checkout';
 
 export class ShopOrderAddressModel extends BaseModel {
   static tableName = 'shop_order_addresses';
@@ -46,7 +45,7 @@ export class ShopOrderModel extends BaseModel {
   total_discount_minor!: number;
   transaction_id!: string;
   payment_method!: string;
-  payment_status!: PaymentStatus;
+  payment_status!: 'completed' | 'pending';
   shipping_method!: string;
   shipping_cost_minor!: number;
   created_at!: Date;
