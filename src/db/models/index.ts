@@ -1,3 +1,2 @@
-export * from './newsletter-subscription';
 export * from './shop-order';
 export * from './webhook';
