@@ -1,2 +1,1 @@
-export * from './shop-order';
 export * from './webhook';
