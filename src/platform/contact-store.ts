@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
-import { DONOR_FIELDS, DONOR_PERSON_FIELDS, type Donor, type DonorPerson, type Gender } from '../shared/donor-fields';
+import { DONOR_FIELDS, DONOR_PERSON_FIELDS, type Donor, type DonorPerson } from '../shared/donor-fields';
 import type { Environment } from '../shared/environment';
 
 /*
@@ -13,23 +13,9 @@ const DONATION_TOTALS = 'contact_donation_totals';
 const COUNTS = 'contact_counts';
 
 /** A row of `contacts`: one donor in one environment, identified by e-mail address (case-insensitive). */
-export interface ContactRow {
+export interface ContactRow extends Donor {
   id: number;
   environment: Environment;
-  /** Written only through the platform's validated input. */
-  gender: Gender;
-  first_name: string;
-  last_name: string;
-  email: string;
-  company: string | null;
-  po_box: string | null;
-  street: string;
-  street_number: string;
-  postal_code: string;
-  city: string;
-  country: string;
-  language: string;
-  newsletter: boolean;
   custom_fields: Record<string, string | boolean>;
   created_at: Date;
   updated_at: Date;

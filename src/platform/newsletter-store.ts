@@ -12,16 +12,8 @@ import { type SignUpFields, UNLINKED_SIGN_UP_ENVIRONMENT } from '../webhooks/pay
 const SIGN_UPS = 'newsletter_subscriptions';
 const CONTACTS = 'contacts';
 
-/** A row of `newsletter_subscriptions`: unconfirmed until the click in the confirmation mail (double opt-in). */
-export interface SignUpRow {
-  id: number;
-  contact_id: number | null;
-  /** Empty when unknown; written only through the platform's validated input. */
-  gender: Gender | '';
-  first_name: string | null;
-  last_name: string | null;
-  email: string;
-  language: string;
+/** A row of `newsletter_subscriptions` (gender empty when not given): unconfirmed until the click in the confirmation mail. */
+export interface SignUpRow extends Omit<SignUpFields, 'confirmed_at'> {
   channel: string;
   confirmed_at: Date | null;
   created_at: Date;
