@@ -20,7 +20,9 @@ import { ApiError } from '../shared/errors';
  *
  * Counters live in Postgres (table `login_failures`), not in memory: API processes run side by side behind a load
  * balancer and restart, and an in-memory limit would be multiplied by the number of processes and forgotten on
- * every deploy. Times are rate-limiter-flexible's (the system clock), not the app's injectable clock.
+ * every deploy. rate-limiter-flexible writes every query against that table; this module, which hands it the table's
+ * name, is the table's owner, and nothing else touches it. Times are rate-limiter-flexible's (the system clock), not
+ * the app's injectable clock.
  *
  * Concurrent guesses from one pair are all checked, since the counter is read before the check and written after,
  * but no more than the limit can tell the guesser anything: a failure counted past the limit answers 429 (not 401),

@@ -1,6 +1,7 @@
 import type { Db } from '../db/knex';
 import { issueTokenPair, type TokenClaims, tokenNotValid, type TokenSettings, type TokenType, verifyToken } from './tokens';
-import { findActiveUser, type User } from './users';
+import { addToBlacklist, isBlacklisted, removeExpiredEntries } from './refresh-token-store';
+import { findActiveUser, type User } from './user-store';
 
 /*
  * Refresh tokens are stateless JWTs; the blacklist holds the ones that were rotated or logged out, until they would
@@ -16,17 +17,8 @@ const toDate = (secondsSinceEpoch: number) => new Date(secondsSinceEpoch * 1000)
  * one token cannot both succeed. Entries past their expiry are removed on the way.
  */
 async function blacklist(db: Db, settings: TokenSettings, claims: TokenClaims): Promise<boolean> {
-  await db('refresh_token_blacklist').where('expires_at', '<', toDate(settings.clock())).delete();
-  const inserted = await db('refresh_token_blacklist')
-    .insert({ jti: claims.jti, user_id: claims.user_id, expires_at: toDate(claims.exp) })
-    .onConflict('jti')
-    .ignore()
-    .returning('jti');
-  return inserted.length === 1;
-}
-
-async function isBlacklisted(db: Db, jti: string): Promise<boolean> {
-  return (await db('refresh_token_blacklist').first('jti').where({ jti })) !== undefined;
+  await removeExpiredEntries(db, toDate(settings.clock()));
+  return addToBlacklist(db, { jti: claims.jti, user_id: claims.user_id, expires_at: toDate(claims.exp) });
 }
 
 /**

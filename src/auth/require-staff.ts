@@ -3,7 +3,8 @@ import type { Db } from '../db/knex';
 import { ApiError } from '../shared/errors';
 import type { LoginThrottle } from './login-throttle';
 import { tokenNotValid, type TokenSettings, verifyToken } from './tokens';
-import { findActiveUser, type User, verifyCredentials } from './users';
+import { findActiveUser, type User } from './user-store';
+import { verifyCredentials } from './users';
 
 export interface AuthState {
   user: User;

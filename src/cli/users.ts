@@ -1,13 +1,6 @@
 import type { Readable } from 'node:stream';
-import {
-  createUser,
-  findUserByName,
-  listUsers,
-  setActive,
-  setPassword,
-  setStaff,
-  type User,
-} from '../auth/users';
+import { findUserByName, listUsers, type User } from '../auth/user-store';
+import { createUser, setActive, setPassword, setStaff } from '../auth/users';
 import { loadConfig } from '../config';
 import type { Db } from '../db/knex';
 import { withDatabase } from './database';

@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { ApiError } from '../shared/errors';
+import { ensureCampaign, insertCampaignLinksUnlessPresent } from '../platform/campaign-store';
 import { confirmNewsletterSubscription } from '../platform/confirm-newsletter-subscription';
+import { findContactIdByEmail } from '../platform/contact-store';
 import type { CommandResult, PlatformContext } from '../platform/context';
 import { checkoutInput, recordCheckout } from '../platform/record-checkout';
 import { reconciliationInput, recordReconciliation } from '../platform/record-reconciliation';
@@ -113,46 +115,38 @@ function dayBefore(now: Date, daysAgo: number, minutesAfterEight: number): Date 
 
 async function ensureCampaigns(db: Knex, now: Date): Promise<Record<DemoCampaignTitle, number>> {
   const ids = {} as Record<DemoCampaignTitle, number>;
-  for (const [index, { title }] of DEMO_CAMPAIGNS.entries()) {
-    const existing = await db('campaigns').where({ title }).first('id');
-    ids[title] =
-      existing?.id ??
-      (await db('campaigns').insert({ title, created_at: dayBefore(now, 200, index) }).returning('id'))[0].id;
-  }
+  for (const [index, { title }] of DEMO_CAMPAIGNS.entries()) ids[title] = await ensureCampaign(db, title, dayBefore(now, 200, index));
   return ids;
 }
 
 async function ensureCampaignLinks(db: Knex, campaigns: Record<DemoCampaignTitle, number>): Promise<void> {
-  await db('campaign_links')
-    .insert([
-      {
-        id: 'wasser-fuer-alle',
-        campaign_id: campaigns['Wasser für alle'],
-        active: true,
-        currency: 'CHF',
-        amounts_minor: [3000, 5000, 10000, 25000],
-        default_amount_minor: 5000,
-        minimum_amount_minor: 500,
-        payment_methods: ['TWI', 'VIS', 'ECA', 'PFC', 'PEF', 'INV'],
-        purposes: [...purposesOf('Wasser für alle')],
-        recurring_enabled: true,
-        recurring_intervals: ['monthly', 'quarterly', 'yearly'],
-        custom_fields: JSON.stringify(DEMO_CUSTOM_FIELDS),
-        cover_fees: true,
-      },
-      {
-        id: 'nothilfe-ukraine-2024',
-        campaign_id: campaigns['Nothilfe Ukraine'],
-        active: false,
-        currency: 'CHF',
-        amounts_minor: [5000, 10000],
-        default_amount_minor: 5000,
-        minimum_amount_minor: 1000,
-        payment_methods: ['TWI', 'VIS'],
-      },
-    ])
-    .onConflict('id')
-    .ignore();
+  await insertCampaignLinksUnlessPresent(db, [
+    {
+      id: 'wasser-fuer-alle',
+      campaign_id: campaigns['Wasser für alle'],
+      active: true,
+      currency: 'CHF',
+      amounts_minor: [3000, 5000, 10000, 25000],
+      default_amount_minor: 5000,
+      minimum_amount_minor: 500,
+      payment_methods: ['TWI', 'VIS', 'ECA', 'PFC', 'PEF', 'INV'],
+      purposes: [...purposesOf('Wasser für alle')],
+      recurring_enabled: true,
+      recurring_intervals: ['monthly', 'quarterly', 'yearly'],
+      custom_fields: DEMO_CUSTOM_FIELDS,
+      cover_fees: true,
+    },
+    {
+      id: 'nothilfe-ukraine-2024',
+      campaign_id: campaigns['Nothilfe Ukraine'],
+      active: false,
+      currency: 'CHF',
+      amounts_minor: [5000, 10000],
+      default_amount_minor: 5000,
+      minimum_amount_minor: 1000,
+      payment_methods: ['TWI', 'VIS'],
+    },
+  ]);
 }
 
 export interface SeedSummary {
@@ -220,7 +214,7 @@ export async function seedDemoData(db: Knex, config: Config, now: Date = new Dat
     const { daysAgo: _daysAgo, ...fields } = signUp;
     const contactId =
       'testContact' in signUp
-        ? (await db('contacts').where({ environment: 'TEST', email: DONORS[signUp.testContact].email }).first('id'))?.id
+        ? await findContactIdByEmail(db, 'TEST', DONORS[signUp.testContact].email)
         : undefined;
     const input = signUpInput.parse({ ...fields, contact_id: contactId });
     const { record } = count(await runCommand(db, (trx) => signUpForNewsletter(trx, input, at(when))));

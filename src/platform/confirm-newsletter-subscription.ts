@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { notFound } from '../shared/errors';
-import type { ContactModel, NewsletterSubscriptionModel } from '../db/models';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderNewsletterSubscribed, signUpEnvironment, subscriptionView } from '../webhooks/payloads/newsletter';
 import { recordWebhookEvents } from '../webhooks/record-events';
+import { type ContactRow, recordNewsletterConsent } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
+import { findSignUpForUpdate, markSignUpConfirmed } from './newsletter-store';
 import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
 
 /**
@@ -17,23 +18,14 @@ export async function confirmNewsletterSubscription(
   ctx: PlatformContext,
 ): Promise<CommandResult<SignUpRecord>> {
   // Locked so that two simultaneous clicks cannot both see an unconfirmed sign-up.
-  const signUp: NewsletterSubscriptionModel | undefined = await trx('newsletter_subscriptions')
-    .where({ id: subscriptionId })
-    .forUpdate()
-    .first();
+  const signUp = await findSignUpForUpdate(trx, subscriptionId);
   if (!signUp) throw notFound(`Newsletter subscription ${subscriptionId} not found`, 'subscription_not_found');
   if (signUp.confirmed_at) return { created: false, record: presentSignUp(signUp) };
 
   const now = ctx.now();
-  const [confirmed]: NewsletterSubscriptionModel[] = await trx('newsletter_subscriptions')
-    .where({ id: subscriptionId })
-    .update({ confirmed_at: now })
-    .returning('*');
+  const confirmed = await markSignUpConfirmed(trx, subscriptionId, now);
   // The confirmed opt-in is the contact's newsletter consent.
-  const contact: ContactModel | null = confirmed.contact_id
-    ? (await trx('contacts').where({ id: confirmed.contact_id }).update({ newsletter: true, updated_at: now }).returning('*'))[0]
-    : null;
-  // oxlint-disable-next-line typescript/no-misused-spread -- a knex row typed with the model's fields, not an instance
+  const contact: ContactRow | null = confirmed.contact_id ? await recordNewsletterConsent(trx, confirmed.contact_id, now) : null;
   const view = subscriptionView({ ...confirmed, confirmed_at: now }, contact);
   await recordWebhookEvents(trx, {
     type: 'newsletter.subscribed',

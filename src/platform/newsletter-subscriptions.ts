@@ -1,8 +1,8 @@
-import type { NewsletterSubscriptionModel } from '../db/models';
 import { formatTimestamp } from '../shared/time';
+import type { SignUpRow } from './newsletter-store';
 
 /** What the platform API answers for a newsletter sign-up. */
-export function presentSignUp(row: NewsletterSubscriptionModel) {
+export function presentSignUp(row: SignUpRow) {
   return {
     subscription_id: row.id,
     contact_id: row.contact_id,

@@ -5,7 +5,7 @@ import { defineOperation, type Operation, type OperationGroup } from '../http/op
 import type { RouteContext } from '../http/context';
 import { idParam } from '../http/params';
 import type { ErrorCode } from '../shared/errors';
-import { listCampaigns } from './campaigns';
+import { listCampaigns } from './campaign-store';
 import { confirmNewsletterSubscription } from './confirm-newsletter-subscription';
 import type { CommandResult, PlatformContext } from './context';
 import { checkoutInput, recordCheckout } from './record-checkout';

@@ -4,7 +4,7 @@ import { ApiError, badRequest } from '../shared/errors';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderDonationCompleted } from '../webhooks/payloads/donation';
 import { recordWebhookEvents } from '../webhooks/record-events';
-import { upsertContact } from './contacts';
+import { upsertContact } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
 import {
   currencyInput,
@@ -20,14 +20,8 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import {
-  assertCampaignsExist,
-  findPaymentByTransactionId,
-  insertPayment,
-  loadPaymentSnapshot,
-  type PaymentRecord,
-  presentPayment,
-} from './payments';
+import { findPaymentByTransactionId, insertRecurringDonation, loadPaymentSnapshot } from './payment-store';
+import { assertCampaignsExist, insertPayment, type PaymentRecord, presentPayment } from './payments';
 
 const positionInput = z.object({
   amount: positiveAmountInput,
@@ -111,10 +105,8 @@ export async function recordCheckout(
   const positions = [];
   for (const position of input.positions) {
     const amountMinor = minorOf(position.amount);
-    let recurringDonationId: number | null = null;
-    if (position.recurring) {
-      const [recurring] = await trx('recurring_donations')
-        .insert({
+    const recurringDonationId = position.recurring
+      ? await insertRecurringDonation(trx, {
           environment: input.environment,
           contact_id: contact.id,
           campaign_id: position.campaign_id,
@@ -125,9 +117,7 @@ export async function recordCheckout(
           payment_method: input.payment.method,
           created_at: now,
         })
-        .returning('id');
-      recurringDonationId = recurring.id;
-    }
+      : null;
     positions.push({
       amountMinor,
       campaignId: position.campaign_id,

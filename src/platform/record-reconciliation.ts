@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError, notFound } from '../shared/errors';
-import type { ReconciliationModel } from '../db/models';
 import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
 import { envelopeEnvironment } from '../webhooks/envelope';
@@ -10,7 +9,13 @@ import { recordWebhookEvents } from '../webhooks/record-events';
 import type { CommandResult, PlatformContext } from './context';
 import { currencyInput, minorOf, nonNegativeAmountInput, transactionIdInput } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { findPaymentByTransactionId, loadPaymentSnapshot } from './payments';
+import {
+  findPaymentByTransactionId,
+  insertReconciliation,
+  isReconciled,
+  loadPaymentSnapshot,
+  type ReconciliationRow,
+} from './payment-store';
 
 export const reconciliationInput = z.object({
   transaction_id: transactionIdInput,
@@ -22,7 +27,7 @@ export const reconciliationInput = z.object({
 
 export type ReconciliationInput = z.output<typeof reconciliationInput>;
 
-function presentReconciliation(transactionId: string, paymentNumber: string, row: ReconciliationModel) {
+function presentReconciliation(transactionId: string, paymentNumber: string, row: ReconciliationRow) {
   return {
     transaction_id: transactionId,
     number: paymentNumber,
@@ -55,19 +60,16 @@ export async function recordReconciliation(
         'only completed payments through an online payment provider can',
     );
   }
-  const already = await trx('reconciliations').where({ checkout_id: payment.id }).first();
-  if (already) throw new ApiError('already_reconciled', 'This payment has already been reconciled');
+  if (await isReconciled(trx, payment.id)) throw new ApiError('already_reconciled', 'This payment has already been reconciled');
 
   const now = ctx.now();
-  const [row]: ReconciliationModel[] = await trx('reconciliations')
-    .insert({
-      checkout_id: payment.id,
-      paid_out_amount_minor: minorOf(input.paid_out_amount),
-      fee_amount_minor: minorOf(input.fee_amount),
-      payout_currency: input.payout_currency,
-      created_at: now,
-    })
-    .returning('*');
+  const row = await insertReconciliation(trx, {
+    checkout_id: payment.id,
+    paid_out_amount_minor: minorOf(input.paid_out_amount),
+    fee_amount_minor: minorOf(input.fee_amount),
+    payout_currency: input.payout_currency,
+    created_at: now,
+  });
   const snapshot = await loadPaymentSnapshot(trx, payment.id);
   await recordWebhookEvents(trx, {
     type: 'donation.reconciled',

@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError, badRequest, notFound } from '../shared/errors';
-import type { RecurringDonationModel } from '../db/models';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderRecurringCompleted } from '../webhooks/payloads/donation';
 import { recordWebhookEvents } from '../webhooks/record-events';
+import { findContact } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
 import {
   minorOf,
@@ -15,7 +15,8 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { findPaymentByTransactionId, insertPayment, loadPaymentSnapshot, type PaymentRecord, presentPayment } from './payments';
+import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation, loadPaymentSnapshot } from './payment-store';
+import { insertPayment, type PaymentRecord, presentPayment } from './payments';
 
 export const recurringPaymentInput = z.object({
   recurring_id: rowIdInput,
@@ -39,14 +40,6 @@ function followUpStatus(method: string): 'completed' | 'pending' {
   return method === QR_INVOICE_METHOD ? 'pending' : 'completed';
 }
 
-async function answersOfFirstDonation(trx: Knex.Transaction, recurringId: number): Promise<Record<string, string | boolean>> {
-  const first = await trx('checkouts as c')
-    .join('donations as d', 'd.checkout_id', 'c.id')
-    .where({ 'd.recurring_donation_id': recurringId, 'd.payment_type': 'recurring_init' })
-    .first('c.custom_fields');
-  return first?.custom_fields ?? {};
-}
-
 /**
  * A follow-up payment of a recurring donation: a checkout of one recurring_interval position for the recurring
  * donation's contact, campaign and purpose, and its donation.recurring_completed event. It carries the custom
@@ -65,9 +58,7 @@ export async function recordRecurringPayment(
     return { created: false, record: presentPayment(existing) };
   }
 
-  const recurring: RecurringDonationModel | undefined = await trx('recurring_donations')
-    .where({ id: input.recurring_id })
-    .first();
+  const recurring = await findRecurringDonation(trx, input.recurring_id);
   if (!recurring) throw notFound(`Recurring donation ${input.recurring_id} not found`, 'recurring_donation_not_found');
   if (!recurring.active) {
     throw new ApiError('recurring_donation_inactive', `Recurring donation ${input.recurring_id} is not active`);
@@ -85,8 +76,8 @@ export async function recordRecurringPayment(
   const payment = await insertPayment(trx, {
     environment: recurring.environment,
     contactId: recurring.contact_id,
-    // No donor is given with a follow-up: it is the contact as it is when the payment comes in.
-    donor: await trx('contacts').where({ id: recurring.contact_id }).first(),
+    // No donor is given with a follow-up: it is the contact as it is when the payment comes in (it exists: a foreign key).
+    donor: (await findContact(trx, recurring.contact_id))!,
     currency: recurring.currency,
     transactionId: input.payment.transaction_id,
     method,

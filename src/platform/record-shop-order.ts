@@ -1,13 +1,11 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import type { ShopOrderItemModel, ShopOrderModel } from '../db/models';
 import { toAmount, toMinor } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
 import { envelopeEnvironment } from '../webhooks/envelope';
 import { recordWebhookEvents } from '../webhooks/record-events';
 import { renderShopOrderCompleted } from '../webhooks/payloads/shop-order';
-import { SHOP_ADDRESS_FIELDS, type ShopAddress, type ShopCustomer, type ShopOrderView } from '../webhooks/payloads/views';
-import { upsertContact } from './contacts';
+import { upsertContact } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
 import {
   countryInput,
@@ -25,6 +23,7 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
+import { findShopOrderByTransactionId, insertShopOrder, loadShopOrderView, type ShopOrderRow } from './shop-order-store';
 
 const addressInput = z.object({
   first_name: requiredText(100),
@@ -101,36 +100,7 @@ export const shopOrderInput = z
 
 export type ShopOrderInput = z.output<typeof shopOrderInput>;
 
-type AddressRow = ShopAddress & { kind: 'invoice' | 'delivery' };
-
-async function loadShopOrderView(trx: Knex.Transaction, order: ShopOrderModel): Promise<ShopOrderView> {
-  const addresses: AddressRow[] = await trx('shop_order_addresses').where({ shop_order_id: order.id });
-  const items: ShopOrderItemModel[] = await trx('shop_order_items').where({ shop_order_id: order.id }).orderBy('position');
-  const address = (kind: AddressRow['kind']) => addresses.find((row) => row.kind === kind) as ShopAddress;
-  return {
-    number: order.number,
-    createdAt: order.created_at,
-    customer: order.customer as ShopCustomer,
-    invoiceAddress: address('invoice'),
-    deliveryAddress: address('delivery'),
-    items: items.map((item) => ({
-      articleNumber: item.article_number,
-      quantity: item.quantity,
-      unitPriceNetMinor: item.unit_price_net_minor,
-      unitPriceGrossMinor: item.unit_price_gross_minor,
-      discountPercentage: item.discount_percentage,
-      totalPriceGrossMinor: item.total_price_gross_minor,
-    })),
-    currency: order.currency,
-    totalPriceGrossMinor: order.total_price_gross_minor,
-    totalVatMinor: order.total_vat_minor,
-    totalDiscountMinor: order.total_discount_minor,
-    payment: { transactionId: order.transaction_id, method: order.payment_method, status: order.payment_status },
-    shipping: { method: order.shipping_method, costMinor: order.shipping_cost_minor },
-  };
-}
-
-function presentShopOrder(order: ShopOrderModel) {
+function presentShopOrder(order: ShopOrderRow) {
   return {
     number: order.number,
     transaction_id: order.transaction_id,
@@ -146,9 +116,6 @@ function presentShopOrder(order: ShopOrderModel) {
 
 export type ShopOrderRecord = ReturnType<typeof presentShopOrder>;
 
-const addressRow = (address: z.output<typeof addressInput>) =>
-  Object.fromEntries(SHOP_ADDRESS_FIELDS.map((field) => [field, address[field]]));
-
 /**
  * A completed shop order (registered customer or guest): the order with its addresses and items, and its
  * shop_order.completed event. The shop computes prices, VAT and discounts; they are stored as given.
@@ -159,9 +126,7 @@ export async function recordShopOrder(
   input: ShopOrderInput,
   ctx: PlatformContext,
 ): Promise<CommandResult<ShopOrderRecord>> {
-  const existing: ShopOrderModel | undefined = await trx('shop_orders')
-    .where({ transaction_id: input.payment.transaction_id })
-    .first();
+  const existing = await findShopOrderByTransactionId(trx, input.payment.transaction_id);
   if (existing) return { created: false, record: presentShopOrder(existing) };
 
   const now = ctx.now();
@@ -170,35 +135,23 @@ export async function recordShopOrder(
     input.customer_type === 'registered'
       ? await upsertContact(trx, input.environment, { ...customer, street_number: customer.street_number ?? '' }, now)
       : null;
-  const {
-    rows: [{ number }],
-  } = await trx.raw<{ rows: { number: number }[] }>(`SELECT nextval('shop_order_number_seq') AS number`);
-  const [order]: ShopOrderModel[] = await trx('shop_orders')
-    .insert({
-      number: String(number),
-      environment: input.environment,
-      contact_id: contact?.id ?? null,
-      customer: JSON.stringify(customer),
-      currency: input.currency,
-      total_price_gross_minor: minorOf(input.total_price_gross),
-      total_vat_minor: minorOf(input.total_vat),
-      total_discount_minor: minorOf(input.total_discount),
-      transaction_id: input.payment.transaction_id,
-      payment_method: input.payment.method,
-      payment_status: input.payment.status,
-      shipping_method: input.shipping.method,
-      shipping_cost_minor: minorOf(input.shipping.cost),
-      created_at: now,
-    })
-    .returning('*');
-  await trx('shop_order_addresses').insert([
-    { shop_order_id: order.id, kind: 'invoice', ...addressRow(input.invoice_address) },
-    { shop_order_id: order.id, kind: 'delivery', ...addressRow(input.delivery_address ?? input.invoice_address) },
-  ]);
-  await trx('shop_order_items').insert(
-    input.items.map((item, index) => ({
-      shop_order_id: order.id,
-      position: index + 1,
+  const order = await insertShopOrder(trx, {
+    environment: input.environment,
+    contact_id: contact?.id ?? null,
+    customer,
+    currency: input.currency,
+    total_price_gross_minor: minorOf(input.total_price_gross),
+    total_vat_minor: minorOf(input.total_vat),
+    total_discount_minor: minorOf(input.total_discount),
+    transaction_id: input.payment.transaction_id,
+    payment_method: input.payment.method,
+    payment_status: input.payment.status,
+    shipping_method: input.shipping.method,
+    shipping_cost_minor: minorOf(input.shipping.cost),
+    created_at: now,
+    invoiceAddress: input.invoice_address,
+    deliveryAddress: input.delivery_address ?? input.invoice_address,
+    items: input.items.map((item) => ({
       article_number: item.article_number,
       quantity: item.quantity,
       unit_price_net_minor: minorOf(item.unit_price_net),
@@ -206,7 +159,7 @@ export async function recordShopOrder(
       discount_percentage: item.discount_percentage,
       total_price_gross_minor: minorOf(item.total_price_gross),
     })),
-  );
+  });
   const view = await loadShopOrderView(trx, order);
   await recordWebhookEvents(trx, {
     type: 'shop_order.completed',

@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { badRequest } from '../shared/errors';
-import type { NewsletterSubscriptionModel } from '../db/models';
 import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../webhooks/payloads/newsletter';
+import { contactExists, findContactIdByEmail } from './contact-store';
 import type { CommandResult, PlatformContext } from './context';
 import { emailInput, genderInput, languageInput, optionalText, rowIdInput } from './input-schemas';
+import { findFirstSignUpOf, insertSignUp, lockSignUpsOf } from './newsletter-store';
 import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
 
 export const signUpInput = z.object({
@@ -22,16 +23,13 @@ export type SignUpInput = z.output<typeof signUpInput>;
 
 async function contactToLink(trx: Knex.Transaction, input: SignUpInput): Promise<number | null> {
   if (input.contact_id !== undefined) {
-    const contact = await trx('contacts').where({ id: input.contact_id }).first('id');
-    if (!contact) throw badRequest(`contact_id: contact ${input.contact_id} does not exist`, 'unknown_contact');
-    return contact.id;
+    if (!(await contactExists(trx, { id: input.contact_id }))) {
+      throw badRequest(`contact_id: contact ${input.contact_id} does not exist`, 'unknown_contact');
+    }
+    return input.contact_id;
   }
   // Sign-ups belong to the platform, not to a payment environment: only live contacts are linked automatically.
-  const contact = await trx('contacts')
-    .where({ environment: UNLINKED_SIGN_UP_ENVIRONMENT })
-    .whereRaw('lower(email) = lower(?)', [input.email])
-    .first('id');
-  return contact?.id ?? null;
+  return (await findContactIdByEmail(trx, UNLINKED_SIGN_UP_ENVIRONMENT, input.email)) ?? null;
 }
 
 /**
@@ -43,25 +41,19 @@ export async function signUpForNewsletter(
   input: SignUpInput,
   ctx: PlatformContext,
 ): Promise<CommandResult<SignUpRecord>> {
-  // No unique index on the address, so concurrent sign-ups of one address are serialised by a lock on it.
-  await trx.raw(`SELECT pg_advisory_xact_lock(hashtextextended('newsletter:' || lower(?), 0))`, [input.email]);
-  const existing: NewsletterSubscriptionModel | undefined = await trx('newsletter_subscriptions')
-    .whereRaw('lower(email) = lower(?)', [input.email])
-    .orderBy('id')
-    .first();
+  await lockSignUpsOf(trx, input.email);
+  const existing = await findFirstSignUpOf(trx, input.email);
   if (existing) return { created: false, record: presentSignUp(existing) };
 
-  const [row]: NewsletterSubscriptionModel[] = await trx('newsletter_subscriptions')
-    .insert({
-      contact_id: await contactToLink(trx, input),
-      gender: input.gender,
-      first_name: input.first_name,
-      last_name: input.last_name,
-      email: input.email,
-      language: input.language,
-      channel: input.channel,
-      created_at: ctx.now(),
-    })
-    .returning('*');
+  const row = await insertSignUp(trx, {
+    contact_id: await contactToLink(trx, input),
+    gender: input.gender,
+    first_name: input.first_name,
+    last_name: input.last_name,
+    email: input.email,
+    language: input.language,
+    channel: input.channel,
+    created_at: ctx.now(),
+  });
   return { created: true, record: presentSignUp(row) };
 }

@@ -1,4 +1,4 @@
-import type { Environment } from '../db/models';
+import type { Environment } from '../shared/environment';
 import { formatTimestamp } from '../shared/time';
 import type { WebhookEventType } from './event-types';
 

@@ -1,4 +1,5 @@
-import { findUserByName, upsertUser, verifyCredentials } from '../../src/auth/users';
+import { findUserByName } from '../../src/auth/user-store';
+import { upsertUser, verifyCredentials } from '../../src/auth/users';
 import { USAGE, usersCommand } from '../../src/cli/users';
 import type { Db } from '../../src/db/knex';
 import { startTestApi, type TestApi } from '../support/api-server';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
-import type { Environment, PaymentStatus, PaymentType } from '../../src/db/models';
+import type { PaymentStatus, PaymentType } from '../../src/platform/payment-store';
+import type { Environment } from '../../src/shared/environment';
 import { pickDonor } from '../../src/shared/donor-fields';
 
 /*

@@ -1,16 +1,14 @@
 import { z } from 'zod';
 import { toAmount } from '../../shared/money';
-import type { CampaignLinkModel } from '../../db/models';
 import { notFound } from '../../shared/errors';
 import { defineOperation } from '../../http/operation';
+import { type CampaignLinkWithTitle, findActiveCampaignLink } from '../../platform/campaign-store';
 import { campaignLinkConfigSchema } from '../versions/schemas';
 
 // Link ids are short slugs; anything else cannot name a link (and never reaches the database).
 const LINK_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
-type CampaignLinkRow = Omit<CampaignLinkModel, 'campaign' | '$modelClass'> & { campaign_title: string };
-
-function presentCampaignLinkConfig(link: CampaignLinkRow) {
+function presentCampaignLinkConfig(link: CampaignLinkWithTitle) {
   return {
     id: link.id,
     campaign: { id: link.campaign_id, title: link.campaign_title },
@@ -40,12 +38,7 @@ export const campaignLinkConfigOperation = () =>
     responses: { 200: { description: 'The donation configuration', schema: campaignLinkConfigSchema } },
     errors: ['campaign_link_not_found'],
     async handle(ctx, { params }, { db }) {
-      const link: CampaignLinkRow | undefined = LINK_ID.test(params.id)
-        ? await db('campaign_links as l')
-            .join('campaigns as c', 'c.id', 'l.campaign_id')
-            .first('l.*', 'c.title as campaign_title')
-            .where({ 'l.id': params.id, 'l.active': true })
-        : undefined;
+      const link = LINK_ID.test(params.id) ? await findActiveCampaignLink(db, params.id) : undefined;
       if (!link) throw notFound('Campaign link not found', 'campaign_link_not_found');
       ctx.body = presentCampaignLinkConfig(link);
     },

@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { notFound } from '../../shared/errors';
 import { defineOperation } from '../../http/operation';
 import { idParam } from '../../http/params';
+import { contactExists } from '../../platform/contact-store';
+import { donationRowsOfContact } from '../../platform/payment-store';
 import { environmentParam } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { presentContactDonations } from '../versions/donations';
 import { RESPONSE_SCHEMAS } from '../versions/schemas';
-import { type DonationRow, donationRowsOfContact } from './donation-rows';
 
 const query = z.object({ contactId: idParam('contactId', { example: '7' }), environment: environmentParam });
 
@@ -22,9 +23,8 @@ export const contactDonationsOperation = (features: VersionFeatures) =>
     responses: { 200: { description: 'Donations of the contact', schema: RESPONSE_SCHEMAS[features.version].contactDonationList } },
     errors: ['not_found'],
     async handle(ctx, { query }, { db }) {
-      const contact = await db('contacts').first('id').where({ id: query.contactId, environment: query.environment });
-      if (!contact) throw notFound('Contact not found');
-      const rows: DonationRow[] = await donationRowsOfContact(db, query.environment, query.contactId);
+      if (!(await contactExists(db, { id: query.contactId, environment: query.environment }))) throw notFound('Contact not found');
+      const rows = await donationRowsOfContact(db, query.environment, query.contactId);
       ctx.body = presentContactDonations(rows, features);
     },
   });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { defineOperation } from '../../http/operation';
+import { type DonationRow, donationRowsInPeriod } from '../../platform/payment-store';
 import { jsonArrayStream } from '../json-array-stream';
 import { BOTH_DATES_REQUIRED, DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDayRange } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { presentDonationEntry } from '../versions/donations';
 import { RESPONSE_SCHEMAS } from '../versions/schemas';
-import { type DonationRow, donationRowsInPeriod } from './donation-rows';
 
 const query = z
   .object({

@@ -1,13 +1,10 @@
-import type { Knex } from 'knex';
 import { z } from 'zod';
-import type { Db } from '../../db/knex';
-import type { Environment } from '../../db/models';
-import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../../webhooks/payloads/newsletter';
 import { defineOperation } from '../../http/operation';
 import { assertPageExists, offsetOf, pageBody, paginationParams } from '../../http/pagination';
+import { confirmedSignUpsPage, countConfirmedSignUps } from '../../platform/newsletter-store';
 import { DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDay } from '../params';
 import type { VersionFeatures } from '../versions/features';
-import { type NewsletterSubscriptionRow, presentNewsletterSubscription } from '../versions/newsletter-subscriptions';
+import { presentNewsletterSubscription } from '../versions/newsletter-subscriptions';
 import { RESPONSE_SCHEMAS } from '../versions/schemas';
 
 const query = z
@@ -22,25 +19,6 @@ const query = z
     ...paginationParams,
   })
   .refine(dateOrder, DATE_ORDER_ERROR);
-
-/**
- * Confirmed sign-ups of one environment by the rule of `signUpEnvironment` (the contact's environment, PRODUCTION
- * without a contact), the same that sets their events' envelope environment, so every sign-up is listed exactly once.
- */
-function confirmedSubscriptions(
-  db: Db,
-  environment: Environment,
-  dateFrom: string | undefined,
-  dateTo: string | undefined,
-): Knex.QueryBuilder {
-  const builder = db('newsletter_subscriptions as ns')
-    .leftJoin('contacts as ct', 'ct.id', 'ns.contact_id')
-    .whereNotNull('ns.confirmed_at')
-    .whereRaw('coalesce(ct.environment, ?) = ?', [UNLINKED_SIGN_UP_ENVIRONMENT, environment]);
-  if (dateFrom) builder.where('ns.confirmed_at', '>=', swissDay(dateFrom)!.toJSDate());
-  if (dateTo) builder.where('ns.confirmed_at', '<', swissDay(dateTo)!.plus({ days: 1 }).startOf('day').toJSDate());
-  return builder;
-}
 
 export const newsletterSubscriptionsOperation = (features: VersionFeatures) =>
   defineOperation({
@@ -57,33 +35,18 @@ export const newsletterSubscriptionsOperation = (features: VersionFeatures) =>
     },
     errors: ['page_not_found'],
     async handle(ctx, { query }, { db }) {
-      const filter = confirmedSubscriptions(db, query.environment, query.dateFrom, query.dateTo);
-      const [{ count }] = await filter.clone().count({ count: '*' });
-      assertPageExists(query, Number(count));
-      const rows: NewsletterSubscriptionRow[] = await filter
-        .clone()
-        .select(
-          'ns.id',
-          'ns.contact_id',
-          'ns.gender',
-          'ns.first_name',
-          'ns.last_name',
-          'ns.email',
-          'ns.language',
-          'ns.confirmed_at',
-          'ct.gender as contact_gender',
-          'ct.first_name as contact_first_name',
-          'ct.last_name as contact_last_name',
-          'ct.email as contact_email',
-          'ct.language as contact_language',
-        )
-        .orderBy([{ column: 'ns.confirmed_at' }, { column: 'ns.id' }])
-        .limit(query.page_size)
-        .offset(offsetOf(query));
+      const filter = {
+        environment: query.environment,
+        confirmedFrom: query.dateFrom ? swissDay(query.dateFrom)!.toJSDate() : undefined,
+        confirmedBefore: query.dateTo ? swissDay(query.dateTo)!.plus({ days: 1 }).startOf('day').toJSDate() : undefined,
+      };
+      const count = await countConfirmedSignUps(db, filter);
+      assertPageExists(query, count);
+      const rows = await confirmedSignUpsPage(db, { ...filter, limit: query.page_size, offset: offsetOf(query) });
       ctx.body = pageBody(
         ctx,
         query,
-        Number(count),
+        count,
         rows.map((row) => presentNewsletterSubscription(row, features)),
       );
     },

@@ -1,20 +1,10 @@
-import { type Donor, pickDonor } from '../../shared/donor-fields';
+import { pickDonor } from '../../shared/donor-fields';
 import { toAmount } from '../../shared/money';
 import { formatTimestamp } from '../../shared/time';
+import type { ContactWithStatistics } from '../../platform/contact-store';
 import type { VersionFeatures } from './features';
 
-/** A contact with the aggregates that the statistics query computed for it. */
-export interface ContactRow extends Donor {
-  id: number;
-  custom_fields: Record<string, string | boolean>;
-  created_at: Date;
-  donation_count: number | null;
-  first_donation_at: Date | null;
-  last_donation_at: Date | null;
-  totals: Array<{ currency: string; amount_minor: number }> | null;
-}
-
-export function presentContact(row: ContactRow, features: VersionFeatures) {
+export function presentContact(row: ContactWithStatistics, features: VersionFeatures) {
   const timestamp = (instant: Date | null) => (instant ? formatTimestamp(instant, features.timestampStyle) : null);
   return {
     id: row.id,

@@ -1,18 +1,9 @@
-import type { Gender } from '../../shared/donor-fields';
-import { type LinkedContact, newsletterSubscriptionObject, type SignUpFields, subscriptionView } from '../../webhooks/payloads/newsletter';
+import type { ConfirmedSignUpRow } from '../../platform/newsletter-store';
+import { type LinkedContact, newsletterSubscriptionObject, subscriptionView } from '../../webhooks/payloads/newsletter';
 import type { VersionFeatures } from './features';
 
-/** A confirmed sign-up with the fields of its linked contact (all null when there is none). */
-export interface NewsletterSubscriptionRow extends SignUpFields {
-  contact_gender: Gender | null;
-  contact_first_name: string | null;
-  contact_last_name: string | null;
-  contact_email: string | null;
-  contact_language: string | null;
-}
-
 /** The webhook's `newsletter_subscription` object, with the same rule for contact versus sign-up fields. */
-export function presentNewsletterSubscription(row: NewsletterSubscriptionRow, features: VersionFeatures) {
+export function presentNewsletterSubscription(row: ConfirmedSignUpRow, features: VersionFeatures) {
   const contact: LinkedContact | null =
     row.contact_email === null
       ? null

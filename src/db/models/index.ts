@@ -1,7 +1,1 @@
-export * from './campaign';
-export * from './checkout';
-export * from './contact';
-export * from './newsletter-subscription';
-export * from './shop-order';
-export * from './user';
 export * from './webhook';

@@ -1,4 +1,4 @@
-import type { Environment } from '../../db/models';
+import type { Environment } from '../../shared/environment';
 import type { Gender } from '../../shared/donor-fields';
 import { formatTimestamp, type TimestampStyle } from '../../shared/time';
 import type { PayloadFeatures } from '../payload-versions';
