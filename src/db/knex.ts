@@ -1,6 +1,5 @@
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
-import { Model } from 'objection';
 import { migrationSource } from '../../migrations';
 
 // Amounts are bigint minor units and event ids are bigserial; both stay far below 2^53, so plain numbers are exact.
@@ -15,7 +14,7 @@ export interface DbOptions {
   pool?: { min?: number; max?: number };
 }
 
-/** Creates the Knex instance and binds the Objection models to it. */
+/** Creates the Knex instance: every query is written with Knex, in the store that owns its table. */
 export function createDb({ connectionString, pool }: DbOptions): Db {
   const db = knexFactory({
     client: 'pg',
@@ -23,7 +22,6 @@ export function createDb({ connectionString, pool }: DbOptions): Db {
     pool: { min: pool?.min ?? 0, max: pool?.max ?? 10 },
     migrations: { migrationSource, tableName: 'knex_migrations' },
   });
-  Model.knex(db);
   return db;
 }
 

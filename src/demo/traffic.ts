@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { SingleBar } from 'cli-progress';
 import { z } from 'zod';
 import { type Config, loadConfig } from '../config';
-import type { PayloadVersion } from '../db/models';
+import type { PayloadVersion } from '../webhooks/payload-versions';
 import { isLoopbackHost } from '../webhooks/endpoint-rules';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../webhooks/payload-versions';

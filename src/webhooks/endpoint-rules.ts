@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { Config } from '../config';
-import type { PayloadVersion } from '../db/models';
+import type { PayloadVersion } from './payload-versions';
 import { DEFAULT_EVENT_SELECTION, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types';
 import type { EndpointSettings } from './endpoint-store';
 import { versionNeedsCartLogic } from './payload-versions';

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { PayloadVersion } from '../db/models';
+import type { PayloadVersion } from './payload-versions';
 import type { Keyring } from '../secrets/keyring';
 import type { WebhookEventType } from './event-types';
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
-import type { PayloadVersion } from '../db/models';
+import type { PayloadVersion } from './payload-versions';
 import { type AttemptOutcome, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
 import type { DeliveryFacts } from '../delivery-rules/delivery-texts';
 import type { EndpointSettings } from './endpoint-store';

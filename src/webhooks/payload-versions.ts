@@ -1,7 +1,8 @@
-import type { PayloadVersion } from '../db/models';
 import type { TimestampStyle } from '../shared/time';
 
-export const PAYLOAD_VERSIONS = ['v1', 'v2', 'v2.1'] as const satisfies readonly PayloadVersion[];
+export const PAYLOAD_VERSIONS = ['v1', 'v2', 'v2.1'] as const;
+
+export type PayloadVersion = (typeof PAYLOAD_VERSIONS)[number];
 
 /** Everything that differs between webhook payload versions; the renderers read this and nothing else. */
 export interface PayloadFeatures {

@@ -7,7 +7,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { loadConfig, projectRoot } from '../../src/config';
-import type { PayloadVersion } from '../../src/db/models';
+import type { PayloadVersion } from '../../src/webhooks/payload-versions';
 import { seedDemoData } from '../../src/demo/seed';
 import { createKeyring } from '../../src/secrets/keyring';
 import { saveEndpoint } from '../../src/webhooks/endpoint-store';

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import type { PayloadVersion } from '../../db/models';
 import { timestamp } from '../../shared/value-schemas';
 import { ENVELOPE_ENVIRONMENTS } from '../envelope';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../event-types';
-import { PAYLOAD_VERSIONS, payloadFeatures } from '../payload-versions';
+import { PAYLOAD_VERSIONS, type PayloadVersion, payloadFeatures } from '../payload-versions';
 import { dataSchema } from './payload-schemas';
 
 /**

@@ -1,1 +1,0 @@
-export type PayloadVersion = 'v1' | 'v2' | 'v2.1';
