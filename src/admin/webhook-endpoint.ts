@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Config } from '../config';
 import { badRequest } from '../shared/errors';
-import { storableText } from '../platform/input-schemas';
+import { storableText } from '../shared/value-schemas';
 import { formatTimestamp } from '../shared/time';
 import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor, urlProblem } from '../webhooks/endpoint-rules';
 import { createKeyring } from '../secrets/keyring';

@@ -3,7 +3,7 @@ import { adminPageGroup } from '../admin/page-operations';
 import { readApiGroups } from '../api/surface';
 import { probesGroup } from '../observability/operations';
 import { platformGroup } from '../platform/operations';
-import { webhookSchemaGroup } from '../webhooks/schemas/operations';
+import { webhookSchemaGroup } from './openapi/webhook-schemas';
 import { buildOpenApiDocument } from './openapi/document';
 import { documentationGroup } from './openapi/swagger-ui';
 import type { OperationGroup } from './operation';

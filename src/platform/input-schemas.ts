@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { DonorField } from '../shared/donor-fields';
 import { toMinor } from '../shared/money';
+import { storableText } from '../shared/value-schemas';
 
 /** Building blocks of the write side's request bodies, shared by the platform commands. */
 
@@ -14,9 +15,6 @@ export const emailInput = z.email().max(254);
 
 /** Codes such as VIS, TWI or INV; other providers' codes (PAYPAL) occur too. */
 export const paymentMethodInput = z.string().regex(/^[A-Z][A-Z0-9_]{1,31}$/, 'must be a payment method code such as VIS');
-/** Text as Postgres can store it: a NUL character would make the insert fail instead of being a 400. */
-// oxlint-disable-next-line no-control-regex -- NUL is the character Postgres text cannot hold
-export const storableText = (max: number) => z.string().max(max).regex(/^[^\u0000]*$/, 'must not contain NUL characters');
 
 /** A reference to a row: within Postgres `integer`, so that a huge number is a 400 rather than a database error. */
 export const rowIdInput = z.number().int().positive().max(2_147_483_647);

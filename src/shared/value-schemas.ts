@@ -65,3 +65,7 @@ export const payment = z.strictObject(paymentShape).meta({ id: 'Payment' });
  * an explicit union with null keeps the reference exact.
  */
 export const orNull = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
+
+/** Text as Postgres can store it: a NUL character would make the insert fail instead of being a 400. */
+// oxlint-disable-next-line no-control-regex -- NUL is the character Postgres text cannot hold
+export const storableText = (max: number) => z.string().max(max).regex(/^[^\u0000]*$/, 'must not contain NUL characters');
