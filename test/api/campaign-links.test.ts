@@ -1,16 +1,16 @@
 import { documentedResponses } from '../support/documented-responses';
 import { insertCampaign } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
+let app: TestApp;
 let documented: Awaited<ReturnType<typeof documentedResponses>>;
 let campaignId: number;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  documented = await documentedResponses(api.baseUrl);
-  campaignId = await insertCampaign(api.db, 'Bergwaldprojekt 2025');
-  await api.db('campaign_links').insert([
+  app = await startTestApp();
+  documented = await documentedResponses(app.baseUrl);
+  campaignId = await insertCampaign(app.db, 'Bergwaldprojekt 2025');
+  await app.db('campaign_links').insert([
     {
       id: 'bergwald-2025',
       campaign_id: campaignId,
@@ -42,7 +42,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 const expected = () => ({
@@ -67,7 +67,7 @@ describe('GET campaign-links/<id>/config/', () => {
   test.each(['/api/v1', '/api/v2', '/api/v2.1', '/crm-api'])(
     '%s: no authentication, any origin, cacheable, the same body in every version',
     async (root) => {
-      const response = await fetch(`${api.baseUrl}${root}/campaign-links/bergwald-2025/config/`, {
+      const response = await fetch(`${app.baseUrl}${root}/campaign-links/bergwald-2025/config/`, {
         headers: { Origin: 'https://www.bergwald.example.ch' },
       });
       expect(response.status).toBe(200);
@@ -81,7 +81,7 @@ describe('GET campaign-links/<id>/config/', () => {
 
   test('unknown, inactive and impossible ids are a 404 that pages of other origins can read', async () => {
     for (const id of ['gibt-es-nicht', 'sammlung-2019', '%00', 'a%2Fb', 'x'.repeat(300), '%C3%A4%E2%82%AC']) {
-      const response = await fetch(`${api.baseUrl}/api/v2.1/campaign-links/${id}/config/`);
+      const response = await fetch(`${app.baseUrl}/api/v2.1/campaign-links/${id}/config/`);
       expect(response.status).toBe(404);
       expect(response.headers.get('access-control-allow-origin')).toBe('*');
       const body = await response.json();
@@ -91,7 +91,7 @@ describe('GET campaign-links/<id>/config/', () => {
   });
 
   test('a browser preflight is answered', async () => {
-    const response = await fetch(`${api.baseUrl}/api/v2.1/campaign-links/bergwald-2025/config/`, {
+    const response = await fetch(`${app.baseUrl}/api/v2.1/campaign-links/bergwald-2025/config/`, {
       method: 'OPTIONS',
       headers: {
         Origin: 'https://www.bergwald.example.ch',

@@ -1,25 +1,25 @@
 import { documentedResponses } from '../support/documented-responses';
 import { type DonationScenario, seedDonationScenario } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
+let app: TestApp;
 let scenario: DonationScenario;
 let documented: Awaited<ReturnType<typeof documentedResponses>>;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  scenario = await seedDonationScenario(api.db);
-  documented = await documentedResponses(api.baseUrl);
+  app = await startTestApp();
+  scenario = await seedDonationScenario(app.db);
+  documented = await documentedResponses(app.baseUrl);
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 type Entry = Record<string, unknown> & { id: string };
 
 async function donationsOf(root: string, contactId: number, extra = ''): Promise<Entry[]> {
-  const response = await api.get(`${root}/crm/contact/donations/?contactId=${contactId}${extra}`);
+  const response = await app.get(`${root}/crm/contact/donations/?contactId=${contactId}${extra}`);
   expect(response.status).toBe(200);
   const body = (await response.json()) as Entry[];
   expect(documented.errors('get', `${root}/crm/contact/donations/`, 200, body)).toEqual([]);
@@ -94,7 +94,7 @@ describe('GET crm/contact/donations/', () => {
       `/api/v1/crm/contact/donations/?contactId=${scenario.contacts.anna}&environment=PRODUCTION`,
       '/api/v1/crm/contact/donations/?contactId=999999',
     ]) {
-      const response = await api.get(path);
+      const response = await app.get(path);
       expect(response.status).toBe(404);
       const body = await response.json();
       expect(body).toEqual({ error: 'Contact not found', code: 'not_found' });
@@ -110,7 +110,7 @@ describe('GET crm/contact/donations/', () => {
   });
 
   test('a contact without donations has an empty list', async () => {
-    const [{ id }] = await api.db('contacts')
+    const [{ id }] = await app.db('contacts')
       .insert({
         environment: 'TEST',
         gender: 'female',

@@ -1,19 +1,19 @@
 import { documentedResponses } from '../support/documented-responses';
 import { CLAIRE, type DonationScenario, insertCheckout, insertContact, seedDonationScenario } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
+let app: TestApp;
 let scenario: DonationScenario;
 let documented: Awaited<ReturnType<typeof documentedResponses>>;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  scenario = await seedDonationScenario(api.db);
-  documented = await documentedResponses(api.baseUrl);
+  app = await startTestApp();
+  scenario = await seedDonationScenario(app.db);
+  documented = await documentedResponses(app.baseUrl);
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 interface Contact {
@@ -29,7 +29,7 @@ interface Page {
 }
 
 async function page(root: string, query = ''): Promise<Page> {
-  const response = await api.get(`${root}/crm/contacts/${query}`);
+  const response = await app.get(`${root}/crm/contacts/${query}`);
   expect(response.status).toBe(200);
   const body = (await response.json()) as Page;
   expect(documented.errors('get', `${root}/crm/contacts/`, 200, body)).toEqual([]);
@@ -109,15 +109,15 @@ describe('GET crm/contacts/', () => {
     expect(first.count).toBe(3);
     expect(first.results).toHaveLength(2);
     expect(first.previous).toBeNull();
-    expect(first.next).toBe(`${api.baseUrl}/api/v2.1/crm/contacts/?page_size=2&environment=TEST&page=2`);
+    expect(first.next).toBe(`${app.baseUrl}/api/v2.1/crm/contacts/?page_size=2&environment=TEST&page=2`);
 
-    const secondResponse = await api.get(new URL(first.next!).pathname + new URL(first.next!).search);
+    const secondResponse = await app.get(new URL(first.next!).pathname + new URL(first.next!).search);
     const second = (await secondResponse.json()) as Page;
     expect(second.results.map((contact) => contact.id)).toEqual([scenario.contacts.claire]);
     expect(second.next).toBeNull();
-    expect(second.previous).toBe(`${api.baseUrl}/api/v2.1/crm/contacts/?page_size=2&environment=TEST&page=1`);
+    expect(second.previous).toBe(`${app.baseUrl}/api/v2.1/crm/contacts/?page_size=2&environment=TEST&page=1`);
 
-    const past = await api.get('/api/v2.1/crm/contacts/?page_size=2&page=3');
+    const past = await app.get('/api/v2.1/crm/contacts/?page_size=2&page=3');
     expect(past.status).toBe(404);
     const error = await past.json();
     expect(error).toEqual({ error: 'Page not found', code: 'page_not_found' });
@@ -126,15 +126,12 @@ describe('GET crm/contacts/', () => {
 
   test('links follow the host and scheme the client used: X-Forwarded-* only from a trusted proxy', async () => {
     const forwarded = { 'X-Forwarded-Proto': 'https', 'X-Forwarded-Host': 'spenden.example.ch' };
-    const direct = await api.get('/api/v1/crm/contacts/?page_size=1', { Authorization: `Bearer ${await api.staffToken()}`, ...forwarded });
-    expect(((await direct.json()) as Page).next).toBe(`${api.baseUrl}/api/v1/crm/contacts/?page_size=1&page=2`);
-    const behindProxy = await startTestApi({ TRUST_PROXY: '1' });
+    const direct = await app.get('/api/v1/crm/contacts/?page_size=1', { ...app.staff(), ...forwarded });
+    expect(((await direct.json()) as Page).next).toBe(`${app.baseUrl}/api/v1/crm/contacts/?page_size=1&page=2`);
+    const behindProxy = await startTestApp({ TRUST_PROXY: '1' });
     try {
       await seedDonationScenario(behindProxy.db);
-      const response = await behindProxy.get('/api/v1/crm/contacts/?page_size=1', {
-        Authorization: `Bearer ${await behindProxy.staffToken()}`,
-        ...forwarded,
-      });
+      const response = await behindProxy.get('/api/v1/crm/contacts/?page_size=1', { ...behindProxy.staff(), ...forwarded });
       expect(response.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
       expect(((await response.json()) as Page).next).toBe('https://spenden.example.ch/api/v1/crm/contacts/?page_size=1&page=2');
     } finally {
@@ -154,22 +151,21 @@ describe('GET crm/contacts/', () => {
 
   test('statistics come from a fixed number of queries, however many contacts are on the page', async () => {
     const queriesFor = async (path: string) => {
-      const token = await api.staffToken();
       const seen: string[] = [];
       const listener = (query: { sql: string }) => seen.push(query.sql);
-      api.db.on('query', listener);
+      app.db.on('query', listener);
       try {
-        const response = await api.get(path, { Authorization: `Bearer ${token}` });
+        const response = await app.get(path);
         expect(response.status).toBe(200);
         return { count: seen.length, body: (await response.json()) as Page };
       } finally {
-        api.db.off('query', listener);
+        app.db.off('query', listener);
       }
     };
     const before = await queriesFor('/api/v2.1/crm/contacts/?page_size=1000');
     for (let i = 0; i < 25; i += 1) {
-      const contactId = await insertContact(api.db, 'TEST', { ...CLAIRE, email: `spender${i}@example.ch` });
-      await insertCheckout(api.db, {
+      const contactId = await insertContact(app.db, 'TEST', { ...CLAIRE, email: `spender${i}@example.ch` });
+      await insertCheckout(app.db, {
         contactId,
         environment: 'TEST',
         createdAt: '2025-05-01T10:00:00Z',

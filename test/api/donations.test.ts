@@ -1,25 +1,25 @@
 import { documentedResponses } from '../support/documented-responses';
 import { ANNA, type DonationScenario, QR_REFERENCE, seedDonationScenario } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
+let app: TestApp;
 let scenario: DonationScenario;
 let documented: Awaited<ReturnType<typeof documentedResponses>>;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  scenario = await seedDonationScenario(api.db);
-  documented = await documentedResponses(api.baseUrl);
+  app = await startTestApp();
+  scenario = await seedDonationScenario(app.db);
+  documented = await documentedResponses(app.baseUrl);
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 type Entry = Record<string, unknown> & { id: string; created_at: string };
 
 async function list(root: string, query: string): Promise<Entry[]> {
-  const response = await api.get(`${root}/crm/donations/?${query}`);
+  const response = await app.get(`${root}/crm/donations/?${query}`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   const body = (await response.json()) as Entry[];
@@ -155,7 +155,7 @@ describe('GET crm/donations/', () => {
   });
 
   test('only the documented spelling answers; without its trailing slash a 404 names the documented path', async () => {
-    const response = await api.get('/api/v2.1/crm/donations?dateFrom=03-30-2025&dateTo=03-30-2025');
+    const response = await app.get('/api/v2.1/crm/donations?dateFrom=03-30-2025&dateTo=03-30-2025');
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ error: 'Not found; the documented path is /api/v2.1/crm/donations/', code: 'not_found' });
   });
