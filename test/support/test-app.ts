@@ -46,6 +46,8 @@ export interface TestApp extends Requests {
   clock: { now: number };
   /** Bearer header of the staff user, issued at the app clock's current time; what requests send by default. */
   staff(): Headers;
+  /** A token pair of the staff user, as a sign-in would give it. */
+  staffTokens(): { access: string; refresh: string };
   /** Bearer header of the non-staff user. */
   nonStaff(): Headers;
   /** The same requests without credentials. */
@@ -58,7 +60,7 @@ export interface TestAppDependencies extends Partial<Pick<AppDependencies, 'temp
    * How the app reaches its database instead of directly as `db` does: through a proxy that can be cut, to an
    * address where nothing answers, or to another app's database (two processes side by side). Closed with the app.
    */
-  connect?: (databaseUrl: string) => Db;
+  connect?: (databaseUrl: string) => Db | Promise<Db>;
 }
 
 /** Subscriber host names resolve from a table (no DNS here): crm.example.org to a public address by default. */
@@ -94,7 +96,7 @@ export async function startTestApp(
   { resolveHost = defaultResolver, log = createLogger('silent'), connect, ...dependencies }: TestAppDependencies = {},
 ): Promise<TestApp> {
   const { db, url: databaseUrl } = await createTestDatabase();
-  const appDb = connect?.(databaseUrl);
+  const appDb = await connect?.(databaseUrl);
   const config = loadConfig({ ...(env.JWT_SECRETS === undefined && { JWT_SECRET: TEST_JWT_SECRET }), ...env });
   const clock = { now: Math.floor(Date.parse(TEST_APP_TIME) / 1000) };
   const koa = createApp({ db: appDb ?? db, config, log, clock: () => clock.now, resolveHost, ...dependencies });
@@ -105,7 +107,8 @@ export async function startTestApp(
   const tokens = { secrets: config.auth.jwtSecrets, clock: () => clock.now };
   const staffUser = await upsertUser(db, { ...STAFF, isStaff: true });
   const plainUser = await upsertUser(db, { ...NON_STAFF, isStaff: false });
-  const staff = () => bearer(issueTokenPair(tokens, staffUser).access);
+  const staffTokens = () => issueTokenPair(tokens, staffUser);
+  const staff = () => bearer(staffTokens().access);
 
   return {
     ...requestsTo(baseUrl, staff),
@@ -117,6 +120,7 @@ export async function startTestApp(
     koa,
     clock,
     staff,
+    staffTokens,
     nonStaff: () => bearer(issueTokenPair(tokens, plainUser).access),
     async close() {
       server.closeAllConnections();
