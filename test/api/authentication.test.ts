@@ -2,11 +2,11 @@ import jwt from 'jsonwebtoken';
 import { loadConfig } from '../../src/config';
 import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/users';
 import { PRODUCTION_ENV } from '../support/production-env';
-import { documentedResponses } from '../support/documented-responses';
+import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
 import { basicAuth, bearer, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
-let documented: Awaited<ReturnType<typeof documentedResponses>>;
+let documented: DocumentedResponses;
 
 const CRM_PATH = '/api/v2.1/crm/contacts/';
 

@@ -1,9 +1,9 @@
-import { documentedResponses } from '../support/documented-responses';
+import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
 import { ANNA, insertContact, MARCO } from '../support/api-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
-let documented: Awaited<ReturnType<typeof documentedResponses>>;
+let documented: DocumentedResponses;
 const ids: Record<string, number> = {};
 const contacts: Record<string, number> = {};
 

@@ -1,11 +1,11 @@
-import { documentedResponses } from '../support/documented-responses';
+import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
 import { seedDonationScenario } from '../support/api-fixtures';
 import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 const STAFF_BASIC = basicAuth(STAFF.username, STAFF.password);
 
 let app: TestApp;
-let documented: Awaited<ReturnType<typeof documentedResponses>>;
+let documented: DocumentedResponses;
 
 beforeAll(async () => {
   app = await startTestApp();
