@@ -1,6 +1,6 @@
 import { isValidQrReference } from '../src/platform/invoice-reference';
 import { saveEndpoint, type EndpointSettings } from '../src/webhooks/endpoint-store';
-import { PLATFORM_DONOR as donor } from './support/platform-donor';
+import { PLATFORM_DONOR as donor, presentedDonor } from './support/platform-donor';
 import { createKeyring } from '../src/secrets/keyring';
 import { startTestApp, type TestApp } from './support/test-app';
 
@@ -133,21 +133,7 @@ describe('checkouts', () => {
             currency: 'CHF',
             campaign: { id: water, title: 'Wasser für alle' },
             purpose: 'Brunnenbau',
-            donor: {
-              gender: 'female',
-              first_name: 'Anna',
-              last_name: 'Muster',
-              email: 'anna.muster@example.ch',
-              company: null,
-              po_box: null,
-              street: 'Bahnhofstrasse',
-              street_number: '12',
-              postal_code: '8001',
-              city: 'Zürich',
-              country: 'CH',
-              language: 'de',
-              newsletter: true,
-            },
+            donor: presentedDonor(),
             payment: { transaction_id: 'twint-single-1', method: 'TWI', status: 'completed' },
             invoice: null,
           },

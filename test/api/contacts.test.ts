@@ -1,6 +1,7 @@
-import { CLAIRE, insertCheckout, insertContact, seedDonationScenario } from '../support/api-fixtures';
+import { ANNA, CLAIRE, insertCheckout, insertContact, seedDonationScenario } from '../support/api-fixtures';
 import { startTestApp } from '../support/test-app';
 import { useDonationScenarioApp } from '../support/donation-scenario-app';
+import { presentedDonor } from '../support/platform-donor';
 
 const given = useDonationScenarioApp();
 
@@ -37,19 +38,7 @@ describe('GET crm/contacts/', () => {
     ]);
     expect(byId(body, given.scenario.contacts.anna)).toEqual({
       id: given.scenario.contacts.anna,
-      gender: 'female',
-      first_name: 'Anna',
-      last_name: 'Müller',
-      email: 'anna.mueller@example.ch',
-      company: null,
-      po_box: null,
-      street: 'Bahnhofstrasse',
-      street_number: '12',
-      postal_code: '8001',
-      city: 'Zürich',
-      country: 'CH',
-      language: 'de',
-      newsletter: true,
+      ...presentedDonor(ANNA),
       created_at: '2024-11-02T10:00:00+01:00',
       statistics: {
         donation_count: 4,

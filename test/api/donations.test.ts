@@ -1,5 +1,6 @@
 import { ANNA, QR_REFERENCE } from '../support/api-fixtures';
 import { useDonationScenarioApp } from '../support/donation-scenario-app';
+import { presentedDonor } from '../support/platform-donor';
 
 const given = useDonationScenarioApp();
 
@@ -14,21 +15,7 @@ async function list(root: string, query: string): Promise<Entry[]> {
   return body;
 }
 
-const annaDonor = {
-  gender: 'female',
-  first_name: 'Anna',
-  last_name: 'Müller',
-  email: 'anna.mueller@example.ch',
-  company: null,
-  po_box: null,
-  street: 'Bahnhofstrasse',
-  street_number: '12',
-  postal_code: '8001',
-  city: 'Zürich',
-  country: 'CH',
-  language: 'de',
-  newsletter: true,
-};
+const annaDonor = presentedDonor(ANNA);
 
 describe('GET crm/donations/', () => {
   test('v1: one entry per position, Swiss local time across the spring change, no later fields', async () => {

@@ -1,6 +1,7 @@
 import { createDb, type Db } from '../../src/db/knex';
 import { eventually } from '../support/eventually';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { PLATFORM_DONOR } from '../support/platform-donor';
 import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
@@ -40,10 +41,7 @@ afterAll(async () => {
 const checkout = (transactionId: string) => ({
   environment: 'PRODUCTION',
   currency: 'CHF',
-  donor: {
-    gender: 'male', first_name: 'Beat', last_name: 'Outage', email: `${transactionId}@example.org`, street: 'Weg',
-    street_number: '1', postal_code: '3000', city: 'Bern', country: 'CH', language: 'de',
-  },
+  donor: { ...PLATFORM_DONOR, email: `${transactionId}@example.org`, newsletter: false },
   positions: [{ amount: 30 }, { amount: 20 }],
   payment: { transaction_id: transactionId, method: 'TWI' },
 });

@@ -5,6 +5,7 @@ import { createActivities } from '../../activities';
 import { createKeyring } from '../../src/secrets/keyring';
 import { createLogger } from '../../src/logger';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import { PLATFORM_DONOR } from '../support/platform-donor';
 import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
@@ -102,10 +103,7 @@ test('secrets never appear in logs, admin responses or error bodies', async () =
     body: {
       environment: 'TEST',
       currency: 'CHF',
-      donor: {
-        gender: 'female', first_name: 'Anna', last_name: 'Muster', email: 'anna@example.org', street: 'Weg',
-        street_number: '1', postal_code: '8001', city: 'Zürich', country: 'CH', language: 'de',
-      },
+      donor: { ...PLATFORM_DONOR, newsletter: false },
       positions: [{ amount: 10 }],
       payment: { transaction_id: 'scan-1', method: 'VIS' },
     },

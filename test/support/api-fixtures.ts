@@ -3,6 +3,7 @@ import type { Db } from '../../src/db/knex';
 import type { PaymentStatus, PaymentType } from '../../src/platform/payment-store';
 import type { Environment } from '../../src/shared/environment';
 import { pickDonor } from '../../src/shared/donor-fields';
+import { PLATFORM_DONOR } from './platform-donor';
 
 /*
  * Rows for the read API, inserted straight into the schema (the write side is built separately). Swiss donors,
@@ -118,22 +119,13 @@ export async function insertCheckout(db: Db, input: CheckoutInput): Promise<Inse
   });
 }
 
-export const ANNA: Person = {
-  gender: 'female',
-  first_name: 'Anna',
-  last_name: 'Müller',
-  email: 'anna.mueller@example.ch',
-  street: 'Bahnhofstrasse',
-  street_number: '12',
-  postal_code: '8001',
-  city: 'Zürich',
-  country: 'CH',
-  language: 'de',
-  newsletter: true,
+/** The donor of the platform tests, as a contact of the read API. */
+export const ANNA = {
+  ...PLATFORM_DONOR,
   custom_fields: { 'Anrede im Brief': 'Liebe Anna', 'Spendenbestätigung per Post': true },
   created_at: '2024-11-02T09:00:00Z',
   updated_at: '2025-03-30T10:15:00Z',
-};
+} satisfies Person;
 
 export const LUCA: Person = {
   gender: 'male',

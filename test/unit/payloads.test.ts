@@ -12,6 +12,7 @@ import type { RenderedEvent } from '../../src/webhooks/payloads/rendered';
 import { renderShopOrderCompleted } from '../../src/webhooks/payloads/shop-order';
 import type { PaymentSnapshot, ShopOrderView } from '../../src/webhooks/payloads/views';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
+import { presentedDonor } from '../support/platform-donor';
 
 const v1 = payloadFeatures('v1');
 const v2 = payloadFeatures('v2');
@@ -48,21 +49,7 @@ function expectExactly(
 const water = { id: 3, title: 'Wasser für alle' };
 const school = { id: 4, title: 'Schulbildung' };
 
-const donor = {
-  gender: 'female' as const,
-  first_name: 'Anna',
-  last_name: 'Muster',
-  email: 'anna.muster@example.ch',
-  company: null,
-  po_box: null,
-  street: 'Bahnhofstrasse',
-  street_number: '12',
-  postal_code: '8001',
-  city: 'Zürich',
-  country: 'CH',
-  language: 'de',
-  newsletter: true,
-};
+const donor = presentedDonor();
 
 // A single TWINT donation in summer (Swiss time +02:00) with answers to two custom fields.
 const single: PaymentSnapshot = {
