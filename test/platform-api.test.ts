@@ -1,5 +1,6 @@
 import { isValidQrReference } from '../src/platform/invoice-reference';
 import { saveEndpoint, type EndpointSettings } from '../src/webhooks/endpoint-store';
+import { insertCampaignLinks } from './support/api-fixtures';
 import { PLATFORM_DONOR as donor, presentedDonor } from './support/platform-donor';
 import { createKeyring } from '../src/secrets/keyring';
 import { startTestApp, type TestApp } from './support/test-app';
@@ -703,8 +704,7 @@ describe('validation and access', () => {
 });
 
 test('GET /platform/campaigns lists the campaigns a form may name with their link ids, to staff only', async () => {
-  const link = { campaign_id: water, currency: 'CHF', amounts_minor: [1000], default_amount_minor: 1000, minimum_amount_minor: 100, payment_methods: ['TWI'] };
-  await app.db('campaign_links').insert([{ id: 'wasser-2025', ...link }, { id: 'wasser-2024', ...link, active: false }]);
+  await insertCampaignLinks(app.db, water, [{ id: 'wasser-2025' }, { id: 'wasser-2024', active: false }]);
   const listed = await app.request('GET', '/platform/campaigns');
   expect(listed.status).toBe(200);
   expect(listed.body.results).toEqual(

@@ -1,5 +1,5 @@
 import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
-import { insertCampaign } from '../support/api-fixtures';
+import { insertCampaign, insertCampaignLinks } from '../support/api-fixtures';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -10,11 +10,9 @@ beforeAll(async () => {
   app = await startTestApp();
   documented = await documentedResponses(app.baseUrl);
   campaignId = await insertCampaign(app.db, 'Bergwaldprojekt 2025');
-  await app.db('campaign_links').insert([
+  await insertCampaignLinks(app.db, campaignId, [
     {
       id: 'bergwald-2025',
-      campaign_id: campaignId,
-      currency: 'CHF',
       amounts_minor: [2000, 5000, 10000, 25050],
       default_amount_minor: 5000,
       minimum_amount_minor: 500,
@@ -28,16 +26,7 @@ beforeAll(async () => {
       ]),
       cover_fees: true,
     },
-    {
-      id: 'sammlung-2019',
-      campaign_id: campaignId,
-      active: false,
-      currency: 'CHF',
-      amounts_minor: [1000],
-      default_amount_minor: 1000,
-      minimum_amount_minor: 100,
-      payment_methods: ['TWI'],
-    },
+    { id: 'sammlung-2019', active: false },
   ]);
 });
 

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { insertCampaign } from '../support/api-fixtures';
+import { insertCampaign, insertCampaignLinks } from '../support/api-fixtures';
 import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
@@ -8,15 +8,7 @@ let app: TestApp;
 beforeAll(async () => {
   app = await startTestApp();
   const campaignId = await insertCampaign(app.db, 'Bergwaldprojekt');
-  await app.db('campaign_links').insert({
-    id: 'bergwald',
-    campaign_id: campaignId,
-    currency: 'CHF',
-    amounts_minor: [2000],
-    default_amount_minor: 2000,
-    minimum_amount_minor: 500,
-    payment_methods: ['TWI'],
-  });
+  await insertCampaignLinks(app.db, campaignId, [{ id: 'bergwald' }]);
 });
 
 afterAll(async () => {

@@ -15,6 +15,12 @@ export async function insertCampaign(db: Db, title: string): Promise<number> {
   return id;
 }
 
+/** Campaign links of a campaign: each a small active CHF form of one amount, with the fields the link sets. */
+export async function insertCampaignLinks(db: Db, campaignId: number, links: Array<{ id: string } & Record<string, unknown>>): Promise<void> {
+  const form = { currency: 'CHF', amounts_minor: [1000], default_amount_minor: 1000, minimum_amount_minor: 100, payment_methods: ['TWI'] };
+  await db('campaign_links').insert(links.map((link) => ({ campaign_id: campaignId, ...form, ...link })));
+}
+
 export interface Person {
   gender: string;
   first_name: string;
