@@ -20,7 +20,7 @@ const METRICS_TOKEN = `metrics-${randomUUID()}`;
 const JWT_SECRET = `jwt-${randomUUID()}-${randomUUID()}`;
 
 let env: TestWorkflowEnvironment;
-let app: TestApp | undefined;
+let app: TestApp;
 let subscriber: Subscriber | undefined;
 
 beforeAll(async () => {
@@ -38,7 +38,7 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
   const metrics = createMetrics();
   const taskQueue = `observability-${randomUUID()}`;
   app = await startTestApp({ JWT_SECRET, METRICS_TOKEN, TEMPORAL_TASK_QUEUE: taskQueue }, { log: logs.log, temporalClient: env.client, metrics });
-  const { db, config, baseUrl } = app;
+  const { db, config } = app;
   subscriber = await startSubscriber({
     now: () => env.currentTimeMs(),
     reply: (request) => (request.index === 0 ? { status: 500, body: 'try again later' } : { status: 200, body: 'thanks' }),
@@ -48,11 +48,7 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
   const [{ id: campaignId }] = await db('campaigns').insert({ title: 'Wasser für alle' }).returning('id');
   const responses: Response[] = [];
   const call = async (method: string, path: string, authorization: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const response = await app.send(method, path, body, { authorization, ...headers });
     responses.push(response);
     return response;
   };
