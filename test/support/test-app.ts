@@ -58,7 +58,8 @@ export interface TestApp extends Requests {
 export interface TestAppDependencies extends Partial<Pick<AppDependencies, 'temporalClient' | 'resolveHost' | 'log' | 'metrics'>> {
   /**
    * How the app reaches its database instead of directly as `db` does: through a proxy that can be cut, to an
-   * address where nothing answers, or to another app's database (two processes side by side). Closed with the app.
+   * address where nothing answers, or to another app's database (two processes side by side: sign in there, as
+   * `staff()` speaks for the users of this app's own database). Closed with the app.
    */
   connect?: (databaseUrl: string) => Db | Promise<Db>;
 }
