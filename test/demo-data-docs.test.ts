@@ -4,8 +4,7 @@ import path from 'node:path';
 import { loadConfig, projectRoot } from '../src/config';
 import { ensureDemoAdmin, ensureDemoNonStaffUser } from '../src/demo/admin-user';
 import { seedDemoData } from '../src/demo/seed';
-import { basicAuth } from './support/api-server';
-import { startTestApp, type TestApp } from './support/test-app';
+import { basicAuth, startTestApp, type TestApp } from './support/test-app';
 
 /*
  * docs/demo.md lists the demo data by id so that a first-time caller can find it; this keeps that list true, and

@@ -9,7 +9,7 @@ import { planTraffic, type TrafficStep } from '../src/demo/traffic-plan';
 import { runTraffic } from '../src/demo/traffic-runner';
 import { freePort } from './support/free-port';
 import { startTcpProxy } from './support/tcp-proxy';
-import { startTestApp, type TestApp } from './support/test-app';
+import { NON_STAFF, STAFF, startTestApp, type TestApp } from './support/test-app';
 
 let app: TestApp;
 let campaigns: { id: number; title: string }[];
@@ -23,8 +23,6 @@ afterAll(async () => {
   await app?.close();
 });
 
-const staff = { username: 'staff', password: 'staff-password' };
-
 function countOf(steps: TrafficStep[], ...kinds: TrafficStep['kind'][]): number {
   return steps.filter((step) => kinds.includes(step.kind)).length;
 }
@@ -37,7 +35,7 @@ async function countRows(table: string, where: (query: any) => any = (query) => 
 test('the traffic command configures the endpoint and creates the rows and events its plan describes', async () => {
   const options: DemoTrafficOptions = {
     baseUrl: app.baseUrl,
-    credentials: staff,
+    credentials: STAFF,
     count: 24,
     ratePerSecond: 500,
     maxDurationMs: 120_000,
@@ -90,7 +88,7 @@ test('the traffic command configures the endpoint and creates the rows and event
 });
 
 test('a run keeps to its rate and stops at its time limit; an interrupted run stops at once', async () => {
-  const client = await connectToService(app.baseUrl, staff);
+  const client = await connectToService(app.baseUrl, STAFF);
   const steps = planTraffic({ seed: 1, count: 20, runId: 'paced', campaigns });
   // Virtual time: sleeping moves the clock, so the pacing is checked without waiting.
   let now = 0;
@@ -122,7 +120,7 @@ test('a run keeps to its rate and stops at its time limit; an interrupted run st
 });
 
 test('a run outlives the five-minute access token: the client signs in again and goes on', async () => {
-  const client = await connectToService(app.baseUrl, staff);
+  const client = await connectToService(app.baseUrl, STAFF);
   const summary = await runTraffic({
     client,
     steps: planTraffic({ seed: 3, count: 4, runId: 'long', campaigns }),
@@ -138,7 +136,7 @@ test('a run outlives the five-minute access token: the client signs in again and
 test('a service that stops answering ends the run with what was counted so far', async () => {
   const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(app.baseUrl).port) });
   try {
-    const client = await connectToService(`http://127.0.0.1:${proxy.port}`, staff);
+    const client = await connectToService(`http://127.0.0.1:${proxy.port}`, STAFF);
     const summary = await runTraffic({
       client,
       steps: planTraffic({ seed: 4, count: 10, runId: 'cut', campaigns }),
@@ -155,9 +153,9 @@ test('a service that stops answering ends the run with what was counted so far',
 });
 
 test('wrong credentials, a non-staff account and a service that is not there are told before any traffic', async () => {
-  await expect(connectToService(app.baseUrl, { username: 'staff', password: 'wrong' })).rejects.toThrow(CredentialsRefusedError);
-  await expect(connectToService(app.baseUrl, { username: 'plain', password: 'plain-password' })).rejects.toThrow('not a staff user');
-  await expect(connectToService(`http://127.0.0.1:${await freePort()}`, staff)).rejects.toThrow(ServiceUnreachableError);
+  await expect(connectToService(app.baseUrl, { ...STAFF, password: 'wrong' })).rejects.toThrow(CredentialsRefusedError);
+  await expect(connectToService(app.baseUrl, NON_STAFF)).rejects.toThrow('not a staff user');
+  await expect(connectToService(`http://127.0.0.1:${await freePort()}`, STAFF)).rejects.toThrow(ServiceUnreachableError);
 });
 
 describe('command line', () => {

@@ -1,6 +1,7 @@
 import { isValidQrReference } from '../src/platform/invoice-reference';
 import { saveEndpoint, type EndpointSettings } from '../src/webhooks/endpoint-store';
-import { PLATFORM_DONOR as donor } from './support/platform-donor';
+import { insertCampaignLinks } from './support/api-fixtures';
+import { PLATFORM_DONOR as donor, presentedDonor } from './support/platform-donor';
 import { createKeyring } from '../src/secrets/keyring';
 import { startTestApp, type TestApp } from './support/test-app';
 
@@ -133,21 +134,7 @@ describe('checkouts', () => {
             currency: 'CHF',
             campaign: { id: water, title: 'Wasser für alle' },
             purpose: 'Brunnenbau',
-            donor: {
-              gender: 'female',
-              first_name: 'Anna',
-              last_name: 'Muster',
-              email: 'anna.muster@example.ch',
-              company: null,
-              po_box: null,
-              street: 'Bahnhofstrasse',
-              street_number: '12',
-              postal_code: '8001',
-              city: 'Zürich',
-              country: 'CH',
-              language: 'de',
-              newsletter: true,
-            },
+            donor: presentedDonor(),
             payment: { transaction_id: 'twint-single-1', method: 'TWI', status: 'completed' },
             invoice: null,
           },
@@ -717,8 +704,7 @@ describe('validation and access', () => {
 });
 
 test('GET /platform/campaigns lists the campaigns a form may name with their link ids, to staff only', async () => {
-  const link = { campaign_id: water, currency: 'CHF', amounts_minor: [1000], default_amount_minor: 1000, minimum_amount_minor: 100, payment_methods: ['TWI'] };
-  await app.db('campaign_links').insert([{ id: 'wasser-2025', ...link }, { id: 'wasser-2024', ...link, active: false }]);
+  await insertCampaignLinks(app.db, water, [{ id: 'wasser-2025' }, { id: 'wasser-2024', active: false }]);
   const listed = await app.request('GET', '/platform/campaigns');
   expect(listed.status).toBe(200);
   expect(listed.body.results).toEqual(

@@ -154,6 +154,19 @@ export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
   /** Most donors are new; some give again. */
   const someone = () => (people.length > 0 && random.chance(0.3) ? random.pick(people) : newPerson());
 
+  /** Where a person lives, as donors and shop addresses give it. */
+  function postalAddress(person: Person) {
+    return {
+      company: person.company,
+      po_box: person.po_box,
+      street: person.place.street,
+      street_number: person.street_number,
+      postal_code: person.place.postal_code,
+      city: person.place.city,
+      country: 'CH',
+    };
+  }
+
   function donor(person: Person): CheckoutBody['donor'] {
     const custom_fields: Record<string, string | boolean> = {};
     if (random.chance(0.25)) custom_fields.Anlass = random.pick(OCCASIONS);
@@ -163,13 +176,7 @@ export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
       first_name: person.first_name,
       last_name: person.last_name,
       email: person.email,
-      company: person.company,
-      po_box: person.po_box,
-      street: person.place.street,
-      street_number: person.street_number,
-      postal_code: person.place.postal_code,
-      city: person.place.city,
-      country: 'CH',
+      ...postalAddress(person),
       language: person.place.language,
       newsletter: random.chance(0.3),
       ...(Object.keys(custom_fields).length > 0 && { custom_fields }),
@@ -283,17 +290,7 @@ export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
   }
 
   function address(person: Person) {
-    return {
-      first_name: person.first_name,
-      last_name: person.last_name,
-      company: person.company,
-      po_box: person.po_box,
-      street: person.place.street,
-      street_number: person.street_number,
-      postal_code: person.place.postal_code,
-      city: person.place.city,
-      country: 'CH',
-    };
+    return { first_name: person.first_name, last_name: person.last_name, ...postalAddress(person) };
   }
 
   function shopOrder(): void {

@@ -1,10 +1,8 @@
-import type { Knex } from 'knex';
 import { notFound } from '../shared/errors';
-import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderNewsletterSubscribed, signUpEnvironment, subscriptionView } from '../webhooks/payloads/newsletter';
-import { recordWebhookEvents } from '../webhooks/record-events';
+import { recordCommandEvents } from './command-events';
 import { type ContactRow, recordNewsletterConsent } from './contact-store';
-import type { CommandResult, PlatformContext } from './context';
+import type { PlatformCommand } from './context';
 import { findSignUpForUpdate, markSignUpConfirmed } from './newsletter-store';
 import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
 
@@ -12,11 +10,7 @@ import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
  * The click on the link in the confirmation mail. The first confirmation sets the opt-in date, marks a linked
  * contact as consenting, and fires newsletter.subscribed; any later click changes nothing and fires nothing.
  */
-export async function confirmNewsletterSubscription(
-  trx: Knex.Transaction,
-  subscriptionId: number,
-  ctx: PlatformContext,
-): Promise<CommandResult<SignUpRecord>> {
+export const confirmNewsletterSubscription: PlatformCommand<number, SignUpRecord> = async (trx, subscriptionId, ctx) => {
   // Locked so that two simultaneous clicks cannot both see an unconfirmed sign-up.
   const signUp = await findSignUpForUpdate(trx, subscriptionId);
   if (!signUp) throw notFound(`Newsletter subscription ${subscriptionId} not found`, 'subscription_not_found');
@@ -27,11 +21,11 @@ export async function confirmNewsletterSubscription(
   // The confirmed opt-in is the contact's newsletter consent.
   const contact: ContactRow | null = confirmed.contact_id ? await recordNewsletterConsent(trx, confirmed.contact_id, now) : null;
   const view = subscriptionView({ ...confirmed, confirmed_at: now }, contact);
-  await recordWebhookEvents(trx, {
+  await recordCommandEvents(trx, ctx, {
     type: 'newsletter.subscribed',
-    environment: envelopeEnvironment(signUpEnvironment(contact), ctx.platform.isStaging),
+    environment: signUpEnvironment(contact),
     occurredAt: now,
     render: (features) => renderNewsletterSubscribed(view, features),
   });
   return { created: true, record: presentSignUp(confirmed) };
-}
+};

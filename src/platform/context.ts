@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Config } from '../config';
 
 /** What every platform command needs besides its transaction and input. */
@@ -12,3 +13,6 @@ export interface CommandResult<T> {
   created: boolean;
   record: T;
 }
+
+/** A command of the write side: reads and writes its rows in the caller's transaction and answers with its record. */
+export type PlatformCommand<Input, Output> = (trx: Knex.Transaction, input: Input, ctx: PlatformContext) => Promise<CommandResult<Output>>;

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { defineOperation, type Operation, type OperationGroup } from '../http/operation';
@@ -7,7 +6,7 @@ import { idParam } from '../http/params';
 import type { ErrorCode } from '../shared/errors';
 import { listCampaigns } from './campaign-store';
 import { confirmNewsletterSubscription } from './confirm-newsletter-subscription';
-import type { CommandResult, PlatformContext } from './context';
+import type { CommandResult, PlatformCommand, PlatformContext } from './context';
 import { checkoutInput, recordCheckout } from './record-checkout';
 import { reconciliationInput, recordReconciliation } from './record-reconciliation';
 import { recordRecurringPayment, recurringPaymentInput } from './record-recurring-payment';
@@ -50,7 +49,7 @@ function command<B>(declaration: {
   record: string;
   schema: z.ZodType;
   errors?: ErrorCode[];
-  run(trx: Knex.Transaction, input: B, platform: PlatformContext): Promise<CommandResult<unknown>>;
+  run: PlatformCommand<B, unknown>;
 }): Operation {
   return defineOperation({
     method: 'post',

@@ -5,7 +5,10 @@ import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
 import { existingCampaignIds } from './campaign-store';
 import { invoiceReference } from './invoice-reference';
-import { insertCheckout, type NewCheckout, nextDonationNumbers, type StoredPayment } from './payment-store';
+import { renderDonationCompleted, renderRecurringCompleted } from '../webhooks/payloads/donation';
+import { recordCommandEvents } from './command-events';
+import type { CommandResult, PlatformContext } from './context';
+import { insertCheckout, loadPaymentSnapshot, type NewCheckout, nextDonationNumbers, type StoredPayment } from './payment-store';
 
 export interface NewPayment extends Omit<NewCheckout, 'numbers' | 'invoiceReference'> {
   /** The product's invoice reference setting; the reference itself follows from the payment's number. */
@@ -65,3 +68,23 @@ export function presentPayment(payment: StoredPayment) {
 }
 
 export type PaymentRecord = ReturnType<typeof presentPayment>;
+
+const PAYMENT_EVENTS = { 'donation.completed': renderDonationCompleted, 'donation.recurring_completed': renderRecurringCompleted };
+
+/** A new payment's event, rendered from the payment as stored, and the command's answer. */
+export async function announcePayment(
+  trx: Knex.Transaction,
+  ctx: PlatformContext,
+  payment: StoredPayment,
+  type: keyof typeof PAYMENT_EVENTS,
+): Promise<CommandResult<PaymentRecord>> {
+  const snapshot = await loadPaymentSnapshot(trx, payment.id);
+  const render = PAYMENT_EVENTS[type];
+  await recordCommandEvents(trx, ctx, {
+    type,
+    environment: payment.environment,
+    occurredAt: payment.created_at,
+    render: (features) => render(snapshot, features),
+  });
+  return { created: true, record: presentPayment(payment) };
+}

@@ -1,11 +1,7 @@
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../shared/errors';
-import { envelopeEnvironment } from '../webhooks/envelope';
-import { renderDonationCompleted } from '../webhooks/payloads/donation';
-import { recordWebhookEvents } from '../webhooks/record-events';
 import { upsertContact } from './contact-store';
-import type { CommandResult, PlatformContext } from './context';
+import type { PlatformCommand } from './context';
 import {
   currencyInput,
   donorInput,
@@ -20,8 +16,8 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { findPaymentByTransactionId, insertRecurringDonation, loadPaymentSnapshot } from './payment-store';
-import { assertCampaignsExist, insertPayment, type PaymentRecord, presentPayment } from './payments';
+import { findPaymentByTransactionId, insertRecurringDonation } from './payment-store';
+import { announcePayment, assertCampaignsExist, insertPayment, type PaymentRecord, presentPayment } from './payments';
 
 const positionInput = z.object({
   amount: positiveAmountInput,
@@ -77,11 +73,7 @@ export type CheckoutInput = z.output<typeof checkoutInput>;
  * writes the checkout, its donations, a recurring donation for a recurring_init position, and the
  * donation.completed events. Idempotent on the transaction id.
  */
-export async function recordCheckout(
-  trx: Knex.Transaction,
-  input: CheckoutInput,
-  ctx: PlatformContext,
-): Promise<CommandResult<PaymentRecord>> {
+export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = async (trx, input, ctx) => {
   const existing = await findPaymentByTransactionId(trx, input.payment.transaction_id);
   if (existing) {
     if (existing.recurring_donation_id !== null) {
@@ -142,12 +134,5 @@ export async function recordCheckout(
     invoiceReference: invoiceSettings,
     positions,
   });
-  const snapshot = await loadPaymentSnapshot(trx, payment.id);
-  await recordWebhookEvents(trx, {
-    type: 'donation.completed',
-    environment: envelopeEnvironment(input.environment, ctx.platform.isStaging),
-    occurredAt: now,
-    render: (features) => renderDonationCompleted(snapshot, features),
-  });
-  return { created: true, record: presentPayment(payment) };
-}
+  return announcePayment(trx, ctx, payment, 'donation.completed');
+};

@@ -1,12 +1,10 @@
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError, notFound } from '../shared/errors';
 import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
-import { envelopeEnvironment } from '../webhooks/envelope';
 import { renderDonationReconciled } from '../webhooks/payloads/donation';
-import { recordWebhookEvents } from '../webhooks/record-events';
-import type { CommandResult, PlatformContext } from './context';
+import { recordCommandEvents } from './command-events';
+import type { PlatformCommand } from './context';
 import { currencyInput, minorOf, nonNegativeAmountInput, transactionIdInput } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import {
@@ -46,11 +44,7 @@ export type ReconciliationRecord = ReturnType<typeof presentReconciliation>;
  * donation.reconciled events. These are rows of their own: they may be delivered before the originating
  * donation event when that one is still being retried.
  */
-export async function recordReconciliation(
-  trx: Knex.Transaction,
-  input: ReconciliationInput,
-  ctx: PlatformContext,
-): Promise<CommandResult<ReconciliationRecord>> {
+export const recordReconciliation: PlatformCommand<ReconciliationInput, ReconciliationRecord> = async (trx, input, ctx) => {
   const payment = await findPaymentByTransactionId(trx, input.transaction_id);
   if (!payment) throw notFound(`No payment with transaction_id ${input.transaction_id}`, 'payment_not_found');
   // Only payment providers report payout and fee, and only of money they collected: a QR invoice has neither.
@@ -71,12 +65,12 @@ export async function recordReconciliation(
     created_at: now,
   });
   const snapshot = await loadPaymentSnapshot(trx, payment.id);
-  await recordWebhookEvents(trx, {
+  await recordCommandEvents(trx, ctx, {
     type: 'donation.reconciled',
-    environment: envelopeEnvironment(payment.environment, ctx.platform.isStaging),
+    environment: payment.environment,
     occurredAt: now,
     render: (features) =>
       renderDonationReconciled(snapshot, { paidOutMinor: row.paid_out_amount_minor, feeMinor: row.fee_amount_minor }, features),
   });
   return { created: true, record: presentReconciliation(payment.transaction_id, payment.number, row) };
-}
+};

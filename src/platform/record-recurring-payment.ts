@@ -1,11 +1,7 @@
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError, badRequest, notFound } from '../shared/errors';
-import { envelopeEnvironment } from '../webhooks/envelope';
-import { renderRecurringCompleted } from '../webhooks/payloads/donation';
-import { recordWebhookEvents } from '../webhooks/record-events';
 import { findContact } from './contact-store';
-import type { CommandResult, PlatformContext } from './context';
+import type { PlatformCommand } from './context';
 import {
   minorOf,
   paymentMethodInput,
@@ -15,8 +11,8 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation, loadPaymentSnapshot } from './payment-store';
-import { insertPayment, type PaymentRecord, presentPayment } from './payments';
+import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation } from './payment-store';
+import { announcePayment, insertPayment, type PaymentRecord, presentPayment } from './payments';
 
 export const recurringPaymentInput = z.object({
   recurring_id: rowIdInput,
@@ -45,11 +41,7 @@ function followUpStatus(method: string): 'completed' | 'pending' {
  * donation's contact, campaign and purpose, and its donation.recurring_completed event. It carries the custom
  * field answers given with the first donation. Idempotent on the transaction id.
  */
-export async function recordRecurringPayment(
-  trx: Knex.Transaction,
-  input: RecurringPaymentInput,
-  ctx: PlatformContext,
-): Promise<CommandResult<PaymentRecord>> {
+export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, PaymentRecord> = async (trx, input, ctx) => {
   const existing = await findPaymentByTransactionId(trx, input.payment.transaction_id);
   if (existing) {
     if (existing.recurring_donation_id !== input.recurring_id) {
@@ -96,12 +88,5 @@ export async function recordRecurringPayment(
       },
     ],
   });
-  const snapshot = await loadPaymentSnapshot(trx, payment.id);
-  await recordWebhookEvents(trx, {
-    type: 'donation.recurring_completed',
-    environment: envelopeEnvironment(recurring.environment, ctx.platform.isStaging),
-    occurredAt: now,
-    render: (features) => renderRecurringCompleted(snapshot, features),
-  });
-  return { created: true, record: presentPayment(payment) };
-}
+  return announcePayment(trx, ctx, payment, 'donation.recurring_completed');
+};

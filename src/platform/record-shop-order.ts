@@ -1,12 +1,10 @@
-import type { Knex } from 'knex';
 import { z } from 'zod';
 import { toAmount, toMinor } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
-import { envelopeEnvironment } from '../webhooks/envelope';
-import { recordWebhookEvents } from '../webhooks/record-events';
 import { renderShopOrderCompleted } from '../webhooks/payloads/shop-order';
+import { recordCommandEvents } from './command-events';
 import { upsertContact } from './contact-store';
-import type { CommandResult, PlatformContext } from './context';
+import type { PlatformCommand } from './context';
 import {
   countryInput,
   currencyInput,
@@ -25,9 +23,12 @@ import {
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import { findShopOrderByTransactionId, insertShopOrder, loadShopOrderView, type ShopOrderRow } from './shop-order-store';
 
-const addressInput = z.object({
+// A shop order's customer and addresses share the name and postal address fields, and their limits.
+const nameFields = {
   first_name: requiredText(100),
   last_name: requiredText(100),
+};
+const postalAddressFields = {
   company: optionalText(200),
   department: optionalText(200),
   care_of: optionalText(200),
@@ -37,23 +38,16 @@ const addressInput = z.object({
   postal_code: requiredText(20),
   city: requiredText(100),
   country: countryInput,
-});
+};
+
+const addressInput = z.object({ ...nameFields, ...postalAddressFields });
 
 const customerInput = z.object({
   gender: genderInput,
-  first_name: requiredText(100),
-  last_name: requiredText(100),
+  ...nameFields,
   email: emailInput,
   phone: optionalText(50),
-  company: optionalText(200),
-  department: optionalText(200),
-  care_of: optionalText(200),
-  po_box: optionalText(100),
-  street: requiredText(200),
-  street_number: optionalText(20),
-  postal_code: requiredText(20),
-  city: requiredText(100),
-  country: countryInput,
+  ...postalAddressFields,
   language: languageInput,
 });
 
@@ -121,11 +115,7 @@ export type ShopOrderRecord = ReturnType<typeof presentShopOrder>;
  * shop_order.completed event. The shop computes prices, VAT and discounts; they are stored as given.
  * Idempotent on the transaction id.
  */
-export async function recordShopOrder(
-  trx: Knex.Transaction,
-  input: ShopOrderInput,
-  ctx: PlatformContext,
-): Promise<CommandResult<ShopOrderRecord>> {
+export const recordShopOrder: PlatformCommand<ShopOrderInput, ShopOrderRecord> = async (trx, input, ctx) => {
   const existing = await findShopOrderByTransactionId(trx, input.payment.transaction_id);
   if (existing) return { created: false, record: presentShopOrder(existing) };
 
@@ -161,11 +151,11 @@ export async function recordShopOrder(
     })),
   });
   const view = await loadShopOrderView(trx, order);
-  await recordWebhookEvents(trx, {
+  await recordCommandEvents(trx, ctx, {
     type: 'shop_order.completed',
-    environment: envelopeEnvironment(input.environment, ctx.platform.isStaging),
+    environment: input.environment,
     occurredAt: now,
     render: (features) => renderShopOrderCompleted(view, features),
   });
   return { created: true, record: presentShopOrder(order) };
-}
+};

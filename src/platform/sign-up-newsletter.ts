@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { badRequest } from '../shared/errors';
 import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../webhooks/payloads/newsletter';
 import { contactExists, findContactIdByEmail } from './contact-store';
-import type { CommandResult, PlatformContext } from './context';
+import type { PlatformCommand } from './context';
 import { emailInput, genderInput, languageInput, optionalText, rowIdInput } from './input-schemas';
 import { findFirstSignUpOf, insertSignUp, lockSignUpsOf } from './newsletter-store';
 import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
@@ -36,11 +36,7 @@ async function contactToLink(trx: Knex.Transaction, input: SignUpInput): Promise
  * A newsletter sign-up, not yet confirmed (double opt-in: the confirmation fires the event). Idempotent on the
  * e-mail address: a second sign-up of the same address returns the first, confirmed or not.
  */
-export async function signUpForNewsletter(
-  trx: Knex.Transaction,
-  input: SignUpInput,
-  ctx: PlatformContext,
-): Promise<CommandResult<SignUpRecord>> {
+export const signUpForNewsletter: PlatformCommand<SignUpInput, SignUpRecord> = async (trx, input, ctx) => {
   await lockSignUpsOf(trx, input.email);
   const existing = await findFirstSignUpOf(trx, input.email);
   if (existing) return { created: false, record: presentSignUp(existing) };
@@ -56,4 +52,4 @@ export async function signUpForNewsletter(
     created_at: ctx.now(),
   });
   return { created: true, record: presentSignUp(row) };
-}
+};

@@ -38,14 +38,19 @@ export interface EndpointRecord extends Omit<EndpointSettings, SecretColumn> {
 /** Where a secret lives; part of what is sealed, so a value copied into another column does not open there. */
 const purposeOf = (column: SecretColumn) => `${TABLE}.${column}`;
 
+/** The row with each secret column passed through `transform` (a missing secret stays null). */
+function withSecrets<Row extends EndpointSecrets>(row: Row, transform: (value: string, purpose: string) => string): Row {
+  const result = { ...row };
+  for (const column of SECRET_COLUMNS) {
+    const value = row[column];
+    result[column] = value === null ? null : transform(value, purposeOf(column));
+  }
+  return result;
+}
+
 /** The secrets of an endpoint, sealed as they are stored (a delivery opens them with openEndpointSecrets). */
 export function sealEndpointSecrets<Row extends EndpointSecrets>(settings: Row, keyring: Keyring): Row {
-  const sealed = { ...settings };
-  for (const column of SECRET_COLUMNS) {
-    const value = settings[column];
-    sealed[column] = value === null ? null : keyring.seal(value, purposeOf(column));
-  }
-  return sealed;
+  return withSecrets(settings, (value, purpose) => keyring.seal(value, purpose));
 }
 
 /**
@@ -53,12 +58,7 @@ export function sealEndpointSecrets<Row extends EndpointSecrets>(settings: Row, 
  * query and opens the two columns with this; nothing else reads them.
  */
 export function openEndpointSecrets<Row extends EndpointSecrets>(row: Row, keyring: Keyring): Row {
-  const opened = { ...row };
-  for (const column of SECRET_COLUMNS) {
-    const value = row[column];
-    opened[column] = value === null ? null : keyring.open(value, purposeOf(column));
-  }
-  return opened;
+  return withSecrets(row, (value, purpose) => keyring.open(value, purpose));
 }
 
 const recordColumns = (db: Knex) => [

@@ -2,32 +2,30 @@ import jwt from 'jsonwebtoken';
 import { loadConfig } from '../../src/config';
 import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/users';
 import { PRODUCTION_ENV } from '../support/production-env';
-import { documentedResponses } from '../support/documented-responses';
-import { basicAuth, NON_STAFF, STAFF, startTestApi, type TestApi } from '../support/api-server';
+import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
+import { basicAuth, bearer, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
-let documented: Awaited<ReturnType<typeof documentedResponses>>;
+let app: TestApp;
+let documented: DocumentedResponses;
 
 const CRM_PATH = '/api/v2.1/crm/contacts/';
 
 beforeAll(async () => {
-  api = await startTestApi();
-  documented = await documentedResponses(api.baseUrl);
+  app = await startTestApp();
+  documented = await documentedResponses(app.baseUrl);
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 async function createTokens(credentials: { username: string; password: string }) {
-  const response = await api.post('/authentication/create', credentials);
+  const response = await app.anonymous.post('/authentication/create', credentials);
   expect(response.status).toBe(200);
   const body = (await response.json()) as { access: string; refresh: string };
   expect(documented.errors('post', '/authentication/create', 200, body)).toEqual([]);
   return body;
 }
-
-const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 
 async function expectError(response: Response, status: number, code: string, documentedAt?: [string, string]) {
   expect(response.status).toBe(status);
@@ -48,74 +46,74 @@ describe('POST /authentication/create', () => {
       user_id: expect.any(Number),
       token_version: 1,
       jti: expect.any(String),
-      iat: api.clock.now,
-      exp: api.clock.now + 300,
+      iat: app.clock.now,
+      exp: app.clock.now + 300,
     });
-    expect(refreshClaims).toMatchObject({ token_type: 'refresh', exp: api.clock.now + 86_400 });
-    expect((await api.get(CRM_PATH, bearer(access))).status).toBe(200);
+    expect(refreshClaims).toMatchObject({ token_type: 'refresh', exp: app.clock.now + 86_400 });
+    expect((await app.get(CRM_PATH, bearer(access))).status).toBe(200);
   });
 
   test('wrong password, unknown or inactive user: 401 with a challenge', async () => {
-    await upsertUser(api.db, { username: 'ausgetreten', password: 'Pilatus-2132', isStaff: true });
-    await api.db('users').where({ username: 'ausgetreten' }).update({ is_active: false });
+    await upsertUser(app.db, { username: 'ausgetreten', password: 'Pilatus-2132', isStaff: true });
+    await app.db('users').where({ username: 'ausgetreten' }).update({ is_active: false });
     for (const credentials of [
       { username: STAFF.username, password: 'falsch' },
       { username: 'niemand', password: STAFF.password },
       { username: 'ausgetreten', password: 'Pilatus-2132' },
       { username: 'nul\u0000byte', password: STAFF.password },
     ]) {
-      const response = await api.post('/authentication/create', credentials);
+      const response = await app.anonymous.post('/authentication/create', credentials);
       await expectError(response, 401, 'authentication_failed', ['post', '/authentication/create']);
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api"');
     }
   });
 
   test('missing fields are a 400, malformed JSON a 400, another content type a 415', async () => {
-    const missing = await expectError(await api.post('/authentication/create', { username: STAFF.username }), 400, 'invalid_body', [
+    const missing = await expectError(await app.anonymous.post('/authentication/create', { username: STAFF.username }), 400, 'invalid_body', [
       'post',
       '/authentication/create',
     ]);
     expect(missing.error).toBe('password: is required');
-    await expectError(await api.post('/authentication/create', { username: 7, password: 'x' }), 400, 'invalid_body');
-    await expectError(await api.post('/authentication/create', '[]'), 400, 'invalid_body');
-    await expectError(await api.post('/authentication/create', ''), 400, 'invalid_body');
+    await expectError(await app.anonymous.post('/authentication/create', { username: 7, password: 'x' }), 400, 'invalid_body');
+    await expectError(await app.anonymous.post('/authentication/create', '[]'), 400, 'invalid_body');
+    await expectError(await app.anonymous.post('/authentication/create', ''), 400, 'invalid_body');
     for (const body of ['{"username": ', '"just a string"']) {
-      const malformed = await expectError(await api.post('/authentication/create', body), 400, 'malformed_json');
+      const malformed = await expectError(await app.anonymous.post('/authentication/create', body), 400, 'malformed_json');
       expect(malformed.error).toBe('Malformed JSON body');
     }
-    const long = await api.post('/authentication/create', { username: 'x'.repeat(20_000), password: 'y' });
+    const long = await app.anonymous.post('/authentication/create', { username: 'x'.repeat(20_000), password: 'y' });
     expect((await expectError(long, 400, 'invalid_body')).error).toBe('username: is too long');
-    const huge = await api.post('/authentication/create', { username: 'x'.repeat(1_100_000), password: 'y' });
+    const huge = await app.anonymous.post('/authentication/create', { username: 'x'.repeat(1_100_000), password: 'y' });
     await expectError(huge, 413, 'payload_too_large', ['post', '/authentication/create']);
-    const form = await fetch(`${api.baseUrl}/authentication/create`, {
+    const form = await fetch(`${app.baseUrl}/authentication/create`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: `username=${STAFF.username}&password=x`,
     });
     await expectError(form, 415, 'unsupported_media_type', ['post', '/authentication/create']);
-    await expectError(await fetch(`${api.baseUrl}/authentication/create`), 405, 'method_not_allowed');
+    await expectError(await fetch(`${app.baseUrl}/authentication/create`), 405, 'method_not_allowed');
   });
 });
 
 describe('Bearer and Basic on the CRM endpoints', () => {
   test('no credentials: 401 with both challenges', async () => {
-    const response = await fetch(`${api.baseUrl}${CRM_PATH}`);
+    const response = await fetch(`${app.baseUrl}${CRM_PATH}`);
     await expectError(response, 401, 'not_authenticated', ['get', CRM_PATH]);
     expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api", Basic realm="api"');
   });
 
   test('an active account without staff permission gets tokens, then 403', async () => {
     const { access } = await createTokens(NON_STAFF);
-    await expectError(await api.get(CRM_PATH, bearer(access)), 403, 'permission_denied', ['get', CRM_PATH]);
+    await expectError(await app.get(CRM_PATH, bearer(access)), 403, 'permission_denied', ['get', CRM_PATH]);
     await expectError(
-      await api.get(CRM_PATH, { Authorization: basicAuth(NON_STAFF.username, NON_STAFF.password) }),
+      await app.get(CRM_PATH, { Authorization: basicAuth(NON_STAFF.username, NON_STAFF.password) }),
       403,
       'permission_denied',
     );
   });
 
   test('Basic with a staff account works; wrong or malformed credentials are a 401', async () => {
-    const ok = await api.get(CRM_PATH, { Authorization: basicAuth(STAFF.username, STAFF.password) });
+    const ok = await app.get(CRM_PATH, { Authorization: basicAuth(STAFF.username, STAFF.password) });
     expect(ok.status).toBe(200);
     for (const header of [
       basicAuth(STAFF.username, 'falsch'),
@@ -127,8 +125,15 @@ describe('Bearer and Basic on the CRM endpoints', () => {
       'Bearer',
       'Bearer a b',
     ]) {
-      await expectError(await api.get(CRM_PATH, { Authorization: header }), 401, 'not_authenticated');
+      await expectError(await app.get(CRM_PATH, { Authorization: header }), 401, 'not_authenticated');
     }
+  });
+
+  test('credentials are UTF-8, in a token request and in Basic', async () => {
+    const swiss = { username: 'crm-sync', password: 'Zürisee-2025!' };
+    await upsertUser(app.db, { ...swiss, isStaff: true });
+    expect((await app.get(CRM_PATH, bearer((await createTokens(swiss)).access))).status).toBe(200);
+    expect((await app.get(CRM_PATH, { Authorization: basicAuth(swiss.username, swiss.password) })).status).toBe(200);
   });
 
   test('tokens that are forged, of the wrong type or signed with "none" are a 401', async () => {
@@ -137,30 +142,30 @@ describe('Bearer and Basic on the CRM endpoints', () => {
     const forged = jwt.sign({ ...claims, token_type: 'access' }, 'a-different-secret-of-enough-length-0123456789');
     const unsigned = jwt.sign({ ...claims, token_type: 'access' }, '', { algorithm: 'none' });
     for (const token of ['garbage', refresh, forged, unsigned]) {
-      await expectError(await api.get(CRM_PATH, bearer(token)), 401, 'token_not_valid', ['get', CRM_PATH]);
+      await expectError(await app.get(CRM_PATH, bearer(token)), 401, 'token_not_valid', ['get', CRM_PATH]);
     }
   });
 
   test('an access token expires after 5 minutes by the app clock', async () => {
     const { access } = await createTokens(STAFF);
-    const issuedAt = api.clock.now;
+    const issuedAt = app.clock.now;
     try {
-      api.clock.now = issuedAt + 299;
-      expect((await api.get(CRM_PATH, bearer(access))).status).toBe(200);
-      api.clock.now = issuedAt + 301;
-      await expectError(await api.get(CRM_PATH, bearer(access)), 401, 'token_not_valid');
+      app.clock.now = issuedAt + 299;
+      expect((await app.get(CRM_PATH, bearer(access))).status).toBe(200);
+      app.clock.now = issuedAt + 301;
+      await expectError(await app.get(CRM_PATH, bearer(access)), 401, 'token_not_valid');
     } finally {
-      api.clock.now = issuedAt;
+      app.clock.now = issuedAt;
     }
   });
 
   test('a deactivated account loses access at once, tokens or not', async () => {
-    await upsertUser(api.db, { username: 'praktikum', password: 'Eiger-3967-m', isStaff: true });
+    await upsertUser(app.db, { username: 'praktikum', password: 'Eiger-3967-m', isStaff: true });
     const { access } = await createTokens({ username: 'praktikum', password: 'Eiger-3967-m' });
-    await api.db('users').where({ username: 'praktikum' }).update({ is_active: false });
-    await expectError(await api.get(CRM_PATH, bearer(access)), 401, 'not_authenticated');
+    await app.db('users').where({ username: 'praktikum' }).update({ is_active: false });
+    await expectError(await app.get(CRM_PATH, bearer(access)), 401, 'not_authenticated');
     await expectError(
-      await api.get(CRM_PATH, { Authorization: basicAuth('praktikum', 'Eiger-3967-m') }),
+      await app.get(CRM_PATH, { Authorization: basicAuth('praktikum', 'Eiger-3967-m') }),
       401,
       'not_authenticated',
     );
@@ -170,74 +175,74 @@ describe('Bearer and Basic on the CRM endpoints', () => {
 describe('refresh, verify and logout', () => {
   test('refresh rotates: a new pair, the old refresh token blocked, the new one usable', async () => {
     const first = await createTokens(STAFF);
-    const rotated = await api.post('/authentication/refresh', { refresh: first.refresh });
+    const rotated = await app.anonymous.post('/authentication/refresh', { refresh: first.refresh });
     expect(rotated.status).toBe(200);
     const second = (await rotated.json()) as { access: string; refresh: string };
     expect(documented.errors('post', '/authentication/refresh', 200, second)).toEqual([]);
     expect(second.refresh).not.toBe(first.refresh);
-    expect((await api.get(CRM_PATH, bearer(second.access))).status).toBe(200);
+    expect((await app.get(CRM_PATH, bearer(second.access))).status).toBe(200);
 
-    await expectError(await api.post('/authentication/refresh', { refresh: first.refresh }), 401, 'token_not_valid', [
+    await expectError(await app.anonymous.post('/authentication/refresh', { refresh: first.refresh }), 401, 'token_not_valid', [
       'post',
       '/authentication/refresh',
     ]);
-    expect((await api.post('/authentication/refresh', { refresh: second.refresh })).status).toBe(200);
+    expect((await app.anonymous.post('/authentication/refresh', { refresh: second.refresh })).status).toBe(200);
   });
 
   test('two concurrent uses of one refresh token: exactly one succeeds', async () => {
     const { refresh } = await createTokens(STAFF);
     const statuses = await Promise.all(
-      Array.from({ length: 5 }, () => api.post('/authentication/refresh', { refresh }).then((r) => r.status)),
+      Array.from({ length: 5 }, () => app.anonymous.post('/authentication/refresh', { refresh }).then((r) => r.status)),
     );
     expect(statuses.sort((a, b) => a - b)).toEqual([200, 401, 401, 401, 401]);
   });
 
   test('an access token is not a refresh token, and a refresh token expires after a day', async () => {
     const { access, refresh } = await createTokens(STAFF);
-    await expectError(await api.post('/authentication/refresh', { refresh: access }), 401, 'token_not_valid');
-    const issuedAt = api.clock.now;
+    await expectError(await app.anonymous.post('/authentication/refresh', { refresh: access }), 401, 'token_not_valid');
+    const issuedAt = app.clock.now;
     try {
-      api.clock.now = issuedAt + 86_401;
-      await expectError(await api.post('/authentication/refresh', { refresh }), 401, 'token_not_valid');
+      app.clock.now = issuedAt + 86_401;
+      await expectError(await app.anonymous.post('/authentication/refresh', { refresh }), 401, 'token_not_valid');
     } finally {
-      api.clock.now = issuedAt;
+      app.clock.now = issuedAt;
     }
   });
 
   test('verify: 200 {} for a valid access or refresh token, 401 otherwise', async () => {
     const { access, refresh } = await createTokens(STAFF);
     for (const token of [access, refresh]) {
-      const response = await api.post('/authentication/verify', { token });
+      const response = await app.anonymous.post('/authentication/verify', { token });
       expect(response.status).toBe(200);
       const body = await response.json();
       expect(body).toEqual({});
       expect(documented.errors('post', '/authentication/verify', 200, body)).toEqual([]);
     }
-    await expectError(await api.post('/authentication/verify', { token: 'garbage' }), 401, 'token_not_valid', [
+    await expectError(await app.anonymous.post('/authentication/verify', { token: 'garbage' }), 401, 'token_not_valid', [
       'post',
       '/authentication/verify',
     ]);
-    await expectError(await api.post('/authentication/verify', {}), 400, 'invalid_body');
-    const issuedAt = api.clock.now;
+    await expectError(await app.anonymous.post('/authentication/verify', {}), 400, 'invalid_body');
+    const issuedAt = app.clock.now;
     try {
-      api.clock.now = issuedAt + 301;
-      await expectError(await api.post('/authentication/verify', { token: access }), 401, 'token_not_valid');
-      expect((await api.post('/authentication/verify', { token: refresh })).status).toBe(200);
+      app.clock.now = issuedAt + 301;
+      await expectError(await app.anonymous.post('/authentication/verify', { token: access }), 401, 'token_not_valid');
+      expect((await app.anonymous.post('/authentication/verify', { token: refresh })).status).toBe(200);
     } finally {
-      api.clock.now = issuedAt;
+      app.clock.now = issuedAt;
     }
   });
 
   test('logout blocks the refresh token for refresh, verify and a second logout', async () => {
     const { refresh } = await createTokens(STAFF);
-    const response = await api.post('/authentication/logout', { refresh });
+    const response = await app.anonymous.post('/authentication/logout', { refresh });
     expect(response.status).toBe(200);
     const body = await response.json();
     expect(body).toEqual({});
     expect(documented.errors('post', '/authentication/logout', 200, body)).toEqual([]);
-    await expectError(await api.post('/authentication/refresh', { refresh }), 401, 'token_not_valid');
-    await expectError(await api.post('/authentication/verify', { token: refresh }), 401, 'token_not_valid');
-    await expectError(await api.post('/authentication/logout', { refresh }), 401, 'token_not_valid', [
+    await expectError(await app.anonymous.post('/authentication/refresh', { refresh }), 401, 'token_not_valid');
+    await expectError(await app.anonymous.post('/authentication/verify', { token: refresh }), 401, 'token_not_valid');
+    await expectError(await app.anonymous.post('/authentication/logout', { refresh }), 401, 'token_not_valid', [
       'post',
       '/authentication/logout',
     ]);
@@ -246,16 +251,16 @@ describe('refresh, verify and logout', () => {
   test('blocked tokens are forgotten once they would have expired anyway', async () => {
     const { refresh } = await createTokens(STAFF);
     const { jti } = jwt.decode(refresh) as { jti: string };
-    expect((await api.post('/authentication/logout', { refresh })).status).toBe(200);
-    expect(await api.db('refresh_token_blacklist').where({ jti }).first()).toBeDefined();
-    const issuedAt = api.clock.now;
+    expect((await app.anonymous.post('/authentication/logout', { refresh })).status).toBe(200);
+    expect(await app.db('refresh_token_blacklist').where({ jti }).first()).toBeDefined();
+    const issuedAt = app.clock.now;
     try {
-      api.clock.now = issuedAt + 86_401;
+      app.clock.now = issuedAt + 86_401;
       const fresh = await createTokens(STAFF);
-      expect((await api.post('/authentication/logout', { refresh: fresh.refresh })).status).toBe(200);
-      expect(await api.db('refresh_token_blacklist').where({ jti }).first()).toBeUndefined();
+      expect((await app.anonymous.post('/authentication/logout', { refresh: fresh.refresh })).status).toBe(200);
+      expect(await app.db('refresh_token_blacklist').where({ jti }).first()).toBeUndefined();
     } finally {
-      api.clock.now = issuedAt;
+      app.clock.now = issuedAt;
     }
   });
 });
@@ -266,12 +271,12 @@ describe('a password change, deactivation or demotion ends every session at once
   let issuedAt: number;
 
   beforeEach(async () => {
-    await upsertUser(api.db, { ...HOLDER, isStaff: true });
+    await upsertUser(app.db, { ...HOLDER, isStaff: true });
     session = await createTokens(HOLDER);
-    issuedAt = api.clock.now;
+    issuedAt = app.clock.now;
   });
   afterEach(() => {
-    api.clock.now = issuedAt;
+    app.clock.now = issuedAt;
   });
 
   /**
@@ -279,46 +284,46 @@ describe('a password change, deactivation or demotion ends every session at once
    * endpoints a deactivated account is `not_authenticated`, whatever its token.
    */
   async function expectSessionEnded(bearerCode = 'token_not_valid') {
-    api.clock.now = issuedAt + 60;
-    await expectError(await api.get(CRM_PATH, bearer(session.access)), 401, bearerCode, ['get', CRM_PATH]);
-    await expectError(await api.post('/authentication/refresh', { refresh: session.refresh }), 401, 'token_not_valid');
+    app.clock.now = issuedAt + 60;
+    await expectError(await app.get(CRM_PATH, bearer(session.access)), 401, bearerCode, ['get', CRM_PATH]);
+    await expectError(await app.anonymous.post('/authentication/refresh', { refresh: session.refresh }), 401, 'token_not_valid');
     for (const token of [session.access, session.refresh]) {
-      await expectError(await api.post('/authentication/verify', { token }), 401, 'token_not_valid');
+      await expectError(await app.anonymous.post('/authentication/verify', { token }), 401, 'token_not_valid');
     }
-    await expectError(await api.post('/authentication/logout', { refresh: session.refresh }), 401, 'token_not_valid');
+    await expectError(await app.anonymous.post('/authentication/logout', { refresh: session.refresh }), 401, 'token_not_valid');
   }
 
   test('the session holds until then', async () => {
-    api.clock.now = issuedAt + 60;
-    expect((await api.get(CRM_PATH, bearer(session.access))).status).toBe(200);
-    expect((await api.post('/authentication/verify', { token: session.access })).status).toBe(200);
-    expect((await api.post('/authentication/refresh', { refresh: session.refresh })).status).toBe(200);
+    app.clock.now = issuedAt + 60;
+    expect((await app.get(CRM_PATH, bearer(session.access))).status).toBe(200);
+    expect((await app.anonymous.post('/authentication/verify', { token: session.access })).status).toBe(200);
+    expect((await app.anonymous.post('/authentication/refresh', { refresh: session.refresh })).status).toBe(200);
   });
 
   test('a password change: the old tokens and the old password are refused, the new password signs in', async () => {
-    await setPassword(api.db, HOLDER.username, 'Brienzer-Rothorn-2350');
+    await setPassword(app.db, HOLDER.username, 'Brienzer-Rothorn-2350');
     await expectSessionEnded();
-    await expectError(await api.post('/authentication/create', HOLDER), 401, 'authentication_failed');
+    await expectError(await app.anonymous.post('/authentication/create', HOLDER), 401, 'authentication_failed');
     const fresh = await createTokens({ username: HOLDER.username, password: 'Brienzer-Rothorn-2350' });
-    expect((await api.get(CRM_PATH, bearer(fresh.access))).status).toBe(200);
+    expect((await app.get(CRM_PATH, bearer(fresh.access))).status).toBe(200);
   });
 
   test('a deactivation; activating again does not bring the old session back', async () => {
-    await setActive(api.db, HOLDER.username, false);
+    await setActive(app.db, HOLDER.username, false);
     await expectSessionEnded('not_authenticated');
-    await setActive(api.db, HOLDER.username, true);
+    await setActive(app.db, HOLDER.username, true);
     await expectSessionEnded();
-    expect((await api.get(CRM_PATH, { Authorization: basicAuth(HOLDER.username, HOLDER.password) })).status).toBe(200);
+    expect((await app.get(CRM_PATH, { Authorization: basicAuth(HOLDER.username, HOLDER.password) })).status).toBe(200);
   });
 
   test('a demotion: the old token is refused, not merely forbidden; promotion ends nothing', async () => {
-    await setStaff(api.db, HOLDER.username, false);
+    await setStaff(app.db, HOLDER.username, false);
     await expectSessionEnded();
     const demoted = await createTokens(HOLDER);
-    await expectError(await api.get(CRM_PATH, bearer(demoted.access)), 403, 'permission_denied');
-    await setStaff(api.db, HOLDER.username, true);
-    expect((await api.get(CRM_PATH, bearer(demoted.access))).status).toBe(200);
-    expect((await api.post('/authentication/refresh', { refresh: demoted.refresh })).status).toBe(200);
+    await expectError(await app.get(CRM_PATH, bearer(demoted.access)), 403, 'permission_denied');
+    await setStaff(app.db, HOLDER.username, true);
+    expect((await app.get(CRM_PATH, bearer(demoted.access))).status).toBe(200);
+    expect((await app.anonymous.post('/authentication/refresh', { refresh: demoted.refresh })).status).toBe(200);
   });
 });
 

@@ -1,20 +1,18 @@
-import { documentedResponses } from '../support/documented-responses';
-import { insertCampaign } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
+import { insertCampaign, insertCampaignLinks } from '../support/api-fixtures';
+import { startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
-let documented: Awaited<ReturnType<typeof documentedResponses>>;
+let app: TestApp;
+let documented: DocumentedResponses;
 let campaignId: number;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  documented = await documentedResponses(api.baseUrl);
-  campaignId = await insertCampaign(api.db, 'Bergwaldprojekt 2025');
-  await api.db('campaign_links').insert([
+  app = await startTestApp();
+  documented = await documentedResponses(app.baseUrl);
+  campaignId = await insertCampaign(app.db, 'Bergwaldprojekt 2025');
+  await insertCampaignLinks(app.db, campaignId, [
     {
       id: 'bergwald-2025',
-      campaign_id: campaignId,
-      currency: 'CHF',
       amounts_minor: [2000, 5000, 10000, 25050],
       default_amount_minor: 5000,
       minimum_amount_minor: 500,
@@ -28,21 +26,12 @@ beforeAll(async () => {
       ]),
       cover_fees: true,
     },
-    {
-      id: 'sammlung-2019',
-      campaign_id: campaignId,
-      active: false,
-      currency: 'CHF',
-      amounts_minor: [1000],
-      default_amount_minor: 1000,
-      minimum_amount_minor: 100,
-      payment_methods: ['TWI'],
-    },
+    { id: 'sammlung-2019', active: false },
   ]);
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 const expected = () => ({
@@ -67,7 +56,7 @@ describe('GET campaign-links/<id>/config/', () => {
   test.each(['/api/v1', '/api/v2', '/api/v2.1', '/crm-api'])(
     '%s: no authentication, any origin, cacheable, the same body in every version',
     async (root) => {
-      const response = await fetch(`${api.baseUrl}${root}/campaign-links/bergwald-2025/config/`, {
+      const response = await fetch(`${app.baseUrl}${root}/campaign-links/bergwald-2025/config/`, {
         headers: { Origin: 'https://www.bergwald.example.ch' },
       });
       expect(response.status).toBe(200);
@@ -81,7 +70,7 @@ describe('GET campaign-links/<id>/config/', () => {
 
   test('unknown, inactive and impossible ids are a 404 that pages of other origins can read', async () => {
     for (const id of ['gibt-es-nicht', 'sammlung-2019', '%00', 'a%2Fb', 'x'.repeat(300), '%C3%A4%E2%82%AC']) {
-      const response = await fetch(`${api.baseUrl}/api/v2.1/campaign-links/${id}/config/`);
+      const response = await fetch(`${app.baseUrl}/api/v2.1/campaign-links/${id}/config/`);
       expect(response.status).toBe(404);
       expect(response.headers.get('access-control-allow-origin')).toBe('*');
       const body = await response.json();
@@ -91,7 +80,7 @@ describe('GET campaign-links/<id>/config/', () => {
   });
 
   test('a browser preflight is answered', async () => {
-    const response = await fetch(`${api.baseUrl}/api/v2.1/campaign-links/bergwald-2025/config/`, {
+    const response = await fetch(`${app.baseUrl}/api/v2.1/campaign-links/bergwald-2025/config/`, {
       method: 'OPTIONS',
       headers: {
         Origin: 'https://www.bergwald.example.ch',

@@ -1,36 +1,22 @@
-import { documentedResponses } from '../support/documented-responses';
-import { type DonationScenario, seedDonationScenario } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { useDonationScenarioApp } from '../support/donation-scenario-app';
 
-let api: TestApi;
-let scenario: DonationScenario;
-let documented: Awaited<ReturnType<typeof documentedResponses>>;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  scenario = await seedDonationScenario(api.db);
-  documented = await documentedResponses(api.baseUrl);
-});
-
-afterAll(async () => {
-  await api?.close();
-});
+const given = useDonationScenarioApp();
 
 type Entry = Record<string, unknown> & { id: string };
 
 async function donationsOf(root: string, contactId: number, extra = ''): Promise<Entry[]> {
-  const response = await api.get(`${root}/crm/contact/donations/?contactId=${contactId}${extra}`);
+  const response = await given.app.get(`${root}/crm/contact/donations/?contactId=${contactId}${extra}`);
   expect(response.status).toBe(200);
   const body = (await response.json()) as Entry[];
-  expect(documented.errors('get', `${root}/crm/contact/donations/`, 200, body)).toEqual([]);
+  expect(given.documented.errors('get', `${root}/crm/contact/donations/`, 200, body)).toEqual([]);
   return body;
 }
 
 describe('GET crm/contact/donations/', () => {
   test('before v2.1 every position of a multi-checkout is its own donation', async () => {
-    const { annaSingle, annaMulti } = scenario.checkouts;
+    const { annaSingle, annaMulti } = given.scenario.checkouts;
     for (const root of ['/api/v1', '/api/v2', '/crm-api']) {
-      const entries = await donationsOf(root, scenario.contacts.anna);
+      const entries = await donationsOf(root, given.scenario.contacts.anna);
       expect(entries.map((entry) => [entry.id, entry.amount])).toEqual([
         [annaSingle.number, 50],
         [annaMulti.positions[0], 30],
@@ -40,16 +26,16 @@ describe('GET crm/contact/donations/', () => {
       expect(entries.every((entry) => !('positions' in entry) && !('checkout' in entry))).toBe(true);
       expect(entries[1].created_at).toBe('2025-03-30T12:15:00+02:00');
     }
-    const [v1] = await donationsOf('/api/v1', scenario.contacts.anna);
-    const [v2] = await donationsOf('/api/v2', scenario.contacts.anna);
+    const [v1] = await donationsOf('/api/v1', given.scenario.contacts.anna);
+    const [v2] = await donationsOf('/api/v2', given.scenario.contacts.anna);
     expect('custom_fields' in v1).toBe(false);
     expect(v2.custom_fields).toEqual({ 'Anrede im Brief': 'Liebe Anna', 'Spendenbestätigung per Post': true });
   });
 
   test('v2.1 shows a multi-checkout as one entry with the total and its positions', async () => {
-    const { annaSingle, annaMulti } = scenario.checkouts;
-    const { bergwald, nothilfe, trinkwasser } = scenario.campaigns;
-    const [single, multi] = await donationsOf('/api/v2.1', scenario.contacts.anna);
+    const { annaSingle, annaMulti } = given.scenario.checkouts;
+    const { bergwald, nothilfe, trinkwasser } = given.scenario.campaigns;
+    const [single, multi] = await donationsOf('/api/v2.1', given.scenario.contacts.anna);
     expect(single).toMatchObject({
       id: annaSingle.number,
       amount: 50,
@@ -74,7 +60,7 @@ describe('GET crm/contact/donations/', () => {
       currency: 'CHF',
       campaign: null,
       purpose: null,
-      contact_id: scenario.contacts.anna,
+      contact_id: given.scenario.contacts.anna,
       donor: expect.objectContaining({ first_name: 'Anna', city: 'Zürich' }),
       payment: { transaction_id: annaMulti.transactionId, method: 'VIS', status: 'completed' },
       invoice: null,
@@ -90,27 +76,27 @@ describe('GET crm/contact/donations/', () => {
 
   test('a contact of the other environment, or no such contact, is a 404', async () => {
     for (const path of [
-      `/api/v2.1/crm/contact/donations/?contactId=${scenario.contacts.annaLive}`,
-      `/api/v1/crm/contact/donations/?contactId=${scenario.contacts.anna}&environment=PRODUCTION`,
+      `/api/v2.1/crm/contact/donations/?contactId=${given.scenario.contacts.annaLive}`,
+      `/api/v1/crm/contact/donations/?contactId=${given.scenario.contacts.anna}&environment=PRODUCTION`,
       '/api/v1/crm/contact/donations/?contactId=999999',
     ]) {
-      const response = await api.get(path);
+      const response = await given.app.get(path);
       expect(response.status).toBe(404);
       const body = await response.json();
       expect(body).toEqual({ error: 'Contact not found', code: 'not_found' });
-      expect(documented.errors('get', '/api/v1/crm/contact/donations/', 404, body)).toEqual([]);
+      expect(given.documented.errors('get', '/api/v1/crm/contact/donations/', 404, body)).toEqual([]);
     }
   });
 
   test('live contacts with environment=PRODUCTION', async () => {
-    const entries = await donationsOf('/api/v2.1', scenario.contacts.annaLive, '&environment=PRODUCTION');
+    const entries = await donationsOf('/api/v2.1', given.scenario.contacts.annaLive, '&environment=PRODUCTION');
     expect(entries.map((entry) => [entry.id, entry.amount, entry.environment])).toEqual([
-      [scenario.checkouts.annaLiveGift.number, 250, 'PRODUCTION'],
+      [given.scenario.checkouts.annaLiveGift.number, 250, 'PRODUCTION'],
     ]);
   });
 
   test('a contact without donations has an empty list', async () => {
-    const [{ id }] = await api.db('contacts')
+    const [{ id }] = await given.app.db('contacts')
       .insert({
         environment: 'TEST',
         gender: 'female',

@@ -1,38 +1,38 @@
 import http from 'node:http';
 import { donorSnapshotOf, insertContact, LUCA } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
+let app: TestApp;
 // About 28 MB of JSON: far more than the socket buffers between server and client can hold.
 const ROWS = 40_000;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  const contactId = await insertContact(api.db, 'TEST', LUCA);
+  app = await startTestApp();
+  const contactId = await insertContact(app.db, 'TEST', LUCA);
   // One busy day: a donation every second from midnight (Swiss summer time) on 06-01-2025.
-  await api.db.raw(
+  await app.db.raw(
     `INSERT INTO checkouts (number, environment, contact_id, donor, currency, total_amount_minor, transaction_id,
                             payment_method, payment_status, created_at)
      SELECT (2000000 + g)::text, 'TEST', ?, ?::jsonb, 'CHF', 1000 + g % 500, 'bulk_' || g, 'TWI', 'completed',
             timestamptz '2025-06-01 00:00:00+02' + g * interval '1 second'
      FROM generate_series(1, ?) AS g`,
-    [contactId, await donorSnapshotOf(api.db, contactId), ROWS],
+    [contactId, await donorSnapshotOf(app.db, contactId), ROWS],
   );
-  await api.db.raw(
+  await app.db.raw(
     `INSERT INTO donations (number, checkout_id, position, environment, contact_id, created_at, amount_minor, payment_type)
      SELECT number, id, 1, environment, contact_id, created_at, total_amount_minor, 'single' FROM checkouts`,
   );
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 const PATH = '/api/v2.1/crm/donations/?dateFrom=06-01-2025&dateTo=06-01-2025';
 
 /** The app's streaming query as Postgres sees it, if it is still running. */
 async function openStreamingQuery(): Promise<{ state: string } | undefined> {
-  const { rows } = await api.db.raw(
+  const { rows } = await app.db.raw(
     `SELECT state FROM pg_stat_activity
      WHERE datname = current_database() AND pid <> pg_backend_pid() AND query LIKE 'select "d"."number"%'
        AND state <> 'idle'`,
@@ -40,9 +40,9 @@ async function openStreamingQuery(): Promise<{ state: string } | undefined> {
   return rows[0];
 }
 
-function request(token: string): Promise<http.IncomingMessage & { req: http.ClientRequest }> {
+function request(): Promise<http.IncomingMessage & { req: http.ClientRequest }> {
   return new Promise((resolve, reject) => {
-    const req = http.get(`${api.baseUrl}${PATH}`, { headers: { Authorization: `Bearer ${token}` } }, (res) =>
+    const req = http.get(`${app.baseUrl}${PATH}`, { headers: app.staff() }, (res) =>
       resolve(Object.assign(res, { req })),
     );
     req.on('error', reject);
@@ -53,7 +53,7 @@ const firstChunk = (res: http.IncomingMessage) =>
   new Promise<Buffer>((resolve) => res.once('data', (chunk: Buffer) => { res.pause(); resolve(chunk); }));
 
 test('rows are sent while the query still runs, paced by the client, and all arrive in order', async () => {
-  const res = await request(await api.staffToken());
+  const res = await request();
   expect(res.statusCode).toBe(200);
   expect(res.headers['content-type']).toMatch(/^application\/json/);
   expect(res.headers['content-length']).toBeUndefined();
@@ -75,7 +75,7 @@ test('rows are sent while the query still runs, paced by the client, and all arr
 });
 
 test('a client that goes away mid-stream ends the query and frees its connection', async () => {
-  const res = await request(await api.staffToken());
+  const res = await request();
   await firstChunk(res);
   expect(await openStreamingQuery()).toBeDefined();
   res.req.destroy();
@@ -84,16 +84,13 @@ test('a client that goes away mid-stream ends the query and frees its connection
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   expect(await openStreamingQuery()).toBeUndefined();
-  expect(api.db.client.pool.numUsed()).toBe(0);
+  expect(app.db.client.pool.numUsed()).toBe(0);
 });
 
 test('HEAD answers with the headers and closes the cursor at once', async () => {
-  const response = await fetch(`${api.baseUrl}${PATH}`, {
-    method: 'HEAD',
-    headers: { Authorization: `Bearer ${await api.staffToken()}` },
-  });
+  const response = await app.send('HEAD', PATH);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   expect(await openStreamingQuery()).toBeUndefined();
-  expect(api.db.client.pool.numUsed()).toBe(0);
+  expect(app.db.client.pool.numUsed()).toBe(0);
 });

@@ -1,52 +1,26 @@
-import { documentedResponses } from '../support/documented-responses';
-import { ANNA, type DonationScenario, QR_REFERENCE, seedDonationScenario } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { ANNA, QR_REFERENCE } from '../support/api-fixtures';
+import { useDonationScenarioApp } from '../support/donation-scenario-app';
+import { presentedDonor } from '../support/platform-donor';
 
-let api: TestApi;
-let scenario: DonationScenario;
-let documented: Awaited<ReturnType<typeof documentedResponses>>;
-
-beforeAll(async () => {
-  api = await startTestApi();
-  scenario = await seedDonationScenario(api.db);
-  documented = await documentedResponses(api.baseUrl);
-});
-
-afterAll(async () => {
-  await api?.close();
-});
+const given = useDonationScenarioApp();
 
 type Entry = Record<string, unknown> & { id: string; created_at: string };
 
 async function list(root: string, query: string): Promise<Entry[]> {
-  const response = await api.get(`${root}/crm/donations/?${query}`);
+  const response = await given.app.get(`${root}/crm/donations/?${query}`);
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^application\/json/);
   const body = (await response.json()) as Entry[];
-  expect(documented.errors('get', `${root}/crm/donations/`, 200, body)).toEqual([]);
+  expect(given.documented.errors('get', `${root}/crm/donations/`, 200, body)).toEqual([]);
   return body;
 }
 
-const annaDonor = {
-  gender: 'female',
-  first_name: 'Anna',
-  last_name: 'Müller',
-  email: 'anna.mueller@example.ch',
-  company: null,
-  po_box: null,
-  street: 'Bahnhofstrasse',
-  street_number: '12',
-  postal_code: '8001',
-  city: 'Zürich',
-  country: 'CH',
-  language: 'de',
-  newsletter: true,
-};
+const annaDonor = presentedDonor(ANNA);
 
 describe('GET crm/donations/', () => {
   test('v1: one entry per position, Swiss local time across the spring change, no later fields', async () => {
     const entries = await list('/api/v1', 'dateFrom=03-30-2025&dateTo=03-30-2025');
-    const { annaSingle, annaMulti } = scenario.checkouts;
+    const { annaSingle, annaMulti } = given.scenario.checkouts;
     expect(entries.map((entry) => entry.id)).toEqual([annaSingle.number, ...annaMulti.positions]);
     expect(entries[0]).toEqual({
       id: annaSingle.number,
@@ -55,9 +29,9 @@ describe('GET crm/donations/', () => {
       payment_type: 'single',
       amount: 50,
       currency: 'CHF',
-      campaign: { id: scenario.campaigns.bergwald, title: 'Bergwaldprojekt 2025' },
+      campaign: { id: given.scenario.campaigns.bergwald, title: 'Bergwaldprojekt 2025' },
       purpose: 'Aufforstung Graubünden',
-      contact_id: scenario.contacts.anna,
+      contact_id: given.scenario.contacts.anna,
       donor: annaDonor,
       payment: { transaction_id: annaSingle.transactionId, method: 'TWI', status: 'completed' },
       invoice: null,
@@ -65,7 +39,7 @@ describe('GET crm/donations/', () => {
     });
     expect(entries[1].created_at).toBe('2025-03-30T12:15:00+02:00');
     expect(entries.slice(1).map((entry) => entry.amount)).toEqual([30, 20.5, 15.25]);
-    expect(entries[3].campaign).toEqual({ id: scenario.campaigns.trinkwasser, title: 'Trinkwasser für Nepal' });
+    expect(entries[3].campaign).toEqual({ id: given.scenario.campaigns.trinkwasser, title: 'Trinkwasser für Nepal' });
     expect(entries[3].purpose).toBeNull();
   });
 
@@ -79,7 +53,7 @@ describe('GET crm/donations/', () => {
 
   test('v2.1 adds checkout on every entry and answers in UTC', async () => {
     const entries = await list('/api/v2.1', 'dateFrom=03-30-2025&dateTo=03-30-2025');
-    const { annaSingle, annaMulti } = scenario.checkouts;
+    const { annaSingle, annaMulti } = given.scenario.checkouts;
     expect(entries.map((entry) => [entry.id, entry.created_at, entry.checkout])).toEqual([
       [annaSingle.number, '2025-03-29T23:30:00Z', { number: annaSingle.number, total_amount: 50, currency: 'CHF' }],
       ...annaMulti.positions.map((number) => [
@@ -92,7 +66,7 @@ describe('GET crm/donations/', () => {
   });
 
   test('the autumn change: the 25-hour day, and the same local 02:30 twice with different offsets', async () => {
-    const { lucaInit, lucaInterval, claireLate, claireNextDay } = scenario.checkouts;
+    const { lucaInit, lucaInterval, claireLate, claireNextDay } = given.scenario.checkouts;
     const v1 = await list('/api/v1', 'dateFrom=10-26-2025&dateTo=10-26-2025');
     expect(v1.map((entry) => [entry.id, entry.created_at])).toEqual([
       [lucaInit.number, '2025-10-26T02:30:00+02:00'],
@@ -117,7 +91,7 @@ describe('GET crm/donations/', () => {
       payment_type: 'recurring_init',
       payment: { method: 'INV', status: 'pending' },
       invoice: QR_REFERENCE,
-      recurring: { id: scenario.recurring.luca, interval: 'monthly' },
+      recurring: { id: given.scenario.recurring.luca, interval: 'monthly' },
       donor: { company: 'Rossi Costruzioni SA', po_box: 'Casella postale 214', language: 'it' },
     });
     expect(interval.payment_type).toBe('recurring_interval');
@@ -126,7 +100,7 @@ describe('GET crm/donations/', () => {
   test('a period is whole days, both ends inclusive, other currencies as they are', async () => {
     const entries = await list('/api/v1', 'dateFrom=03-01-2025&dateTo=10-27-2025');
     expect(entries).toHaveLength(8);
-    expect(entries.find((entry) => entry.id === scenario.checkouts.claireLate.number)).toMatchObject({
+    expect(entries.find((entry) => entry.id === given.scenario.checkouts.claireLate.number)).toMatchObject({
       amount: 75,
       currency: 'EUR',
       payment: { method: 'PAP' },
@@ -136,7 +110,7 @@ describe('GET crm/donations/', () => {
 
   test('environment PRODUCTION lists live donations only; TEST is the default', async () => {
     const live = await list('/api/v2.1', 'dateFrom=01-01-2025&dateTo=12-31-2025&environment=PRODUCTION');
-    const { annaLiveGift, marcoCrowdfunding } = scenario.checkouts;
+    const { annaLiveGift, marcoCrowdfunding } = given.scenario.checkouts;
     expect(live.map((entry) => [entry.id, entry.environment, entry.payment_type])).toEqual([
       [annaLiveGift.number, 'PRODUCTION', 'single'],
       [marcoCrowdfunding.number, 'PRODUCTION', 'crowdfunding'],
@@ -155,7 +129,7 @@ describe('GET crm/donations/', () => {
   });
 
   test('only the documented spelling answers; without its trailing slash a 404 names the documented path', async () => {
-    const response = await api.get('/api/v2.1/crm/donations?dateFrom=03-30-2025&dateTo=03-30-2025');
+    const response = await given.app.get('/api/v2.1/crm/donations?dateFrom=03-30-2025&dateTo=03-30-2025');
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ error: 'Not found; the documented path is /api/v2.1/crm/donations/', code: 'not_found' });
   });

@@ -1,22 +1,22 @@
-import { documentedResponses } from '../support/documented-responses';
+import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
 import { ANNA, insertContact, MARCO } from '../support/api-fixtures';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
-let documented: Awaited<ReturnType<typeof documentedResponses>>;
+let app: TestApp;
+let documented: DocumentedResponses;
 const ids: Record<string, number> = {};
 const contacts: Record<string, number> = {};
 
 async function insertSubscription(row: Record<string, unknown>): Promise<number> {
-  const [{ id }] = await api.db('newsletter_subscriptions').insert(row).returning('id');
+  const [{ id }] = await app.db('newsletter_subscriptions').insert(row).returning('id');
   return id;
 }
 
 beforeAll(async () => {
-  api = await startTestApi();
-  documented = await documentedResponses(api.baseUrl);
-  contacts.anna = await insertContact(api.db, 'TEST', ANNA);
-  contacts.marco = await insertContact(api.db, 'PRODUCTION', MARCO);
+  app = await startTestApp();
+  documented = await documentedResponses(app.baseUrl);
+  contacts.anna = await insertContact(app.db, 'TEST', ANNA);
+  contacts.marco = await insertContact(app.db, 'PRODUCTION', MARCO);
   // Signed up with a nickname; the contact's own data wins, what it lacks comes from the sign-up.
   ids.anna = await insertSubscription({
     contact_id: contacts.anna,
@@ -54,7 +54,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 interface Page {
@@ -65,7 +65,7 @@ interface Page {
 }
 
 async function page(root: string, query = ''): Promise<Page> {
-  const response = await api.get(`${root}/crm/newsletter-subscriptions/${query}`);
+  const response = await app.get(`${root}/crm/newsletter-subscriptions/${query}`);
   expect(response.status).toBe(200);
   const body = (await response.json()) as Page;
   expect(documented.errors('get', `${root}/crm/newsletter-subscriptions/`, 200, body)).toEqual([]);
@@ -84,8 +84,8 @@ describe('GET crm/newsletter-subscriptions/', () => {
           contact_id: contacts.anna,
           gender: 'female',
           first_name: 'Anna',
-          last_name: 'Müller',
-          email: 'anna.mueller@example.ch',
+          last_name: 'Muster',
+          email: 'anna.muster@example.ch',
           language: 'de',
           opt_in: true,
           opt_in_date: '2025-03-30T10:20:00Z',
@@ -134,7 +134,7 @@ describe('GET crm/newsletter-subscriptions/', () => {
   test('pagination as on contacts', async () => {
     const first = await page('/api/v2.1', '?environment=PRODUCTION&page_size=1');
     expect(first.count).toBe(2);
-    expect(first.next).toBe(`${api.baseUrl}/api/v2.1/crm/newsletter-subscriptions/?environment=PRODUCTION&page_size=1&page=2`);
-    expect((await api.get('/api/v2.1/crm/newsletter-subscriptions/?environment=PRODUCTION&page_size=1&page=3')).status).toBe(404);
+    expect(first.next).toBe(`${app.baseUrl}/api/v2.1/crm/newsletter-subscriptions/?environment=PRODUCTION&page_size=1&page=2`);
+    expect((await app.get('/api/v2.1/crm/newsletter-subscriptions/?environment=PRODUCTION&page_size=1&page=3')).status).toBe(404);
   });
 });

@@ -11,21 +11,21 @@ import { httpSurface } from '../../src/http/surface';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
 import { createLogger } from '../../src/logger';
 import { documentedResponses } from '../support/documented-responses';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
+let app: TestApp;
 let document: {
   openapi: string;
   paths: Record<string, Record<string, { security: unknown[]; responses: Record<string, unknown> }>>;
 };
 
 beforeAll(async () => {
-  api = await startTestApi();
-  ({ document } = (await documentedResponses(api.baseUrl)) as unknown as { document: typeof document });
+  app = await startTestApp();
+  ({ document } = (await documentedResponses(app.baseUrl)) as unknown as { document: typeof document });
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 const validatorCli = require.resolve('@seriousme/openapi-schema-validator/bin/validate-api-cli.js');
@@ -45,7 +45,7 @@ test('the served document is valid OpenAPI 3.1', async () => {
 });
 
 test('every mounted operation is documented, and every documented operation is mounted', () => {
-  const context = routeContext({ db: api.db, config: loadConfig({ JWT_SECRET: 'x'.repeat(32) }), log: createLogger('silent') });
+  const context = routeContext({ db: app.db, config: loadConfig({ JWT_SECRET: 'x'.repeat(32) }), log: createLogger('silent') });
   const { routes } = createRouter(httpSurface(), context);
   const mounted = routes
     .filter(({ method, operation }) => method !== 'OPTIONS' && !operation.undocumented)
@@ -69,7 +69,7 @@ test('every mounted operation is documented, and every documented operation is m
 test('every operation that documents staff authentication answers 401 without it; the others do not ask', async () => {
   for (const [routePath, operations] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
-      const url = `${api.baseUrl}${routePath.replace('{id}', 'unknown-link')}`;
+      const url = `${app.baseUrl}${routePath.replace('{id}', 'unknown-link')}`;
       const withBody = method === 'post' || method === 'put';
       const response = await fetch(url, { method: method.toUpperCase(), ...(withBody ? { headers: { 'Content-Type': 'application/json' }, body: '{}' } : {}) });
       if (operation.security.some((scheme) => Object.hasOwn(scheme as object, 'bearerAuth'))) {
@@ -87,29 +87,29 @@ test('every operation that documents staff authentication answers 401 without it
 test('every webhook event in every payload version is in the document and served as JSON Schema at a stable URL', async () => {
   const webhooks = (document as unknown as { webhooks: Record<string, { post: { requestBody: unknown } }> }).webhooks;
   expect(Object.keys(webhooks)).toHaveLength(15);
-  const index = (await (await fetch(`${api.baseUrl}/api/webhooks/schemas/`)).json()) as { results: Array<{ version: string; event: string; url: string }> };
+  const index = (await (await fetch(`${app.baseUrl}/api/webhooks/schemas/`)).json()) as { results: Array<{ version: string; event: string; url: string }> };
   expect(index.results.map(({ version, event }) => `${version}/${event}`).sort()).toEqual(Object.keys(webhooks).sort());
   for (const { version, event, url } of index.results) {
     expect(url).toBe(`/api/webhooks/schemas/${version}/${event}.json`);
-    const response = await fetch(`${api.baseUrl}${url}`);
+    const response = await fetch(`${app.baseUrl}${url}`);
     expect([url, response.status, response.headers.get('content-type')]).toEqual([url, 200, 'application/schema+json']);
     expect(await response.json()).toEqual(findWebhookSchema(version, event)!.jsonSchema());
   }
   for (const unknown of ['/api/webhooks/schemas/v3/donation.completed.json', '/api/webhooks/schemas/v2.1/donation.refunded.json', '/api/webhooks/schemas/v2.1/donation.completed']) {
-    expect([unknown, (await fetch(`${api.baseUrl}${unknown}`)).status]).toEqual([unknown, 404]);
+    expect([unknown, (await fetch(`${app.baseUrl}${unknown}`)).status]).toEqual([unknown, 404]);
   }
 });
 
 describe('Swagger UI', () => {
   test.each(SWAGGER_UI_PATHS)('%s/ serves the UI from the npm package, pointed at the document', async (base) => {
-    const page = await fetch(`${api.baseUrl}${base}/`);
+    const page = await fetch(`${app.baseUrl}${base}/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const html = await page.text();
     expect(html).toContain('<div id="swagger-ui"></div>');
     expect(html).not.toMatch(/https?:\/\//);
 
-    const initializer = await fetch(`${api.baseUrl}${base}/swagger-initializer.js`);
+    const initializer = await fetch(`${app.baseUrl}${base}/swagger-initializer.js`);
     expect(await initializer.text()).toContain('url: "/api/openapi.json"');
     for (const [asset, type] of [
       ['swagger-ui.css', 'text/css; charset=utf-8'],
@@ -117,19 +117,19 @@ describe('Swagger UI', () => {
       ['favicon-32x32.png', 'image/png'],
     ]) {
       expect(html).toContain(asset);
-      const response = await fetch(`${api.baseUrl}${base}/${asset}`);
+      const response = await fetch(`${app.baseUrl}${base}/${asset}`);
       expect([asset, response.status, response.headers.get('content-type')]).toEqual([asset, 200, type]);
       expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(500);
     }
 
-    const redirect = await fetch(`${api.baseUrl}${base}`, { redirect: 'manual' });
+    const redirect = await fetch(`${app.baseUrl}${base}`, { redirect: 'manual' });
     expect(redirect.status).toBe(301);
     expect(redirect.headers.get('location')).toBe(`${base}/`);
   });
 
   test('nothing else of the package or the disk is reachable', async () => {
     for (const asset of ['package.json', 'index.js', '..%2F..%2Fpackage.json', 'swagger-ui.js.map']) {
-      const response = await fetch(`${api.baseUrl}/api/swagger/${asset}`);
+      const response = await fetch(`${app.baseUrl}/api/swagger/${asset}`);
       expect(response.status).toBe(404);
       expect(await response.json()).toEqual({ error: 'Not found', code: 'not_found' });
     }

@@ -1,26 +1,26 @@
-import { documentedResponses } from '../support/documented-responses';
+import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
 import { seedDonationScenario } from '../support/api-fixtures';
-import { basicAuth, STAFF, startTestApi, type TestApi } from '../support/api-server';
+import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 const STAFF_BASIC = basicAuth(STAFF.username, STAFF.password);
 
-let api: TestApi;
-let documented: Awaited<ReturnType<typeof documentedResponses>>;
+let app: TestApp;
+let documented: DocumentedResponses;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  await seedDonationScenario(api.db);
-  documented = await documentedResponses(api.baseUrl);
+  app = await startTestApp();
+  await seedDonationScenario(app.db);
+  documented = await documentedResponses(app.baseUrl);
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 const ROOTS = ['/api/v1', '/api/v2', '/api/v2.1', '/crm-api'];
 
 async function expect400(root: string, resource: string, query: string, code: string, message: string | RegExp) {
-  const response = await api.get(`${root}/${resource}?${query}`);
+  const response = await app.get(`${root}/${resource}?${query}`);
   const body = (await response.json()) as { error: string; code: string };
   expect([query, response.status, body.code]).toEqual([query, 400, code]);
   expect(body.error).toMatch(message);
@@ -47,9 +47,9 @@ describe('crm/donations/ parameters', () => {
       ['dateFrom=03-31-2025&dateTo=03-30-2025', /^dateFrom must not be after dateTo$/],
     ];
     for (const [query, message] of cases) await expect400('/api/v2.1', 'crm/donations/', query, 'invalid_parameter', message);
-    const leapDay = await api.get('/api/v2.1/crm/donations/?dateFrom=02-29-2024&dateTo=02-29-2024');
+    const leapDay = await app.get('/api/v2.1/crm/donations/?dateFrom=02-29-2024&dateTo=02-29-2024');
     expect(leapDay.status).toBe(200);
-    const widest = await api.get('/api/v1/crm/donations/?dateFrom=01-01-1000&dateTo=12-31-9999');
+    const widest = await app.get('/api/v1/crm/donations/?dateFrom=01-01-1000&dateTo=12-31-9999');
     expect(widest.status).toBe(200);
     expect(await widest.json()).toHaveLength(8);
   });
@@ -61,7 +61,7 @@ describe('crm/donations/ parameters', () => {
   });
 
   test('unknown parameters are ignored', async () => {
-    const response = await api.get('/api/v1/crm/donations/?dateFrom=03-30-2025&dateTo=03-30-2025&format=xml&limit=1');
+    const response = await app.get('/api/v1/crm/donations/?dateFrom=03-30-2025&dateTo=03-30-2025&format=xml&limit=1');
     expect(response.status).toBe(200);
     expect(await response.json()).toHaveLength(4);
   });
@@ -88,7 +88,7 @@ describe('other endpoints', () => {
     ] as Array<[string, RegExp]>) {
       await expect400('/api/v2', 'crm/contacts/', query, 'invalid_parameter', message);
     }
-    const lastPossible = await api.get('/api/v2/crm/contacts/?page=2147483647&page_size=1000');
+    const lastPossible = await app.get('/api/v2/crm/contacts/?page=2147483647&page_size=1000');
     expect(lastPossible.status).toBe(404);
   });
 
@@ -98,10 +98,10 @@ describe('other endpoints', () => {
   });
 
   test('an unknown path under a root, and a wrong method, are JSON errors', async () => {
-    const unknown = await api.get('/api/v2.1/crm/spenden/');
+    const unknown = await app.get('/api/v2.1/crm/spenden/');
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ error: 'Not found', code: 'not_found' });
-    const post = await api.post('/api/v2.1/crm/donations/', {});
+    const post = await app.anonymous.post('/api/v2.1/crm/donations/', {});
     expect(post.status).toBe(405);
     expect(await post.json()).toEqual({ error: expect.any(String), code: 'method_not_allowed' });
   });
@@ -136,14 +136,11 @@ describe('no input makes a 500', () => {
   };
 
   test.each(ROOTS)('%s: every parameter of every CRM endpoint, with hostile values', async (root) => {
-    const token = await api.staffToken();
     for (const [resource, parameters] of Object.entries(parametersOf)) {
       for (const parameter of parameters) {
         for (const value of nasty) {
           const query = `${validBase[resource] ?? ''}${parameter}=${value}`;
-          const response = await fetch(`${api.baseUrl}${root}/${resource}?${query}`, {
-            headers: { Authorization: `Bearer ${token}` },
-          });
+          const response = await app.get(`${root}/${resource}?${query}`);
           const body = JSON.parse(await response.text());
           expect([resource, parameter, value, response.status < 500]).toEqual([resource, parameter, value, true]);
           if (response.status >= 400) expect(typeof body.error).toBe('string');
@@ -162,7 +159,7 @@ describe('no input makes a 500', () => {
       ['/api/v2.1/crm/contacts/', { Authorization: `Basic ${Buffer.from('\u0000:\u0000').toString('base64')}` }],
       ['/api/v2.1/crm/contacts/', { Authorization: `Basic ${Buffer.from([0xff, 0xfe, 0x3a, 0xc3]).toString('base64')}` }],
     ] as Array<[string, Record<string, string>]>) {
-      const response = await fetch(`${api.baseUrl}${path}`, { headers });
+      const response = await fetch(`${app.baseUrl}${path}`, { headers });
       expect([path, response.status < 500]).toEqual([path, true]);
       const body = (await response.json()) as { error?: unknown };
       if (response.status >= 400) expect(typeof body.error).toBe('string');

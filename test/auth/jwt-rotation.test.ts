@@ -1,12 +1,8 @@
-import type { Server } from 'node:http';
 import jwt from 'jsonwebtoken';
-import { createApp } from '../../src/http/app';
-import { upsertUser } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';
+import { createDb } from '../../src/db/knex';
 import { PRODUCTION_ENV } from '../support/production-env';
-import type { Db } from '../../src/db/knex';
-import { createLogger } from '../../src/logger';
-import { createTestDatabase } from '../support/database';
+import { bearer, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * Rotating the token key as docs/operations.md describes, with API processes of each step side by side over one
@@ -16,39 +12,28 @@ import { createTestDatabase } from '../support/database';
 const OLD = 'old-key-0123456789-0123456789-0123456789';
 const NEW = 'new-key-9876543210-9876543210-9876543210';
 const CRM = '/api/v2.1/crm/contacts/';
-const STAFF = { username: 'rotation', password: 'Gotthard-2106-m' };
 
-let db: Db;
-const servers: Server[] = [];
+/** The database every process of the test serves, with the staff user in it. */
+let shared: TestApp;
+const apps: TestApp[] = [];
 
 beforeAll(async () => {
-  ({ db } = await createTestDatabase());
-  await upsertUser(db, { ...STAFF, isStaff: true });
+  shared = await startTestApp();
 });
 afterAll(async () => {
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  await db?.destroy();
+  await Promise.all(apps.map((app) => app.close()));
+  await shared?.close();
 });
 
-/** One API process with the given key settings. */
+/** One API process with the given key settings, over the shared database. */
 async function apiWith(env: Record<string, string>) {
-  const app = createApp({ db, config: loadConfig(env), log: createLogger('silent') });
-  const server = app.listen(0, '127.0.0.1');
-  servers.push(server);
-  await new Promise((resolve) => server.once('listening', resolve));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  const post = async (path: string, body: unknown) => {
-    const response = await fetch(`${url}${path}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: response.status, body: (await response.json()) as { access: string; refresh: string } };
-  };
+  const app = await startTestApp(env, { connect: () => createDb({ connectionString: shared.databaseUrl }) });
+  apps.push(app);
+  const post = (path: string, body: unknown) => app.anonymous.request('POST', path, body);
   return {
     post,
-    crmStatus: async (access: string) => (await fetch(`${url}${CRM}`, { headers: { Authorization: `Bearer ${access}` } })).status,
-    async signIn() {
+    crmStatus: async (access: string) => (await app.get(CRM, bearer(access))).status,
+    async signIn(): Promise<{ access: string; refresh: string }> {
       const response = await post('/authentication/create', STAFF);
       expect(response.status).toBe(200);
       return response.body;

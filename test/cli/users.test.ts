@@ -2,7 +2,7 @@ import { findUserByName } from '../../src/auth/user-store';
 import { upsertUser, verifyCredentials } from '../../src/auth/users';
 import { USAGE, usersCommand } from '../../src/cli/users';
 import type { Db } from '../../src/db/knex';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { startTestApp, type TestApp } from '../support/test-app';
 import { runCli } from './run-cli';
 
 /*
@@ -10,17 +10,17 @@ import { runCli } from './run-cli';
  * sessions already open there.
  */
 
-let api: TestApi;
+let app: TestApp;
 let db: Db;
 let url: string;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  db = api.db;
-  url = (db.client.config as { connection: { connectionString: string } }).connection.connectionString;
+  app = await startTestApp();
+  db = app.db;
+  url = app.databaseUrl;
 });
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 const run = (argv: string[], options?: { env?: Record<string, string>; stdin?: string }) => runCli(usersCommand, url, argv, options);
@@ -28,10 +28,10 @@ const PASSWORD = { env: { STAFF_PASSWORD: 'Napf-1408-Emmental' } };
 
 /** A Bearer session of the user, opened at the API. */
 async function sessionOf(username: string, password: string) {
-  const response = await api.post('/authentication/create', { username, password });
+  const response = await app.anonymous.post('/authentication/create', { username, password });
   expect(response.status).toBe(200);
   const { access } = (await response.json()) as { access: string };
-  return async () => (await api.post('/authentication/verify', { token: access })).status;
+  return async () => (await app.anonymous.post('/authentication/verify', { token: access })).status;
 }
 
 test('create: staff or not, never over an existing account', async () => {
@@ -69,12 +69,12 @@ test('deactivate ends the sessions; activate lets the account sign in again; eac
     output: expect.stringMatching(/^Deactivated "praktikant" .*; its sessions have ended\.$/),
   });
   expect(await session()).toBe(401);
-  expect((await api.post('/authentication/create', { username: 'praktikant', password: 'Praktikum-2025' })).status).toBe(401);
+  expect((await app.anonymous.post('/authentication/create', { username: 'praktikant', password: 'Praktikum-2025' })).status).toBe(401);
   expect((await run(['deactivate', 'praktikant'])).output).toMatch(/is already deactivated; nothing changed/);
 
   expect((await run(['activate', 'praktikant'])).output).toMatch(/^Activated "praktikant" .*; it can sign in again\.$/);
   expect(await session()).toBe(401);
-  expect((await api.post('/authentication/create', { username: 'praktikant', password: 'Praktikum-2025' })).status).toBe(200);
+  expect((await app.anonymous.post('/authentication/create', { username: 'praktikant', password: 'Praktikum-2025' })).status).toBe(200);
   expect((await run(['activate', 'praktikant'])).output).toMatch(/is already active; nothing changed/);
 });
 

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { projectRoot } from '../../src/config';
-import { startTestApi, type TestApi } from '../support/api-server';
+import { startTestApp, type TestApp } from '../support/test-app';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 
 // Swagger UI under its content security policy, in a real browser: it must still render every group of operations,
@@ -11,17 +11,17 @@ const runs = chromiumAvailable();
 const describeInBrowser = runs ? describe : describe.skip;
 
 describeInBrowser('Swagger UI (headless Chromium)', () => {
-  let api: TestApi;
+  let app: TestApp;
   let browser: HeadlessBrowser;
 
   beforeAll(async () => {
-    api = await startTestApi();
+    app = await startTestApp();
     browser = await launchChromium();
   });
 
   afterAll(async () => {
     await browser?.close();
-    await api?.close();
+    await app?.close();
   });
 
   test('renders every tag of the document with no content security policy violation and stores nothing', async () => {
@@ -31,7 +31,7 @@ describeInBrowser('Swagger UI (headless Chromium)', () => {
       if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
     });
     page.on('pageerror', (error) => violations.push(error.message));
-    await page.goto(`${api.baseUrl}/api/swagger/`);
+    await page.goto(`${app.baseUrl}/api/swagger/`);
     await page.locator('.opblock-tag-section').first().waitFor();
     const tags = await page.locator('.opblock-tag').allInnerTexts();
     for (const tag of ['api/v2.1', 'authentication', 'platform', 'admin', 'operations', 'Webhooks v2.1']) {

@@ -1,38 +1,24 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createApp } from '../../src/http/app';
-import { upsertUser } from '../../src/auth/users';
-import { loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/knex';
-import { createMetrics } from '../../src/observability/metrics';
-import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
 import { captureLogs, type CapturedLogs } from '../support/log-capture';
+import { basicAuth, STAFF, startTestApp, type TestApp, type TestAppDependencies } from '../support/test-app';
 import { insertEndpoint, insertEvent } from '../support/webhook-rows';
 
-const staff = `Basic ${Buffer.from('observer:observer-password').toString('base64')}`;
+const staff = basicAuth(STAFF.username, STAFF.password);
 const METRICS_TOKEN = 'metrics-token-of-some-length';
 
-let db: Db;
-const servers: Server[] = [];
-
-beforeAll(async () => {
-  ({ db } = await createTestDatabase());
-  await upsertUser(db, { username: 'observer', password: 'observer-password', isStaff: true });
-});
+const apps: TestApp[] = [];
 
 afterAll(async () => {
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  await db?.destroy();
+  await Promise.all(apps.map((app) => app.close()));
 });
 
-async function serve(options: { env?: NodeJS.ProcessEnv; database?: Db } = {}): Promise<{ baseUrl: string; logs: CapturedLogs }> {
+/** An app of its own, with its logs captured. */
+async function serve(env: NodeJS.ProcessEnv = {}, { connect }: Pick<TestAppDependencies, 'connect'> = {}): Promise<{ baseUrl: string; db: Db; logs: CapturedLogs }> {
   const logs = captureLogs();
-  const app = createApp({ db: options.database ?? db, config: loadConfig(options.env ?? {}), log: logs.log, metrics: createMetrics() });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  servers.push(server);
-  return { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, logs };
+  const app = await startTestApp(env, { log: logs.log, connect });
+  apps.push(app);
+  return { baseUrl: app.baseUrl, db: app.db, logs };
 }
 
 const requestLines = (logs: CapturedLogs) => logs.entries().filter((entry) => entry.msg === 'request');
@@ -101,7 +87,7 @@ describe('request ids and request log lines', () => {
       ['GET', 'unmatched', 404],
     ]);
     const text = logs.text();
-    for (const secret of ['987654', 'token-in-query', 'not-a-valid-token', 'body-password-123', 'observer-password', 'path-4711']) {
+    for (const secret of ['987654', 'token-in-query', 'not-a-valid-token', 'body-password-123', STAFF.password, 'path-4711']) {
       expect([secret, text.includes(secret)]).toEqual([secret, false]);
     }
   });
@@ -125,65 +111,56 @@ describe('/metrics', () => {
   });
 
   test('reports webhook events by status and the outbox backlog, counted in Postgres at scrape time', async () => {
-    const { db: own } = await createTestDatabase();
-    try {
-      const { baseUrl } = await serve({ database: own });
-      const before = await scrape(baseUrl);
-      expect(before).toContain('webhook_events{status="waiting"} 0');
-      expect(before).toContain('webhook_outbox_pending_events 0');
-      expect(before).toContain('webhook_outbox_oldest_pending_seconds 0');
+    const { baseUrl, db: own } = await serve();
+    const before = await scrape(baseUrl);
+    expect(before).toContain('webhook_events{status="waiting"} 0');
+    expect(before).toContain('webhook_outbox_pending_events 0');
+    expect(before).toContain('webhook_outbox_oldest_pending_seconds 0');
 
-      const endpoint = await insertEndpoint(own, { url: 'https://crm.example.org/hooks' });
-      const events = [];
-      for (let i = 0; i < 5; i++) events.push(await insertEvent(own, endpoint));
-      await own('webhook_events').whereIn('id', [events[0].id, events[1].id]).update({ status: 'delivered', workflow_started_at: own.fn.now() });
-      await own('webhook_events').where({ id: events[2].id }).update({ status: 'max_retries_reached', workflow_started_at: own.fn.now() });
-      await own('webhook_events').where({ id: events[3].id }).update({ created_at: own.raw("now() - interval '90 seconds'") });
+    const endpoint = await insertEndpoint(own, { url: 'https://crm.example.org/hooks' });
+    const events = [];
+    for (let i = 0; i < 5; i++) events.push(await insertEvent(own, endpoint));
+    await own('webhook_events').whereIn('id', [events[0].id, events[1].id]).update({ status: 'delivered', workflow_started_at: own.fn.now() });
+    await own('webhook_events').where({ id: events[2].id }).update({ status: 'max_retries_reached', workflow_started_at: own.fn.now() });
+    await own('webhook_events').where({ id: events[3].id }).update({ created_at: own.raw("now() - interval '90 seconds'") });
 
-      const after = await scrape(baseUrl);
-      expect(after).toContain('webhook_events{status="waiting"} 2');
-      expect(after).toContain('webhook_events{status="delivered"} 2');
-      expect(after).toContain('webhook_events{status="failed"} 0');
-      expect(after).toContain('webhook_events{status="max_retries_reached"} 1');
-      expect(after).toContain('webhook_outbox_pending_events 2');
-      const age = Number(/^webhook_outbox_oldest_pending_seconds (\S+)$/m.exec(after)?.[1]);
-      expect(age).toBeGreaterThanOrEqual(90);
-      expect(age).toBeLessThan(150);
-    } finally {
-      await own.destroy();
-    }
+    const after = await scrape(baseUrl);
+    expect(after).toContain('webhook_events{status="waiting"} 2');
+    expect(after).toContain('webhook_events{status="delivered"} 2');
+    expect(after).toContain('webhook_events{status="failed"} 0');
+    expect(after).toContain('webhook_events{status="max_retries_reached"} 1');
+    expect(after).toContain('webhook_outbox_pending_events 2');
+    const age = Number(/^webhook_outbox_oldest_pending_seconds (\S+)$/m.exec(after)?.[1]);
+    expect(age).toBeGreaterThanOrEqual(90);
+    expect(age).toBeLessThan(150);
   });
 
   test('still answers while Postgres is unreachable, the gauges it could not read as NaN', async () => {
-    const unreachable = createDb({ connectionString: `postgres://nobody@127.0.0.1:${await freePort()}/nothing` });
-    try {
-      const { baseUrl, logs } = await serve({ database: unreachable });
-      await fetch(`${baseUrl}/healthz`);
-      const text = await scrape(baseUrl);
-      expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/healthz",status="503"} 1');
-      // prom-client writes "Nan"; Prometheus reads NaN case-insensitively.
-      expect(text).toMatch(/^webhook_events\{status="waiting"\} nan$/im);
-      expect(text).toMatch(/^webhook_events\{status="max_retries_reached"\} nan$/im);
-      expect(text).toMatch(/^webhook_outbox_pending_events nan$/im);
-      expect(text).toMatch(/^webhook_outbox_oldest_pending_seconds nan$/im);
-      const warnings = logs.entries().filter((entry) => entry.msg === 'metric not collected: Postgres query failed');
-      expect(warnings.map((entry) => String(entry.metric)).sort((a, b) => a.localeCompare(b))).toEqual([
-        'webhook_events',
-        'webhook_outbox_oldest_pending_seconds',
-        'webhook_outbox_pending_events',
-      ]);
-      // The 503 of /healthz: the outage is a warning, the request line is at error level, both with one request id.
-      const unavailable = logs.entries().filter((entry) => entry.msg === 'database unavailable');
-      const failed = logs.entries().filter((entry) => entry.level === 50);
-      expect(failed.map((entry) => entry.msg)).toEqual(['request']);
-      expect(unavailable.map((entry) => entry.requestId)).toEqual([failed[0].requestId]);
-    } finally {
-      await unreachable.destroy();
-    }
+    const unreachable = `postgres://nobody@127.0.0.1:${await freePort()}/nothing`;
+    const { baseUrl, logs } = await serve({}, { connect: () => createDb({ connectionString: unreachable }) });
+    await fetch(`${baseUrl}/healthz`);
+    const text = await scrape(baseUrl);
+    expect(text).toContain('http_request_duration_seconds_count{method="GET",route="/healthz",status="503"} 1');
+    // prom-client writes "Nan"; Prometheus reads NaN case-insensitively.
+    expect(text).toMatch(/^webhook_events\{status="waiting"\} nan$/im);
+    expect(text).toMatch(/^webhook_events\{status="max_retries_reached"\} nan$/im);
+    expect(text).toMatch(/^webhook_outbox_pending_events nan$/im);
+    expect(text).toMatch(/^webhook_outbox_oldest_pending_seconds nan$/im);
+    const warnings = logs.entries().filter((entry) => entry.msg === 'metric not collected: Postgres query failed');
+    expect(warnings.map((entry) => String(entry.metric)).sort((a, b) => a.localeCompare(b))).toEqual([
+      'webhook_events',
+      'webhook_outbox_oldest_pending_seconds',
+      'webhook_outbox_pending_events',
+    ]);
+    // The 503 of /healthz: the outage is a warning, the request line is at error level, both with one request id.
+    const unavailable = logs.entries().filter((entry) => entry.msg === 'database unavailable');
+    const failed = logs.entries().filter((entry) => entry.level === 50);
+    expect(failed.map((entry) => entry.msg)).toEqual(['request']);
+    expect(unavailable.map((entry) => entry.requestId)).toEqual([failed[0].requestId]);
   });
 
   test('with METRICS_TOKEN set, answers only the matching bearer token', async () => {
-    const { baseUrl, logs } = await serve({ env: { METRICS_TOKEN } });
+    const { baseUrl, logs } = await serve({ METRICS_TOKEN });
     const without = await fetch(`${baseUrl}/metrics`);
     expect(without.status).toBe(401);
     expect(without.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');

@@ -1,47 +1,35 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { createApp } from '../../src/http/app';
-import { issueTokenPair } from '../../src/auth/tokens';
-import { upsertUser } from '../../src/auth/users';
-import { loadConfig } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
-import type { Db } from '../../src/db/knex';
 import { createMetrics } from '../../src/observability/metrics';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
-import { createTestDatabase } from '../support/database';
 import { captureLogs } from '../support/log-capture';
 import { PLATFORM_DONOR } from '../support/platform-donor';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
+import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
-const STAFF_PASSWORD = 'staff-pw-Zq8#secret';
 const WRONG_PASSWORD = 'wrong-pw-Kx4!guess';
 const ENDPOINT_PASSWORD = 'endpoint-pw-Lm2$crm';
 const SIGNING_KEY = randomBytes(32).toString('base64');
 const SIGNING_SECRET = `whsec_${SIGNING_KEY}`;
 const METRICS_TOKEN = `metrics-${randomUUID()}`;
 const JWT_SECRET = `jwt-${randomUUID()}-${randomUUID()}`;
-const basic = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 
 let env: TestWorkflowEnvironment;
-let db: Db;
-let server: Server | undefined;
+let app: TestApp;
 let subscriber: Subscriber | undefined;
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
-  ({ db } = await createTestDatabase());
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  await app?.close();
   await subscriber?.close();
-  await db?.destroy();
   await env?.teardown();
 });
 
@@ -49,32 +37,24 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
   const logs = captureLogs();
   const metrics = createMetrics();
   const taskQueue = `observability-${randomUUID()}`;
-  const config = loadConfig({ JWT_SECRET, METRICS_TOKEN, TEMPORAL_TASK_QUEUE: taskQueue });
-  const app = createApp({ db, config, log: logs.log, temporalClient: env.client, metrics });
-  server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server!.once('listening', resolve));
-  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  app = await startTestApp({ JWT_SECRET, METRICS_TOKEN, TEMPORAL_TASK_QUEUE: taskQueue }, { log: logs.log, temporalClient: env.client, metrics });
+  const { db, config } = app;
   subscriber = await startSubscriber({
     now: () => env.currentTimeMs(),
     reply: (request) => (request.index === 0 ? { status: 500, body: 'try again later' } : { status: 200, body: 'thanks' }),
   });
 
-  const staff = await upsertUser(db, { username: 'staff', password: STAFF_PASSWORD, isStaff: true });
-  const { access, refresh } = issueTokenPair({ secrets: [JWT_SECRET], clock: () => Math.floor(Date.now() / 1000) }, staff);
+  const { access, refresh } = app.staffTokens();
   const [{ id: campaignId }] = await db('campaigns').insert({ title: 'Wasser für alle' }).returning('id');
   const responses: Response[] = [];
   const call = async (method: string, path: string, authorization: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method,
-      headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const response = await app.send(method, path, body, { authorization, ...headers });
     responses.push(response);
     return response;
   };
 
   // Basic auth (staff), with the endpoint's password and signing secret in the body.
-  const endpoint = await call('PUT', '/admin/api/webhook-endpoint', basic('staff', STAFF_PASSWORD), {
+  const endpoint = await call('PUT', '/admin/api/webhook-endpoint', basicAuth(STAFF.username, STAFF.password), {
     url: subscriber.url,
     active: true,
     payload_version: 'v2.1',
@@ -84,7 +64,7 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
     signing_secret: SIGNING_SECRET,
   });
   expect(endpoint.status).toBe(200);
-  expect((await call('GET', '/admin/api/webhook-endpoint', basic('staff', WRONG_PASSWORD))).status).toBe(401);
+  expect((await call('GET', '/admin/api/webhook-endpoint', basicAuth(STAFF.username, WRONG_PASSWORD))).status).toBe(401);
   // Bearer token, with a request id offered by the caller.
   const checkout = await call(
     'POST',
@@ -126,20 +106,20 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
 
   // The credentials really travelled, so that their absence from the logs means something.
   const [, delivered] = subscriber.requests;
-  expect(delivered.headers.authorization).toBe(basic('crm', ENDPOINT_PASSWORD));
+  expect(delivered.headers.authorization).toBe(basicAuth('crm', ENDPOINT_PASSWORD));
   const signature = String(delivered.headers['webhook-signature']);
   expect(signature).toMatch(/^v1,/);
 
   const text = logs.text();
   const secrets = {
-    STAFF_PASSWORD,
-    staffBasic: basic('staff', STAFF_PASSWORD).slice('Basic '.length),
+    staffPassword: STAFF.password,
+    staffBasic: basicAuth(STAFF.username, STAFF.password).slice('Basic '.length),
     WRONG_PASSWORD,
-    wrongBasic: basic('staff', WRONG_PASSWORD).slice('Basic '.length),
+    wrongBasic: basicAuth(STAFF.username, WRONG_PASSWORD).slice('Basic '.length),
     access,
     refresh,
     ENDPOINT_PASSWORD,
-    endpointBasic: basic('crm', ENDPOINT_PASSWORD).slice('Basic '.length),
+    endpointBasic: basicAuth('crm', ENDPOINT_PASSWORD).slice('Basic '.length),
     SIGNING_SECRET,
     SIGNING_KEY,
     signature: signature.slice('v1,'.length),

@@ -1,53 +1,39 @@
 import net from 'node:net';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createApp } from '../../src/http/app';
-import { loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/knex';
-import { createLogger } from '../../src/logger';
 import { checkDependencies } from '../../src/observability/readiness';
 import { createTemporalClient } from '../../src/temporal/client';
-import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
 import { captureLogs } from '../support/log-capture';
 import { createTimeSkippingEnvironment } from '../support/temporal';
-
-const log = createLogger('silent');
+import { startTestApp, type TestApp } from '../support/test-app';
 
 let env: TestWorkflowEnvironment;
-let db: Db;
 let closedPort: number;
-const servers: Server[] = [];
+const apps: TestApp[] = [];
 const cleanups: Array<() => Promise<unknown>> = [];
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
-  ({ db } = await createTestDatabase());
   closedPort = await freePort();
 });
 
 afterAll(async () => {
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  await Promise.all(apps.map((app) => app.close()));
   for (const cleanup of cleanups) await cleanup();
-  await db?.destroy();
   await env?.teardown();
 });
 
-async function serve(database: Db, temporalClient?: Client): Promise<string> {
-  const app = createApp({ db: database, config: loadConfig({}), log, temporalClient });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+/** The app's base URL, over its own database or over one it cannot reach. */
+async function serve(database: 'reachable' | 'unreachable', temporalClient?: Client): Promise<string> {
+  const app = await startTestApp({}, { temporalClient, ...(database === 'unreachable' && { connect: () => unreachableDatabase() }) });
+  apps.push(app);
+  return app.baseUrl;
 }
 
-function unreachableDatabase(port = closedPort): Db {
-  const unreachable = createDb({ connectionString: `postgres://nobody@127.0.0.1:${port}/nothing` });
-  cleanups.push(() => unreachable.destroy());
-  return unreachable;
-}
+const unreachableDatabase = (port = closedPort): Db => createDb({ connectionString: `postgres://nobody@127.0.0.1:${port}/nothing` });
 
 function unreachableTemporal(): Client {
   const client = createTemporalClient({ address: `127.0.0.1:${closedPort}`, namespace: 'default' });
@@ -61,12 +47,12 @@ async function readyz(baseUrl: string): Promise<{ status: number; body: unknown 
 }
 
 test('200 when Postgres and Temporal both answer', async () => {
-  expect(await readyz(await serve(db, env.client))).toEqual({ status: 200, body: { postgres: 'ok', temporal: 'ok' } });
+  expect(await readyz(await serve('reachable', env.client))).toEqual({ status: 200, body: { postgres: 'ok', temporal: 'ok' } });
 });
 
 test('503 naming Temporal when it is not reachable', async () => {
   const started = Date.now();
-  expect(await readyz(await serve(db, unreachableTemporal()))).toEqual({
+  expect(await readyz(await serve('reachable', unreachableTemporal()))).toEqual({
     status: 503,
     body: { error: 'Not ready: temporal unavailable', code: 'not_ready', postgres: 'ok', temporal: 'unavailable' },
   });
@@ -74,7 +60,7 @@ test('503 naming Temporal when it is not reachable', async () => {
 });
 
 test('503 naming Postgres when it is not reachable, while /healthz fails too', async () => {
-  const baseUrl = await serve(unreachableDatabase(), env.client);
+  const baseUrl = await serve('unreachable', env.client);
   expect(await readyz(baseUrl)).toEqual({
     status: 503,
     body: { error: 'Not ready: postgres unavailable', code: 'not_ready', postgres: 'unavailable', temporal: 'ok' },
@@ -83,14 +69,14 @@ test('503 naming Postgres when it is not reachable, while /healthz fails too', a
 });
 
 test('503 naming both when neither is reachable', async () => {
-  expect(await readyz(await serve(unreachableDatabase(), unreachableTemporal()))).toMatchObject({
+  expect(await readyz(await serve('unreachable', unreachableTemporal()))).toMatchObject({
     status: 503,
     body: { error: 'Not ready: postgres, temporal unavailable', postgres: 'unavailable', temporal: 'unavailable' },
   });
 });
 
 test('a process without a Temporal client is ready on Postgres alone', async () => {
-  expect(await readyz(await serve(db))).toEqual({ status: 200, body: { postgres: 'ok' } });
+  expect(await readyz(await serve('reachable'))).toEqual({ status: 200, body: { postgres: 'ok' } });
 });
 
 test('a dependency that accepts connections but never answers is unavailable once the time limit has passed', async () => {
@@ -104,10 +90,13 @@ test('a dependency that accepts connections but never answers is unavailable onc
   });
   const logs = captureLogs();
 
+  const hung = unreachableDatabase((silent.address() as AddressInfo).port);
+  cleanups.push(() => hung.destroy());
+
   const started = Date.now();
   const states = await checkDependencies(
     // Postgres alone: a loaded machine must not turn Temporal's answer into a second timeout here.
-    { db: unreachableDatabase((silent.address() as AddressInfo).port), timeoutMs: 300 },
+    { db: hung, timeoutMs: 300 },
     logs.log,
   );
   expect(states).toEqual({ postgres: 'unavailable' });

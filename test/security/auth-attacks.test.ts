@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { upsertUser } from '../../src/auth/users';
-import { basicAuth, NON_STAFF, STAFF, startTestApi, type TestApi } from '../support/api-server';
+import { basicAuth, bearer, NON_STAFF, STAFF, startTestApp, TEST_JWT_SECRET as SECRET, type TestApp } from '../support/test-app';
 import { loopbackClients, requestFrom } from '../support/loopback-client';
 
 /*
@@ -10,12 +10,11 @@ import { loopbackClients, requestFrom } from '../support/loopback-client';
  * account's password too long, and never a refusal of the right password because of someone else's guesses.
  */
 
-let api: TestApi;
+let app: TestApp;
 // Small limits keep the test fast: every password check is a deliberately slow scrypt run.
 const MAX_FAILURES_PER_PAIR = 4;
 const FREE_FAILURES_PER_USERNAME = 6;
 const WINDOW_SECONDS = 600;
-const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123'; // the app's, see test/support/api-server.ts
 const CRM = '/api/v2.1/crm/contacts/';
 const STAFF_ROUTES: Array<[string, string]> = [
   ['GET', CRM],
@@ -24,7 +23,7 @@ const STAFF_ROUTES: Array<[string, string]> = [
 ];
 
 beforeAll(async () => {
-  api = await startTestApi({
+  app = await startTestApp({
     LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME: String(MAX_FAILURES_PER_PAIR),
     LOGIN_FREE_FAILURES_PER_USERNAME: String(FREE_FAILURES_PER_USERNAME),
     LOGIN_MAX_DELAY_SECONDS: '0.5',
@@ -32,13 +31,12 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 beforeEach(async () => {
-  await api.db('login_failures').delete();
+  await app.db('login_failures').delete();
 });
 
-const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
 /** Each call a client of its own: a loopback address the connection starts from (no proxy header involved). */
 const newClient = loopbackClients();
 
@@ -49,7 +47,7 @@ async function statusAndCode(response: Response) {
 }
 
 async function tokens(credentials = STAFF, headers: Record<string, string> = {}) {
-  const response = await api.post('/authentication/create', credentials, headers);
+  const response = await app.anonymous.post('/authentication/create', credentials, headers);
   expect(response.status).toBe(200);
   return (await response.json()) as { access: string; refresh: string };
 }
@@ -90,7 +88,7 @@ describe('forged and misused tokens', () => {
       'unknown user': jwt.sign({ ...claims, user_id: 999_999 }, SECRET, withKid()),
     };
     for (const [name, token] of Object.entries(forgeries)) {
-      const response = await api.get(CRM, bearer(token));
+      const response = await app.get(CRM, bearer(token));
       const expected = name === 'unknown user' ? [401, 'not_authenticated'] : [401, 'token_not_valid'];
       expect([name, ...(await statusAndCode(response))]).toEqual([name, ...expected]);
       expect(response.headers.get('www-authenticate')).toMatch(/^Bearer realm="api"/);
@@ -99,39 +97,39 @@ describe('forged and misused tokens', () => {
 
   test('expired tokens: access after 5 minutes, refresh after a day', async () => {
     const { access, refresh } = await tokens();
-    const issuedAt = api.clock.now;
+    const issuedAt = app.clock.now;
     try {
-      api.clock.now = issuedAt + 301;
-      expect(await statusAndCode(await api.get(CRM, bearer(access)))).toEqual([401, 'token_not_valid']);
-      expect(await statusAndCode(await api.post('/authentication/verify', { token: access }))).toEqual([401, 'token_not_valid']);
-      api.clock.now = issuedAt + 86_401;
-      expect(await statusAndCode(await api.post('/authentication/refresh', { refresh }))).toEqual([401, 'token_not_valid']);
-      expect(await statusAndCode(await api.post('/authentication/logout', { refresh }))).toEqual([401, 'token_not_valid']);
+      app.clock.now = issuedAt + 301;
+      expect(await statusAndCode(await app.get(CRM, bearer(access)))).toEqual([401, 'token_not_valid']);
+      expect(await statusAndCode(await app.anonymous.post('/authentication/verify', { token: access }))).toEqual([401, 'token_not_valid']);
+      app.clock.now = issuedAt + 86_401;
+      expect(await statusAndCode(await app.anonymous.post('/authentication/refresh', { refresh }))).toEqual([401, 'token_not_valid']);
+      expect(await statusAndCode(await app.anonymous.post('/authentication/logout', { refresh }))).toEqual([401, 'token_not_valid']);
     } finally {
-      api.clock.now = issuedAt;
+      app.clock.now = issuedAt;
     }
   });
 
   test('a refresh token cannot be reused after rotation, nor after logout', async () => {
     const first = await tokens();
-    const rotated = await api.post('/authentication/refresh', { refresh: first.refresh });
+    const rotated = await app.anonymous.post('/authentication/refresh', { refresh: first.refresh });
     expect(rotated.status).toBe(200);
     const second = (await rotated.json()) as { refresh: string };
-    expect(await statusAndCode(await api.post('/authentication/refresh', { refresh: first.refresh }))).toEqual([401, 'token_not_valid']);
+    expect(await statusAndCode(await app.anonymous.post('/authentication/refresh', { refresh: first.refresh }))).toEqual([401, 'token_not_valid']);
 
-    expect((await api.post('/authentication/logout', { refresh: second.refresh })).status).toBe(200);
+    expect((await app.anonymous.post('/authentication/logout', { refresh: second.refresh })).status).toBe(200);
     for (const path of ['/authentication/refresh', '/authentication/logout']) {
-      expect([path, ...(await statusAndCode(await api.post(path, { refresh: second.refresh })))]).toEqual([path, 401, 'token_not_valid']);
+      expect([path, ...(await statusAndCode(await app.anonymous.post(path, { refresh: second.refresh })))]).toEqual([path, 401, 'token_not_valid']);
     }
-    expect(await statusAndCode(await api.post('/authentication/verify', { token: second.refresh }))).toEqual([401, 'token_not_valid']);
+    expect(await statusAndCode(await app.anonymous.post('/authentication/verify', { token: second.refresh }))).toEqual([401, 'token_not_valid']);
   });
 
   test('an access token is not a refresh token, and a refresh token is not an access token', async () => {
     const { access, refresh } = await tokens();
-    expect(await statusAndCode(await api.post('/authentication/refresh', { refresh: access }))).toEqual([401, 'token_not_valid']);
-    expect(await statusAndCode(await api.post('/authentication/logout', { refresh: access }))).toEqual([401, 'token_not_valid']);
+    expect(await statusAndCode(await app.anonymous.post('/authentication/refresh', { refresh: access }))).toEqual([401, 'token_not_valid']);
+    expect(await statusAndCode(await app.anonymous.post('/authentication/logout', { refresh: access }))).toEqual([401, 'token_not_valid']);
     for (const [method, path] of STAFF_ROUTES) {
-      const response = await fetch(`${api.baseUrl}${path}`, { method, headers: bearer(refresh) });
+      const response = await fetch(`${app.baseUrl}${path}`, { method, headers: bearer(refresh) });
       expect([path, ...(await statusAndCode(response))]).toEqual([path, 401, 'token_not_valid']);
     }
   });
@@ -140,7 +138,7 @@ describe('forged and misused tokens', () => {
     const { access } = await tokens(NON_STAFF);
     for (const [method, path] of STAFF_ROUTES) {
       for (const authorization of [`Bearer ${access}`, basicAuth(NON_STAFF.username, NON_STAFF.password)]) {
-        const response = await fetch(`${api.baseUrl}${path}`, { method, headers: { Authorization: authorization } });
+        const response = await fetch(`${app.baseUrl}${path}`, { method, headers: { Authorization: authorization } });
         expect([path, ...(await statusAndCode(response))]).toEqual([path, 403, 'permission_denied']);
       }
     }
@@ -165,7 +163,7 @@ describe('HTTP Basic', () => {
       `Basic ${Buffer.from(`${STAFF.username}:${STAFF.password}`).toString('base64')} extra`,
     ];
     for (const authorization of headers) {
-      const response = await api.get(CRM, { Authorization: authorization });
+      const response = await app.get(CRM, { Authorization: authorization });
       expect([authorization, ...(await statusAndCode(response))]).toEqual([authorization, 401, 'not_authenticated']);
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api", Basic realm="api"');
     }
@@ -176,9 +174,9 @@ describe('HTTP Basic', () => {
 describe('failed logins', () => {
   type Credentials = { username: string; password: string };
   const create = (client: string, credentials: Credentials) =>
-    requestFrom(client, `${api.baseUrl}/authentication/create`, { method: 'POST', body: credentials });
+    requestFrom(client, `${app.baseUrl}/authentication/create`, { method: 'POST', body: credentials });
   const basicGet = (client: string, { username, password }: Credentials) =>
-    requestFrom(client, `${api.baseUrl}${CRM}`, { headers: { Authorization: basicAuth(username, password) } });
+    requestFrom(client, `${app.baseUrl}${CRM}`, { headers: { Authorization: basicAuth(username, password) } });
   const wrong = (i: number) => ({ username: STAFF.username, password: `guess-${i}` });
   const times = <T>(n: number, make: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => make(i)));
 
@@ -241,9 +239,9 @@ describe('failed logins', () => {
   });
 
   test('what is stored is hashed: neither the user names tried nor the client addresses appear', async () => {
-    await upsertUser(api.db, { username: 'ziel', password: 'geheim-und-lang', isStaff: true });
+    await upsertUser(app.db, { username: 'ziel', password: 'geheim-und-lang', isStaff: true });
     await create(newClient(), { username: 'my-password-typed-in-the-wrong-box', password: 'x' });
-    const keys = (await api.db('login_failures').select('key')).map((row: { key: string }) => row.key);
+    const keys = (await app.db('login_failures').select('key')).map((row: { key: string }) => row.key);
     expect(keys).toHaveLength(2);
     expect(keys.join(' ')).not.toMatch(/wrong-box|127\.0\./);
   });

@@ -1,13 +1,8 @@
-import type { Server } from 'node:http';
-import { createApp } from '../../src/http/app';
-import { issueTokenPair } from '../../src/auth/tokens';
-import { upsertUser } from '../../src/auth/users';
-import { loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/knex';
-import { createLogger } from '../../src/logger';
-import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { PLATFORM_DONOR } from '../support/platform-donor';
+import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * The API while its database is unreachable: a 503 with Retry-After that tells callers to try again (not a 500 that
@@ -15,24 +10,21 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
  * retry writes everything exactly once.
  */
 
+let app: TestApp;
+/** The test's own connection; the app's goes through the proxy. */
 let direct: Db;
-let proxied: Db;
 let proxy: TcpProxy;
-let server: Server;
-let baseUrl: string;
-let staff: Record<string, string>;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  direct = database.db;
-  const target = new URL(database.url);
-  proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port) });
-  const viaProxy = new URL(database.url);
-  viaProxy.port = String(proxy.port);
-  proxied = createDb({ connectionString: viaProxy.toString() });
-  const config = loadConfig({ JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars' });
-  const user = await upsertUser(direct, { username: 'staff', password: 'staff-password', isStaff: true });
-  staff = { Authorization: `Bearer ${issueTokenPair({ secrets: config.auth.jwtSecrets, clock: () => Math.floor(Date.now() / 1000) }, user).access}` };
+  app = await startTestApp({}, {
+    async connect(databaseUrl) {
+      const viaProxy = new URL(databaseUrl);
+      proxy = await startTcpProxy({ host: viaProxy.hostname, port: Number(viaProxy.port) });
+      viaProxy.port = String(proxy.port);
+      return createDb({ connectionString: viaProxy.toString() });
+    },
+  });
+  direct = app.db;
   await direct('webhook_endpoints').insert({
     platform: 'default',
     url: 'https://crm.example.org/hooks',
@@ -40,30 +32,19 @@ beforeAll(async () => {
     payload_version: 'v1',
     events: ['donation.completed'],
   });
-  server = createApp({ db: proxied, config, log: createLogger('silent') }).listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 });
 afterAll(async () => {
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
+  await app?.close();
   await proxy?.close();
-  await proxied?.destroy();
-  await direct?.destroy();
 });
 
 const checkout = (transactionId: string) => ({
   environment: 'PRODUCTION',
   currency: 'CHF',
-  donor: {
-    gender: 'male', first_name: 'Beat', last_name: 'Outage', email: `${transactionId}@example.org`, street: 'Weg',
-    street_number: '1', postal_code: '3000', city: 'Bern', country: 'CH', language: 'de',
-  },
+  donor: { ...PLATFORM_DONOR, email: `${transactionId}@example.org`, newsletter: false },
   positions: [{ amount: 30 }, { amount: 20 }],
   payment: { transaction_id: transactionId, method: 'TWI' },
 });
-const post = (path: string, body: unknown, headers = staff) =>
-  fetch(`${baseUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
 async function written(transactionId: string) {
   const checkouts = await direct('checkouts').where({ transaction_id: transactionId });
@@ -77,12 +58,12 @@ test('while Postgres is unreachable: 503 with Retry-After on every kind of route
   try {
     for (const [path, init] of [
       ['/healthz', {}],
-      ['/api/v2.1/crm/contacts/', { headers: staff }],
-      ['/api/v2.1/crm/contacts/', { headers: { Authorization: `Basic ${Buffer.from('staff:staff-password').toString('base64')}` } }],
-      ['/platform/checkouts', { method: 'POST', headers: { ...staff, 'Content-Type': 'application/json' }, body: JSON.stringify(checkout('down-1')) }],
-      ['/authentication/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"username":"staff","password":"staff-password"}' }],
+      ['/api/v2.1/crm/contacts/', { headers: app.staff() }],
+      ['/api/v2.1/crm/contacts/', { headers: { Authorization: basicAuth(STAFF.username, STAFF.password) } }],
+      ['/platform/checkouts', { method: 'POST', headers: { ...app.staff(), 'Content-Type': 'application/json' }, body: JSON.stringify(checkout('down-1')) }],
+      ['/authentication/create', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(STAFF) }],
     ] as const) {
-      const response = await fetch(`${baseUrl}${path}`, init as RequestInit);
+      const response = await fetch(`${app.baseUrl}${path}`, init as RequestInit);
       expect([path, response.status, response.headers.get('retry-after')]).toEqual([path, 503, '5']);
       expect(await response.json()).toEqual({ error: 'The database is not reachable; try again shortly', code: 'service_unavailable' });
     }
@@ -90,7 +71,7 @@ test('while Postgres is unreachable: 503 with Retry-After on every kind of route
     await proxy.restore();
   }
   expect(await written('down-1')).toMatchObject({ checkouts: 0, contacts: 0 });
-  expect((await post('/platform/checkouts', checkout('down-1'))).status).toBe(201);
+  expect((await app.post('/platform/checkouts', checkout('down-1'))).status).toBe(201);
   expect(await written('down-1')).toEqual({ checkouts: 1, contacts: 1, events: 2 });
 });
 
@@ -99,7 +80,7 @@ test('a platform call cut in the middle of its transaction leaves nothing half-w
   // Hold the call inside its transaction: contact, checkout and donations are inserted, its events wait for this lock.
   const blocker = await direct.transaction();
   await blocker.raw('LOCK TABLE webhook_events IN EXCLUSIVE MODE');
-  const pending = post('/platform/checkouts', checkout('cut-1'));
+  const pending = app.post('/platform/checkouts', checkout('cut-1'));
   await eventually(
     async () =>
       (await direct.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'insert into "webhook_events"%'`)).rows[0].n === 1,
@@ -116,7 +97,7 @@ test('a platform call cut in the middle of its transaction leaves nothing half-w
   });
   expect(await written('cut-1')).toEqual({ checkouts: 0, contacts: 0, events: eventsBefore });
 
-  expect((await post('/platform/checkouts', checkout('cut-1'))).status).toBe(201);
-  expect((await post('/platform/checkouts', checkout('cut-1'))).status).toBe(200);
+  expect((await app.post('/platform/checkouts', checkout('cut-1'))).status).toBe(201);
+  expect((await app.post('/platform/checkouts', checkout('cut-1'))).status).toBe(200);
   expect(await written('cut-1')).toEqual({ checkouts: 1, contacts: 1, events: eventsBefore + 2 });
 });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import net from 'node:net';
+import { PLATFORM_DONOR } from '../support/platform-donor';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 /*
@@ -10,18 +11,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
 
-const donor = {
-  gender: 'female',
-  first_name: 'Anna',
-  last_name: 'Muster',
-  email: 'anna@example.org',
-  street: 'Bahnhofstrasse',
-  street_number: '1',
-  postal_code: '8001',
-  city: 'Zürich',
-  country: 'CH',
-  language: 'de',
-};
+const donor = { ...PLATFORM_DONOR, newsletter: false };
 const checkout = (transactionId: string, extra: Record<string, unknown> = {}) => ({
   environment: 'TEST',
   currency: 'CHF',

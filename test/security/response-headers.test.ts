@@ -1,35 +1,27 @@
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { insertCampaign } from '../support/api-fixtures';
-import { STAFF, startTestApi, type TestApi } from '../support/api-server';
+import { insertCampaign, insertCampaignLinks } from '../support/api-fixtures';
+import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 
-let api: TestApi;
+let app: TestApp;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  const campaignId = await insertCampaign(api.db, 'Bergwaldprojekt');
-  await api.db('campaign_links').insert({
-    id: 'bergwald',
-    campaign_id: campaignId,
-    currency: 'CHF',
-    amounts_minor: [2000],
-    default_amount_minor: 2000,
-    minimum_amount_minor: 500,
-    payment_methods: ['TWI'],
-  });
+  app = await startTestApp();
+  const campaignId = await insertCampaign(app.db, 'Bergwaldprojekt');
+  await insertCampaignLinks(app.db, campaignId, [{ id: 'bergwald' }]);
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 test('every answer says nosniff; tokens and personal data are never stored by a cache; public config is cacheable', async () => {
-  const token = await api.post('/authentication/create', STAFF);
-  const contacts = await api.get('/api/v2.1/crm/contacts/');
-  const unauthenticated = await fetch(`${api.baseUrl}/api/v2.1/crm/contacts/`);
-  const missing = await fetch(`${api.baseUrl}/nothing-here`);
-  const config = await fetch(`${api.baseUrl}/api/v2.1/campaign-links/bergwald/config/`);
-  const unknownLink = await fetch(`${api.baseUrl}/api/v2.1/campaign-links/none/config/`);
+  const token = await app.anonymous.post('/authentication/create', STAFF);
+  const contacts = await app.get('/api/v2.1/crm/contacts/');
+  const unauthenticated = await fetch(`${app.baseUrl}/api/v2.1/crm/contacts/`);
+  const missing = await fetch(`${app.baseUrl}/nothing-here`);
+  const config = await fetch(`${app.baseUrl}/api/v2.1/campaign-links/bergwald/config/`);
+  const unknownLink = await fetch(`${app.baseUrl}/api/v2.1/campaign-links/none/config/`);
   for (const [name, response, cacheControl] of [
     ['token', token, 'no-store'],
     ['contacts', contacts, 'no-store'],
@@ -44,19 +36,19 @@ test('every answer says nosniff; tokens and personal data are never stored by a 
 });
 
 test('Swagger UI has a content security policy, cannot be framed, and keeps no credentials in localStorage', async () => {
-  const page = await fetch(`${api.baseUrl}/api/swagger/`);
+  const page = await fetch(`${app.baseUrl}/api/swagger/`);
   const policy = page.headers.get('content-security-policy') ?? '';
   expect(policy).toContain("script-src 'self'");
   expect(policy).toContain("frame-ancestors 'none'");
   expect(policy).not.toContain("script-src 'self' 'unsafe-inline'");
   expect(page.headers.get('x-frame-options')).toBe('DENY');
-  const initializer = await (await fetch(`${api.baseUrl}/api/swagger/swagger-initializer.js`)).text();
+  const initializer = await (await fetch(`${app.baseUrl}/api/swagger/swagger-initializer.js`)).text();
   expect(initializer).not.toContain('persistAuthorization');
 });
 
 /** A raw POST with the given headers and bytes (fetch would refuse some of these bodies). */
 function post(path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: unknown }> {
-  const url = new URL(api.baseUrl);
+  const url = new URL(app.baseUrl);
   return new Promise((resolve, reject) => {
     const request = httpRequest({ host: url.hostname, port: url.port, method: 'POST', path, headers }, (response) => {
       const chunks: Buffer[] = [];

@@ -1,11 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { createApp } from '../../src/http/app';
 import { declarationOf } from '../../src/http/mount';
-import { loadConfig } from '../../src/config';
-import { createLogger } from '../../src/logger';
-import { basicAuth, NON_STAFF, STAFF, startTestApi, type TestApi } from '../support/api-server';
+import { basicAuth, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * Authorization by construction, checked from the outside: every route the app mounts is found in its router (no
@@ -13,17 +10,17 @@ import { basicAuth, NON_STAFF, STAFF, startTestApi, type TestApi } from '../supp
  * declared public may ever answer 2xx, and nothing may answer 5xx.
  */
 
-let api: TestApi;
+let app: TestApp;
 let router: Router;
 
 beforeAll(async () => {
   const env = { METRICS_TOKEN: 'metrics-token-of-the-test', LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME: '100000', LOGIN_FREE_FAILURES_PER_USERNAME: '100000' };
-  api = await startTestApi(env);
-  router = routerOf(createApp({ db: api.db, config: loadConfig({ JWT_SECRET: 'x'.repeat(32), ...env }), log: createLogger('silent') }));
+  app = await startTestApp(env);
+  router = routerOf(app.koa);
 });
 
 afterAll(async () => {
-  await api?.close();
+  await app?.close();
 });
 
 /** The one router of the app, found among its middleware (koa-router marks its dispatcher with the router). */
@@ -92,7 +89,7 @@ function spellings(path: string): string[] {
 
 /** A raw request: the path goes out as written (fetch would resolve dot segments and normalise the rest). */
 function send(method: string, path: string, headers: Record<string, string>): Promise<number> {
-  const url = new URL(api.baseUrl);
+  const url = new URL(app.baseUrl);
   return new Promise((resolve, reject) => {
     const body = method === 'POST' || method === 'PUT' ? '{}' : undefined;
     const request = httpRequest(
@@ -155,7 +152,7 @@ test('the exact spelling of a staff route asks for credentials; other spellings 
 });
 
 test('a wrong method is a 405 naming the allowed ones in Allow', async () => {
-  const response = await fetch(`${api.baseUrl}/admin/api/webhook-endpoint`, { method: 'DELETE' });
+  const response = await fetch(`${app.baseUrl}/admin/api/webhook-endpoint`, { method: 'DELETE' });
   expect(response.status).toBe(405);
   expect(response.headers.get('allow')).toBe('HEAD, GET, PUT');
   expect(await response.json()).toEqual({ error: 'Method DELETE is not allowed here', code: 'method_not_allowed' });

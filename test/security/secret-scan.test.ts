@@ -1,16 +1,12 @@
-import type { Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createActivities } from '../../activities';
-import { createApp } from '../../src/http/app';
-import { upsertUser } from '../../src/auth/users';
-import { loadConfig } from '../../src/config';
-import { createKeyring, type Keyring } from '../../src/secrets/keyring';
-import type { Db } from '../../src/db/knex';
+import { createKeyring } from '../../src/secrets/keyring';
 import { createLogger } from '../../src/logger';
-import { createTestDatabase } from '../support/database';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import { PLATFORM_DONOR } from '../support/platform-donor';
+import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * No secret ever leaves through a log line, an admin response or an error body: passwords (staff and endpoint),
@@ -20,7 +16,6 @@ import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-serv
  */
 
 const JWT_SECRET = 'jwt-secret-ZQ8V2PXK-of-at-least-thirty-two-characters';
-const STAFF = { username: 'staff-scan', password: 'Staff-Password-7WJ4Q' };
 const ENDPOINT = { username: 'crm-user', password: 'Endpoint-Password-93KXM' };
 const SIGNING_SECRET = 'whsec_c2lnbmluZy1zZWNyZXQtNEc4RjJQ';
 
@@ -38,20 +33,11 @@ const answers: Array<{ what: string; text: string }> = [];
 /** Tokens the service issued: secrets too, once issued. */
 const issuedTokens: string[] = [];
 
-let db: Db;
-let server: Server;
-let baseUrl: string;
+let app: TestApp;
 let subscriber: Subscriber;
-let keyring: Keyring;
 
 beforeAll(async () => {
-  ({ db } = await createTestDatabase());
-  await upsertUser(db, { ...STAFF, isStaff: true });
-  const config = loadConfig({ JWT_SECRET, LOG_LEVEL: 'trace' });
-  keyring = createKeyring(config.secrets.keys);
-  server = createApp({ db, config, log }).listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  app = await startTestApp({ JWT_SECRET, LOG_LEVEL: 'trace' }, { log });
   // A subscriber that echoes every request back, headers and all: the worst case for the stored answers.
   subscriber = await startSubscriber({
     reply: (request) => ({ status: 500, body: `echo: ${JSON.stringify(request.headers)} ${request.body.toString('utf8')}` }),
@@ -59,17 +45,11 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await subscriber?.close();
-  server?.closeAllConnections();
-  await new Promise((resolve) => server?.close(resolve));
-  await db?.destroy();
+  await app?.close();
 });
 
 async function call(method: string, path: string, { body, headers = {} }: { body?: unknown; headers?: Record<string, string> } = {}) {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
+  const response = await app.anonymous.send(method, path, body, headers);
   const text = await response.text();
   const headerText = JSON.stringify(Object.fromEntries(response.headers));
   const tokenPair = response.status === 200 && /^\/authentication\/(create|refresh)$/.test(path);
@@ -82,8 +62,6 @@ async function call(method: string, path: string, { body, headers = {} }: { body
   }
   return { status: response.status, text };
 }
-
-const basic = (username: string, password: string) => `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}`;
 
 test('secrets never appear in logs, admin responses or error bodies', async () => {
   // Logins: right, wrong, malformed, with the password in a body that does not parse.
@@ -104,8 +82,8 @@ test('secrets never appear in logs, admin responses or error bodies', async () =
   await call('GET', '/api/v2.1/crm/contacts/', { headers: { Authorization: `Bearer ${login.refresh}` } });
 
   // HTTP Basic, right and wrong.
-  await call('GET', '/api/v2.1/crm/contacts/', { headers: { Authorization: basic(STAFF.username, STAFF.password) } });
-  await call('GET', '/api/v2.1/crm/contacts/', { headers: { Authorization: basic(STAFF.username, `${STAFF.password}x`) } });
+  await call('GET', '/api/v2.1/crm/contacts/', { headers: { Authorization: basicAuth(STAFF.username, STAFF.password) } });
+  await call('GET', '/api/v2.1/crm/contacts/', { headers: { Authorization: basicAuth(STAFF.username, `${STAFF.password}x`) } });
   await call('GET', '/api/v2.1/crm/contacts/', { headers: { Authorization: `Basic ${STAFF.password}` } });
 
   // The endpoint's credentials and signing secret: saved, shown, refused when invalid.
@@ -125,23 +103,20 @@ test('secrets never appear in logs, admin responses or error bodies', async () =
     body: {
       environment: 'TEST',
       currency: 'CHF',
-      donor: {
-        gender: 'female', first_name: 'Anna', last_name: 'Muster', email: 'anna@example.org', street: 'Weg',
-        street_number: '1', postal_code: '8001', city: 'Zürich', country: 'CH', language: 'de',
-      },
+      donor: { ...PLATFORM_DONOR, newsletter: false },
       positions: [{ amount: 10 }],
       payment: { transaction_id: 'scan-1', method: 'VIS' },
     },
   });
-  const [{ id: eventId }] = await db('webhook_events').select('id');
-  const activities = createActivities({ db, log, allowPrivateAddresses: true, keyring });
+  const [{ id: eventId }] = await app.db('webhook_events').select('id');
+  const activities = createActivities({ db: app.db, log, allowPrivateAddresses: true, keyring: createKeyring(app.config.secrets.keys) });
   const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A) =>
     new MockActivityEnvironment({ workflowExecution: { workflowId: `webhook-event-${eventId}`, runId: 'run' } }, { logger: new DefaultLogger('ERROR') }).run(
       fn,
       ...args,
     ) as Promise<R>;
   await run(activities.attemptDelivery, { eventId, attemptNumber: 1, attempt: { kind: 'scheduled', number: 1 }, retryDelayMs: null });
-  expect(subscriber.requests[0].headers.authorization).toBe(basic(ENDPOINT.username, ENDPOINT.password));
+  expect(subscriber.requests[0].headers.authorization).toBe(basicAuth(ENDPOINT.username, ENDPOINT.password));
   expect(subscriber.requests[0].headers['webhook-signature']).toMatch(/^v1,/);
 
   // What the admin sees of it.
@@ -150,9 +125,9 @@ test('secrets never appear in logs, admin responses or error bodies', async () =
 
   const secrets = {
     'staff password': STAFF.password,
-    'staff basic header': basic(STAFF.username, STAFF.password).slice('Basic '.length),
+    'staff basic header': basicAuth(STAFF.username, STAFF.password).slice('Basic '.length),
     'endpoint password': ENDPOINT.password,
-    'endpoint basic header': basic(ENDPOINT.username, ENDPOINT.password).slice('Basic '.length),
+    'endpoint basic header': basicAuth(ENDPOINT.username, ENDPOINT.password).slice('Basic '.length),
     'signing secret': SIGNING_SECRET,
     'signing key': Buffer.from(SIGNING_SECRET.slice('whsec_'.length), 'base64').toString('utf8'),
     'JWT secret': JWT_SECRET,

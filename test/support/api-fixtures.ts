@@ -3,6 +3,7 @@ import type { Db } from '../../src/db/knex';
 import type { PaymentStatus, PaymentType } from '../../src/platform/payment-store';
 import type { Environment } from '../../src/shared/environment';
 import { pickDonor } from '../../src/shared/donor-fields';
+import { PLATFORM_DONOR } from './platform-donor';
 
 /*
  * Rows for the read API, inserted straight into the schema (the write side is built separately). Swiss donors,
@@ -12,6 +13,12 @@ import { pickDonor } from '../../src/shared/donor-fields';
 export async function insertCampaign(db: Db, title: string): Promise<number> {
   const [{ id }] = await db('campaigns').insert({ title }).returning('id');
   return id;
+}
+
+/** Campaign links of a campaign: each a small active CHF form of one amount, with the fields the link sets. */
+export async function insertCampaignLinks(db: Db, campaignId: number, links: Array<{ id: string } & Record<string, unknown>>): Promise<void> {
+  const form = { currency: 'CHF', amounts_minor: [1000], default_amount_minor: 1000, minimum_amount_minor: 100, payment_methods: ['TWI'] };
+  await db('campaign_links').insert(links.map((link) => ({ campaign_id: campaignId, ...form, ...link })));
 }
 
 export interface Person {
@@ -118,22 +125,13 @@ export async function insertCheckout(db: Db, input: CheckoutInput): Promise<Inse
   });
 }
 
-export const ANNA: Person = {
-  gender: 'female',
-  first_name: 'Anna',
-  last_name: 'Müller',
-  email: 'anna.mueller@example.ch',
-  street: 'Bahnhofstrasse',
-  street_number: '12',
-  postal_code: '8001',
-  city: 'Zürich',
-  country: 'CH',
-  language: 'de',
-  newsletter: true,
+/** The donor of the platform tests, as a contact of the read API. */
+export const ANNA = {
+  ...PLATFORM_DONOR,
   custom_fields: { 'Anrede im Brief': 'Liebe Anna', 'Spendenbestätigung per Post': true },
   created_at: '2024-11-02T09:00:00Z',
   updated_at: '2025-03-30T10:15:00Z',
-};
+} satisfies Person;
 
 export const LUCA: Person = {
   gender: 'male',

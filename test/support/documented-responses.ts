@@ -22,3 +22,5 @@ export async function documentedResponses(baseUrl: string) {
     },
   };
 }
+
+export type DocumentedResponses = Awaited<ReturnType<typeof documentedResponses>>;

@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type Koa from 'koa';
 import { createApp } from '../../src/http/app';
 import type { AppDependencies } from '../../src/http/context';
 import { issueTokenPair } from '../../src/auth/tokens';
@@ -9,66 +10,123 @@ import { createLogger } from '../../src/logger';
 import { createTestDatabase } from './database';
 import { dnsTable, PUBLIC_ADDRESS } from './dns-table';
 
-export interface TestApp {
+/** The accounts every test app has: a staff user and an active user without staff permission. */
+export const STAFF = { username: 'staff', password: 'staff-password' };
+export const NON_STAFF = { username: 'plain', password: 'plain-password' };
+/** The token key of every test app whose env names none (tests forging tokens sign with it). */
+export const TEST_JWT_SECRET = 'test-secret-of-at-least-thirty-two-chars';
+/** The app clock's start: every test app begins at this instant, and tests move `clock.now` from there. */
+export const TEST_APP_TIME = '2025-07-15T10:30:00Z';
+
+type Headers = Record<string, string>;
+
+export const bearer = (token: string): Headers => ({ Authorization: `Bearer ${token}` });
+export const basicAuth = (username: string, password: string) =>
+  `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
+
+/** Requests to the app, all with the same default credentials; `headers`, when given, replace them. */
+export interface Requests {
+  /** One request; `body` is sent as JSON, a string verbatim. */
+  send(method: string, path: string, body?: unknown, headers?: Headers): Promise<Response>;
+  /** `send`, with the JSON answer parsed. */
+  request(method: string, path: string, body?: unknown, headers?: Headers): Promise<{ status: number; body: any }>;
+  get(path: string, headers?: Headers): Promise<Response>;
+  post(path: string, body: unknown, headers?: Headers): Promise<Response>;
+}
+
+export interface TestApp extends Requests {
   db: Db;
   /** The connection string of `db`, for code under test that opens its own connection (command-line tools). */
   databaseUrl: string;
   config: Config;
   baseUrl: string;
-  /** Bearer header of a staff user, issued at the app clock's current time. */
-  staff(): Record<string, string>;
-  /** Bearer header of an active user without staff permission. */
-  nonStaff(): Record<string, string>;
-  /** The app's clock (seconds since the epoch); tests set it to control every recorded time. */
+  /** The app itself, for tests that read its middleware (the router). */
+  koa: Koa;
+  /** The app's clock (seconds since the epoch), at TEST_APP_TIME; tests move it to control every recorded time. */
   clock: { now: number };
-  /** A JSON request, as the staff user unless other headers are given; `body` as a string is sent verbatim. */
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  /** Bearer header of the staff user, issued at the app clock's current time; what requests send by default. */
+  staff(): Headers;
+  /** A token pair of the staff user, as a sign-in would give it. */
+  staffTokens(): { access: string; refresh: string };
+  /** Bearer header of the non-staff user. */
+  nonStaff(): Headers;
+  /** The same requests without credentials. */
+  anonymous: Requests;
   close(): Promise<void>;
+}
+
+export interface TestAppDependencies extends Partial<Pick<AppDependencies, 'temporalClient' | 'resolveHost' | 'log' | 'metrics'>> {
+  /**
+   * How the app reaches its database instead of directly as `db` does: through a proxy that can be cut, to an
+   * address where nothing answers, or to another app's database (two processes side by side: sign in there, as
+   * `staff()` speaks for the users of this app's own database). Closed with the app.
+   */
+  connect?: (databaseUrl: string) => Db | Promise<Db>;
 }
 
 /** Subscriber host names resolve from a table (no DNS here): crm.example.org to a public address by default. */
 const defaultResolver = dnsTable({ 'crm.example.org': [PUBLIC_ADDRESS] });
 
+function requestsTo(baseUrl: string, defaultHeaders: () => Headers): Requests {
+  const send = (method: string, path: string, body?: unknown, headers: Headers = defaultHeaders()) =>
+    fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  return {
+    send,
+    async request(method, path, body, headers) {
+      const response = await send(method, path, body, headers);
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    },
+    get: (path, headers) => send('GET', path, undefined, headers),
+    post: (path, body, headers) => send('POST', path, body, headers),
+  };
+}
+
 /**
- * The real app over real HTTP on loopback, with its own database and a staff user. `temporalClient`: where a resend
- * starts its workflow (without it a resend answers 503). `resolveHost`: the DNS of the subscriber URL check.
+ * The real app over real HTTP on loopback, with a database of its own holding the STAFF and NON_STAFF users, and
+ * the app clock at TEST_APP_TIME. `env` configures it as the environment would (TRUST_PROXY, METRICS_TOKEN,
+ * production, ...); `dependencies` hands it a Temporal client (without one a resend answers 503), the DNS of the
+ * subscriber URL check, a logger or metrics to read, or another way to its database.
  */
 export async function startTestApp(
   env: NodeJS.ProcessEnv = {},
-  { temporalClient, resolveHost = defaultResolver }: Pick<AppDependencies, 'temporalClient' | 'resolveHost'> = {},
+  { resolveHost = defaultResolver, log = createLogger('silent'), connect, ...dependencies }: TestAppDependencies = {},
 ): Promise<TestApp> {
   const { db, url: databaseUrl } = await createTestDatabase();
-  const config = loadConfig({ JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars', ...env });
-  const clock = { now: Math.floor(Date.parse('2025-07-15T10:30:00Z') / 1000) };
-  const app = createApp({ db, config, log: createLogger('silent'), clock: () => clock.now, temporalClient, resolveHost });
-  const server: Server = app.listen(0, '127.0.0.1');
+  const appDb = await connect?.(databaseUrl);
+  const config = loadConfig({ ...(env.JWT_SECRETS === undefined && { JWT_SECRET: TEST_JWT_SECRET }), ...env });
+  const clock = { now: Math.floor(Date.parse(TEST_APP_TIME) / 1000) };
+  const koa = createApp({ db: appDb ?? db, config, log, clock: () => clock.now, resolveHost, ...dependencies });
+  const server: Server = koa.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
   const tokens = { secrets: config.auth.jwtSecrets, clock: () => clock.now };
-  const staffUser = await upsertUser(db, { username: 'staff', password: 'staff-password', isStaff: true });
-  const plainUser = await upsertUser(db, { username: 'plain', password: 'plain-password', isStaff: false });
-  const bearer = (token: string) => ({ Authorization: `Bearer ${token}` });
+  const staffUser = await upsertUser(db, { ...STAFF, isStaff: true });
+  const plainUser = await upsertUser(db, { ...NON_STAFF, isStaff: false });
+  const staffTokens = () => issueTokenPair(tokens, staffUser);
+  const staff = () => bearer(staffTokens().access);
 
   return {
+    ...requestsTo(baseUrl, staff),
+    anonymous: requestsTo(baseUrl, () => ({})),
     db,
     databaseUrl,
     config,
     baseUrl,
+    koa,
     clock,
-    staff: () => bearer(issueTokenPair(tokens, staffUser).access),
+    staff,
+    staffTokens,
     nonStaff: () => bearer(issueTokenPair(tokens, plainUser).access),
-    async request(method, path, body, headers = bearer(issueTokenPair(tokens, staffUser).access)) {
-      const response = await fetch(`${baseUrl}${path}`, {
-        method,
-        headers: { ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : undefined };
-    },
     async close() {
+      server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+      await appDb?.destroy();
       await db.destroy();
     },
   };

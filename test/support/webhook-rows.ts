@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
 import { sealEndpointSecrets } from '../../src/webhooks/endpoint-store';
+import { presentedDonor } from './platform-donor';
 
 /** The key of the endpoints these helpers insert: give it to the activities that deliver their events. */
 export const TEST_KEYRING = createKeyring([generateSecretKey()]);
@@ -48,22 +49,7 @@ function donationEnvelope(id: number, eventType: string, transactionId: string):
         currency: 'CHF',
         campaign: { id: 12, title: 'Wasser für alle' },
         purpose: 'Brunnenbau',
-        donor: {
-          gender: 'female',
-          first_name: 'Anna',
-          last_name: 'Muster',
-          email: 'anna.muster@example.org',
-          company: null,
-          po_box: null,
-          street: 'Bahnhofstrasse',
-          street_number: '12',
-          postal_code: '8001',
-          city: 'Zürich',
-          country: 'CH',
-          language: 'de',
-          newsletter: true,
-          custom_fields: { Mitglied: true },
-        },
+        donor: { ...presentedDonor(), custom_fields: { Mitglied: true } },
         payment: {
           transaction_id: transactionId,
           method: 'VIS',

@@ -12,6 +12,7 @@ import type { RenderedEvent } from '../../src/webhooks/payloads/rendered';
 import { renderShopOrderCompleted } from '../../src/webhooks/payloads/shop-order';
 import type { PaymentSnapshot, ShopOrderView } from '../../src/webhooks/payloads/views';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
+import { presentedDonor } from '../support/platform-donor';
 
 const v1 = payloadFeatures('v1');
 const v2 = payloadFeatures('v2');
@@ -48,21 +49,7 @@ function expectExactly(
 const water = { id: 3, title: 'Wasser für alle' };
 const school = { id: 4, title: 'Schulbildung' };
 
-const donor = {
-  gender: 'female' as const,
-  first_name: 'Anna',
-  last_name: 'Muster',
-  email: 'anna.muster@example.ch',
-  company: null,
-  po_box: null,
-  street: 'Bahnhofstrasse',
-  street_number: '12',
-  postal_code: '8001',
-  city: 'Zürich',
-  country: 'CH',
-  language: 'de',
-  newsletter: true,
-};
+const donor = presentedDonor();
 
 // A single TWINT donation in summer (Swiss time +02:00) with answers to two custom fields.
 const single: PaymentSnapshot = {
@@ -472,27 +459,12 @@ describe('shop_order.completed', () => {
     city: 'Zürich',
     country: 'CH',
   };
+  const { first_name, last_name, ...postalAddress } = address;
   const order: ShopOrderView = {
     number: '500001',
     createdAt: new Date('2025-11-02T14:05:09Z'),
     // Stored as JSON, so its keys come back in any order; the payload lists them in the spec's order.
-    customer: {
-      language: 'de',
-      email: 'anna.muster@example.ch',
-      gender: 'female',
-      first_name: 'Anna',
-      last_name: 'Muster',
-      phone: '+41 44 123 45 67',
-      company: null,
-      department: null,
-      care_of: null,
-      po_box: null,
-      street: 'Bahnhofstrasse',
-      street_number: '12',
-      postal_code: '8001',
-      city: 'Zürich',
-      country: 'CH',
-    },
+    customer: { language: 'de', email: 'anna.muster@example.ch', gender: 'female', first_name, last_name, phone: '+41 44 123 45 67', ...postalAddress },
     invoiceAddress: address,
     deliveryAddress: { ...address, care_of: 'c/o Keller', street: 'Marktgasse', street_number: '3', postal_code: '3011', city: 'Bern' },
     items: [
@@ -525,15 +497,7 @@ describe('shop_order.completed', () => {
           last_name: 'Muster',
           email: 'anna.muster@example.ch',
           phone: '+41 44 123 45 67',
-          company: null,
-          department: null,
-          care_of: null,
-          po_box: null,
-          street: 'Bahnhofstrasse',
-          street_number: '12',
-          postal_code: '8001',
-          city: 'Zürich',
-          country: 'CH',
+          ...postalAddress,
           language: 'de',
         },
         invoice_address: address,
