@@ -4,8 +4,8 @@ import { assertPageExists, pageBody, paginationParams } from '../http/pagination
 import { idParam } from '../http/params';
 import { notFound } from '../shared/errors';
 import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
-import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { systemResolver } from '../webhooks/subscriber-address';
+import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant, textParam } from './admin-inputs';
 import { presentAdminInfo } from './info';
 import { resendWebhookEvent } from './resend-route';
 import {
@@ -18,12 +18,21 @@ import {
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
 import { findWebhookEvent, listWebhookEvents } from './webhook-events';
 
-/** Filters and paging of the event list; each message names its parameter, as on the CRM API. */
-const eventListQuery = z.object({
-  status: z.enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
-  event: z.enum(WEBHOOK_EVENT_TYPES, { error: `event must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }).optional(),
-  ...paginationParams,
-});
+/** Filters, search and paging of the event list; each message names its parameter, as on the CRM API. */
+const eventListQuery = z
+  .object({
+    status: z.enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+    event: eventType('event').optional(),
+    transaction_id: textParam('transaction_id', 200).optional().meta({ description: 'The payment’s transaction id, exactly' }),
+    reference: textParam('reference', 100)
+      .optional()
+      .meta({ description: 'A donation, checkout or shop order number, exactly (a position’s number also finds its checkout’s event)' }),
+    email: textParam('email', 320).optional().meta({ description: 'The donor’s, subscriber’s or customer’s e-mail, exactly but without regard to case' }),
+    created_from: instant('created_from').optional().meta({ description: 'Created at or after (ISO 8601 with offset)' }),
+    created_to: instant('created_to').optional().meta({ description: 'Created before (ISO 8601 with offset)' }),
+    ...paginationParams,
+  })
+  .refine(createdRangeInOrder, CREATED_RANGE_ORDER);
 
 /** Event ids are bigserial: any positive integer JavaScript holds exactly. */
 const eventIdParams = z.object({ id: idParam('id', { max: Number.MAX_SAFE_INTEGER }) });
@@ -70,13 +79,14 @@ export const adminApiGroup = (): OperationGroup => ({
       method: 'get',
       path: '/webhook-events',
       access: 'staff',
-      summary: 'Webhook events, newest first',
+      summary: 'Webhook events, newest first: filtered by status, type and created time, or found by transaction id, number or e-mail',
       query: eventListQuery,
       responses: { 200: { description: 'One page of events', schema: webhookEventPageSchema } },
       errors: ['page_not_found'],
       async handle(ctx, { query }, { db }) {
-        const { status, event, ...page } = query;
-        const { count, results } = await listWebhookEvents(db, { status, event }, page);
+        const { status, event, transaction_id, reference, email, created_from, created_to, ...page } = query;
+        const filters = { status, event, transactionId: transaction_id, reference, email, createdFrom: created_from, createdTo: created_to };
+        const { count, results } = await listWebhookEvents(db, filters, page);
         assertPageExists(page, count);
         ctx.body = pageBody(ctx, page, count, results);
       },

@@ -44,6 +44,7 @@ const eventFields = {
   last_response_body: z.string().nullable(),
   next_attempt_at: utcTimestamp.nullable(),
   delivered_at: utcTimestamp.nullable(),
+  test: z.boolean().meta({ description: 'A test event sent from the admin page (delivered with `webhook-test: 1`)' }),
 };
 
 export const webhookEventPageSchema = z
@@ -61,8 +62,13 @@ export const webhookEventDetailSchema = z
     payload_version: z.enum(PAYLOAD_VERSIONS),
     workflow_id: z.string(),
     last_error: z.string().nullable(),
-    payload: z.unknown().meta({ description: 'The envelope exactly as it is sent: parsed JSON, or the stored text when it is not JSON' }),
+    payload: z.unknown().meta({
+      description: 'The envelope exactly as it is sent: parsed JSON, or the stored text when it is not JSON; null once dropped',
+    }),
     payload_is_json: z.boolean().meta({ description: 'Whether the stored payload is JSON (it is for every event this service rendered)' }),
+    payload_dropped_at: utcTimestamp.nullable().meta({
+      description: 'When retention dropped the payload and the response bodies (PAYLOAD_RETENTION_DAYS); null while kept',
+    }),
     delivery_attempts: z.array(
       z.object({
         number: z.number().int(),
