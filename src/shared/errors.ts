@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   already_reconciled: { status: 409, meaning: 'The payment has been reconciled before (it is reported once)' },
   already_delivered: { status: 409, meaning: 'The webhook event has been delivered; there is nothing to resend' },
   first_attempt_pending: { status: 409, meaning: 'The event is queued: its delivery, and so its first attempt, has not started yet' },
+  payload_dropped: { status: 409, meaning: 'The event’s payload was dropped after its retention period; it cannot be sent again' },
   payload_too_large: { status: 413, meaning: 'The body is larger than the limit' },
   unsupported_media_type: { status: 415, meaning: 'The body is not `application/json` (or has an unsupported encoding)' },
   too_many_login_failures: { status: 429, meaning: 'Too many failed logins; wait as long as `Retry-After` says' },
