@@ -7,9 +7,12 @@ import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
 import { systemResolver } from '../webhooks/subscriber-address';
 import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant, textParam } from './admin-inputs';
 import { presentAdminInfo } from './info';
+import { previewRecovery, recoveryIdParams, recoveryPreviewInput, recoveryStartInput, requestRecovery, showRecovery } from './recoveries';
 import { resendWebhookEvent } from './resend-route';
 import {
   adminInfoSchema,
+  recoveryPreviewSchema,
+  recoverySchema,
   resendAcceptedSchema,
   webhookEndpointSchema,
   webhookEventDetailSchema,
@@ -37,11 +40,15 @@ const eventListQuery = z
 /** Event ids are bigserial: any positive integer JavaScript holds exactly. */
 const eventIdParams = z.object({ id: idParam('id', { max: Number.MAX_SAFE_INTEGER }) });
 
-/** Staff-only admin API: the webhook endpoint's configuration, the events with their delivery attempts, resend. */
+/**
+ * Staff-only admin API: the webhook endpoint's configuration, the events with their delivery attempts, resend, bulk
+ * recovery, test events and the delivery health.
+ */
 export const adminApiGroup = (): OperationGroup => ({
   prefix: '/admin/api',
   tag: 'admin',
-  description: 'Webhook endpoint configuration, events, delivery attempts and resend (staff only; used by /admin/)',
+  description:
+    'Webhook endpoint configuration, events, delivery attempts, resend and bulk recovery, test events, delivery health (staff only; used by /admin/)',
   operations: [
     defineOperation({
       method: 'get',
@@ -118,6 +125,49 @@ export const adminApiGroup = (): OperationGroup => ({
       errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'payload_dropped', 'delivery_unavailable'],
       async handle(ctx, { params }, deps) {
         await resendWebhookEvent(ctx, params.id, deps);
+      },
+    }),
+    defineOperation({
+      method: 'post',
+      path: '/recoveries/preview',
+      access: 'staff',
+      summary: 'How many events a bulk recovery would resend: failed or at max retries, created in the range, of the types',
+      description: 'Changes nothing. Test events and events whose payload was dropped are never resent.',
+      body: recoveryPreviewInput,
+      responses: { 200: { description: 'The count, by status', schema: recoveryPreviewSchema } },
+      async handle(ctx, { body }, deps) {
+        ctx.body = await previewRecovery(deps, body);
+      },
+    }),
+    defineOperation({
+      method: 'post',
+      path: '/recoveries',
+      access: 'staff',
+      summary: 'Resend every event failed or at max retries, created in the range, of the types, as one recovery workflow',
+      description:
+        'At most 10 events at a time, each until its attempt is recorded, through the event’s own delivery workflow (a manual attempt, ' +
+        'as with resend). Once per idempotency key: repeating the request (or sending it many times at once) answers the recovery ' +
+        'it started, 200; the same key with other parameters is a 409.',
+      body: recoveryStartInput,
+      responses: {
+        202: { description: 'The recovery started; its progress follows on GET /admin/api/recoveries/{id}', schema: recoverySchema },
+        200: { description: 'This idempotency key started the recovery before: it, with its progress', schema: recoverySchema },
+      },
+      errors: ['idempotency_key_reused', 'delivery_unavailable'],
+      async handle(ctx, { body }, deps) {
+        await requestRecovery(ctx, body, deps);
+      },
+    }),
+    defineOperation({
+      method: 'get',
+      path: '/recoveries/:id',
+      access: 'staff',
+      summary: 'A bulk recovery and its progress',
+      params: recoveryIdParams,
+      responses: { 200: { description: 'The recovery', schema: recoverySchema } },
+      errors: ['recovery_not_found', 'delivery_unavailable'],
+      async handle(ctx, { params }, deps) {
+        await showRecovery(ctx, params.id, deps);
       },
     }),
   ],

@@ -90,3 +90,36 @@ export const resendAcceptedSchema = z
     workflow_id: z.string().meta({ description: 'The workflow that makes the attempt (Temporal UI)' }),
   })
   .meta({ id: 'ResendAccepted' });
+
+export const recoveryPreviewSchema = z
+  .strictObject({
+    count: z.number().int().meta({ description: 'Events a recovery with this filter would resend now' }),
+    by_status: z.strictObject({ failed: z.number().int(), max_retries_reached: z.number().int() }),
+  })
+  .meta({ id: 'RecoveryPreview' });
+
+export const recoverySchema = z
+  .strictObject({
+    id: z.string().meta({ description: 'The idempotency key the recovery was requested with' }),
+    workflow_id: z.string().meta({ description: 'The recovery workflow (Temporal UI)' }),
+    status: z.enum(['running', 'completed', 'failed', 'cancelled', 'terminated', 'timed_out']),
+    created_from: utcTimestamp,
+    created_to: utcTimestamp,
+    events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).meta({ description: 'Empty: every type' }),
+    requested_by: z.string(),
+    started_at: utcTimestamp,
+    closed_at: utcTimestamp.nullable(),
+    progress: z
+      .strictObject({
+        total: z.number().int().meta({ description: 'Events to resend when the recovery started' }),
+        processed: z.number().int(),
+        delivered: z.number().int().meta({ description: 'Resent and delivered' }),
+        failed: z.number().int().meta({ description: 'Resent and failed again' }),
+        skipped: z.number().int().meta({ description: 'No longer to resend when their turn came (delivered meanwhile)' }),
+        unconfirmed: z.number().int().meta({ description: 'Resent, but no attempt was recorded within 2 minutes' }),
+        done: z.boolean(),
+      })
+      .nullable()
+      .meta({ description: 'Null when not known yet (just started) or when no worker answers' }),
+  })
+  .meta({ id: 'Recovery' });

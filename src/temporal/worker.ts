@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { type ActivityDependencies, createActivities } from '../../activities';
+import { createRecoveryActivities } from '../../activities/recovery';
 import { createRetentionActivities } from '../../activities/retention';
 import type { DeliveryMetrics, RetentionMetrics } from '../observability/metrics';
 
@@ -39,7 +40,7 @@ export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metri
   /** A bundle made once with bundleWorkflowCode (tests); otherwise the prebuilt one, or the worker bundles. */
   workflowBundle?: WorkflowBundle;
   maxCachedWorkflows?: number;
-  /** For the activities that ask Temporal (retention, recovery); default: a client on `connection`. */
+  /** For the activities that ask Temporal (retention, bulk recovery); default: a client on `connection`. */
   client?: Client;
 }
 
@@ -62,7 +63,11 @@ export function createDeliveryWorker({
     connection,
     namespace,
     taskQueue,
-    activities: { ...createActivities(dependencies), ...createRetentionActivities({ ...dependencies, client }) },
+    activities: {
+      ...createActivities(dependencies),
+      ...createRetentionActivities({ ...dependencies, client }),
+      ...createRecoveryActivities({ ...dependencies, client, taskQueue }),
+    },
     maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
     maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,
