@@ -14,11 +14,13 @@ import {
   recoveryPreviewSchema,
   recoverySchema,
   resendAcceptedSchema,
+  testEventCreatedSchema,
   webhookEndpointSchema,
   webhookEventDetailSchema,
   webhookEventPageSchema,
 } from './response-schemas';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
+import { sendTestEvent, testEventInput } from './test-event-route';
 import { findWebhookEvent, listWebhookEvents } from './webhook-events';
 
 /** Filters, search and paging of the event list; each message names its parameter, as on the CRM API. */
@@ -80,6 +82,21 @@ export const adminApiGroup = (): OperationGroup => ({
       responses: { 200: { description: 'The endpoint as saved', schema: webhookEndpointSchema } },
       async handle(ctx, { body }, { db, config, tokens, resolveHost }) {
         ctx.body = await changeEndpoint(db, config, body, new Date(tokens.clock() * 1000), resolveHost ?? systemResolver);
+      },
+    }),
+    defineOperation({
+      method: 'post',
+      path: '/webhook-endpoint/test-events',
+      access: 'staff',
+      summary: 'Send a test event of a chosen type to the endpoint',
+      description:
+        'Sample data in the endpoint’s payload version, recorded as an event of its own and delivered like a real one (signed, with ' +
+        'Basic auth, retried). Its envelope has environment `test`, and its requests carry the header `webhook-test: 1`.',
+      body: testEventInput,
+      responses: { 202: { description: 'The test event is recorded; the relay starts its delivery', schema: testEventCreatedSchema } },
+      errors: ['endpoint_not_configured', 'endpoint_inactive'],
+      async handle(ctx, { body }, deps) {
+        await sendTestEvent(ctx, body.event, deps);
       },
     }),
     defineOperation({

@@ -123,3 +123,12 @@ export const recoverySchema = z
       .meta({ description: 'Null when not known yet (just started) or when no worker answers' }),
   })
   .meta({ id: 'Recovery' });
+
+export const testEventCreatedSchema = z
+  .strictObject({
+    id: z.number().int().meta({ description: 'The test event’s id (its envelope id), listed among the events' }),
+    event: z.enum(WEBHOOK_EVENT_TYPES),
+    payload_version: z.enum(PAYLOAD_VERSIONS),
+    workflow_id: z.string().meta({ description: 'Its delivery workflow, started by the outbox relay moments later' }),
+  })
+  .meta({ id: 'TestEventCreated' });

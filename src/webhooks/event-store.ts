@@ -264,6 +264,8 @@ export type EndpointForAttempt = Pick<EndpointSettings, 'url' | 'active' | 'basi
 export interface EventForAttempt {
   eventType: WebhookEventType;
   payload: string;
+  /** A test event: sent with the header `webhook-test: 1`. */
+  test: boolean;
   endpoint: EndpointForAttempt;
   /** This attempt with the event after it, when it is recorded already: it must not be sent again. */
   recorded: (AttemptResult & DeliveryProgress) | undefined;
@@ -286,6 +288,7 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
       'p.signing_secret',
       'e.event_type',
       'e.payload',
+      'e.test',
       'e.status',
       'e.next_attempt_at',
       'a.outcome as recorded_outcome',
@@ -298,6 +301,7 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
   return {
     eventType: row.event_type,
     payload: row.payload,
+    test: row.test,
     endpoint: {
       url: row.url,
       active: row.active,
