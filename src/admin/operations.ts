@@ -6,11 +6,13 @@ import { notFound } from '../shared/errors';
 import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
 import { systemResolver } from '../webhooks/subscriber-address';
 import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant, textParam } from './admin-inputs';
+import { deliveryHealth, HEALTH_WINDOWS } from './delivery-health';
 import { presentAdminInfo } from './info';
 import { previewRecovery, recoveryIdParams, recoveryPreviewInput, recoveryStartInput, requestRecovery, showRecovery } from './recoveries';
 import { resendWebhookEvent } from './resend-route';
 import {
   adminInfoSchema,
+  deliveryHealthSchema,
   recoveryPreviewSchema,
   recoverySchema,
   resendAcceptedSchema,
@@ -38,6 +40,15 @@ const eventListQuery = z
     ...paginationParams,
   })
   .refine(createdRangeInOrder, CREATED_RANGE_ORDER);
+
+const healthWindows = Object.keys(HEALTH_WINDOWS) as (keyof typeof HEALTH_WINDOWS)[];
+const healthQuery = z.object({
+  window: z
+    .enum(healthWindows, { error: `window must be one of ${healthWindows.join(', ')}` })
+    .optional()
+    .transform((window) => window ?? '24h')
+    .meta({ description: 'The last 24 hours (default) or 7 days' }),
+});
 
 /** Event ids are bigserial: any positive integer JavaScript holds exactly. */
 const eventIdParams = z.object({ id: idParam('id', { max: Number.MAX_SAFE_INTEGER }) });
@@ -185,6 +196,17 @@ export const adminApiGroup = (): OperationGroup => ({
       errors: ['recovery_not_found', 'delivery_unavailable'],
       async handle(ctx, { params }, deps) {
         await showRecovery(ctx, params.id, deps);
+      },
+    }),
+    defineOperation({
+      method: 'get',
+      path: '/delivery-health',
+      access: 'staff',
+      summary: 'Delivery attempts per hour by outcome, success rate, median and p95 attempt time, last success',
+      query: healthQuery,
+      responses: { 200: { description: 'The last 24 hours or 7 days', schema: deliveryHealthSchema } },
+      async handle(ctx, { query }, { db, tokens }) {
+        ctx.body = await deliveryHealth(db, query.window, new Date(tokens.clock() * 1000));
       },
     }),
   ],

@@ -132,3 +132,25 @@ export const testEventCreatedSchema = z
     workflow_id: z.string().meta({ description: 'Its delivery workflow, started by the outbox relay moments later' }),
   })
   .meta({ id: 'TestEventCreated' });
+
+export const deliveryHealthSchema = z
+  .strictObject({
+    window: z.enum(['24h', '7d']),
+    from: utcTimestamp.meta({ description: 'Start of the first hour shown' }),
+    to: utcTimestamp.meta({ description: 'Now: the last hour is the current one, so far' }),
+    hours: z.array(
+      z.strictObject({
+        start: utcTimestamp,
+        delivered: z.number().int().meta({ description: 'Attempts that delivered (2xx in time)' }),
+        failed: z.number().int().meta({ description: 'Attempts that failed' }),
+      }),
+    ),
+    attempts: z.number().int(),
+    delivered: z.number().int(),
+    failed: z.number().int(),
+    success_rate: z.number().min(0).max(1).nullable().meta({ description: 'Delivered attempts / attempts; null without attempts' }),
+    median_ms: z.number().int().nullable().meta({ description: 'Median attempt duration; null without attempts' }),
+    p95_ms: z.number().int().nullable().meta({ description: '95th percentile of the attempt durations; null without attempts' }),
+    last_success_at: utcTimestamp.nullable().meta({ description: 'When the last attempt that delivered started (ever)' }),
+  })
+  .meta({ id: 'DeliveryHealth' });
