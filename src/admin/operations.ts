@@ -36,7 +36,7 @@ const eventListQuery = z
       .meta({ description: 'A donation, checkout or shop order number, exactly (a position’s number also finds its checkout’s event)' }),
     email: textParam('email', 320).optional().meta({ description: 'The donor’s, subscriber’s or customer’s e-mail, exactly but without regard to case' }),
     created_from: instant('created_from').optional().meta({ description: 'Created at or after (ISO 8601 with offset)' }),
-    created_to: instant('created_to').optional().meta({ description: 'Created before (ISO 8601 with offset)' }),
+    created_to: instant('created_to').optional().meta({ description: 'Created before (ISO 8601 with offset)', example: '2025-07-16T08:00:00Z' }),
     ...paginationParams,
   })
   .refine(createdRangeInOrder, CREATED_RANGE_ORDER);
