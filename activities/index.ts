@@ -99,8 +99,10 @@ function secretsOf(endpoint: EndpointForAttempt): string[] {
   return secrets;
 }
 
-function requestHeaders(eventId: number, payload: string, endpoint: EndpointForAttempt, http: HttpSettings, now: Date): Record<string, string> {
+function requestHeaders(eventId: number, payload: string, endpoint: EndpointForAttempt, http: HttpSettings, now: Date, test: boolean): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
+  // A test event sent from the admin page (docs/webhooks.md, "Test events"); real events never carry it.
+  if (test) headers['webhook-test'] = '1';
   if (endpoint.basic_auth_username) headers.authorization = `Basic ${basicCredentials(endpoint)}`;
   if (endpoint.signing_secret) {
     Object.assign(
@@ -180,7 +182,7 @@ export function createActivities({
     const startedAt = clock();
     const started = performance.now();
     const exchange = endpoint.active
-      ? await postRequest(endpoint.url, requestHeaders(eventId, payload, endpoint, http, startedAt), Buffer.from(payload, 'utf8'), {
+      ? await postRequest(endpoint.url, requestHeaders(eventId, payload, endpoint, http, startedAt, event.test), Buffer.from(payload, 'utf8'), {
           timeoutMs: http.timeoutMs,
           maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
           addresses,

@@ -12,6 +12,8 @@ import * as m010 from './010_create_login_failures';
 import * as m011 from './011_maintain_contact_statistics';
 import * as m013a from './013_count_login_failures_with_rate_limiter';
 import * as m013b from './013_add_users_token_version';
+import * as m014a from './014_add_webhook_event_operator_columns';
+import * as m014b from './014_index_webhook_event_search_and_health';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -36,6 +38,8 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['011_maintain_contact_statistics', m011],
   ['013_count_login_failures_with_rate_limiter', m013a],
   ['013_add_users_token_version', m013b],
+  ['014_add_webhook_event_operator_columns', m014a],
+  ['014_index_webhook_event_search_and_health', m014b],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

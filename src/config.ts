@@ -61,6 +61,9 @@ const environmentSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`; required in production.
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
+  // Retention of ended deliveries in Postgres (src/temporal/retention-schedule.ts, docs/operations.md).
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
+  PAYLOAD_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -119,6 +122,11 @@ export interface Config {
   secrets: { keys: SecretKey[]; generated: boolean };
   cli: { staffPassword?: string };
   metrics: { port?: number; token?: string };
+  /**
+   * Days an event whose delivery has ended (delivered, max retries reached) is kept in Postgres with its attempts,
+   * and days its payload and response bodies are kept (at most as long as the event).
+   */
+  retention: { eventDays: number; payloadDays: number };
   logLevel: string;
 }
 
@@ -166,6 +174,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new Error(`Invalid configuration: SECRETS_KEYS: ${(err as Error).message}`);
   }
+  const payloadRetentionDays = e.PAYLOAD_RETENTION_DAYS ?? e.EVENT_RETENTION_DAYS;
+  if (payloadRetentionDays > e.EVENT_RETENTION_DAYS) {
+    // A payload cannot outlive its event; a longer value would only promise what the purge does not keep.
+    throw new Error('Invalid configuration: PAYLOAD_RETENTION_DAYS must not be longer than EVENT_RETENTION_DAYS');
+  }
   if (e.PLATFORM_INVOICE_REFERENCE_MODE === 'text' && !e.PLATFORM_INVOICE_REFERENCE_TEXT) {
     throw new Error('Invalid configuration: PLATFORM_INVOICE_REFERENCE_TEXT is required when PLATFORM_INVOICE_REFERENCE_MODE=text');
   }
@@ -208,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secrets: { keys: secretsKeys ?? [generateSecretKey()], generated: secretsKeys === undefined },
     cli: { staffPassword: e.STAFF_PASSWORD },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },
+    retention: { eventDays: e.EVENT_RETENTION_DAYS, payloadDays: payloadRetentionDays },
     logLevel: e.LOG_LEVEL,
   };
 }

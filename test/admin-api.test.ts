@@ -185,6 +185,7 @@ describe('webhook events', () => {
       last_response_body: 'oops',
       next_attempt_at: '2025-07-15T10:50:00Z',
       delivered_at: null,
+      test: false,
     });
   });
 

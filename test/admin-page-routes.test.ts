@@ -30,6 +30,7 @@ test('/admin redirects to the page, which loads its script and style from this o
 
   for (const [path, type] of [
     ['/admin/assets/admin.js', 'text/javascript; charset=utf-8'],
+    ['/admin/assets/chart.js', 'text/javascript; charset=utf-8'],
     ['/admin/assets/admin.css', 'text/css; charset=utf-8'],
   ]) {
     const asset = await get(path);
@@ -38,7 +39,7 @@ test('/admin redirects to the page, which loads its script and style from this o
 });
 
 test('every file of the page carries the security headers', async () => {
-  for (const path of ['/admin/', '/admin/assets/admin.js', '/admin/assets/admin.css']) {
+  for (const path of ['/admin/', '/admin/assets/admin.js', '/admin/assets/chart.js', '/admin/assets/admin.css']) {
     const response = await get(path);
     expect(response.headers.get('content-security-policy')).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",

@@ -4,35 +4,64 @@ import { assertPageExists, pageBody, paginationParams } from '../http/pagination
 import { idParam } from '../http/params';
 import { notFound } from '../shared/errors';
 import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
-import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { systemResolver } from '../webhooks/subscriber-address';
+import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant, textParam } from './admin-inputs';
+import { deliveryHealth, HEALTH_WINDOWS } from './delivery-health';
 import { presentAdminInfo } from './info';
+import { previewRecovery, recoveryIdParams, recoveryPreviewInput, recoveryStartInput, requestRecovery, showRecovery } from './recoveries';
 import { resendWebhookEvent } from './resend-route';
 import {
   adminInfoSchema,
+  deliveryHealthSchema,
+  recoveryPreviewSchema,
+  recoverySchema,
   resendAcceptedSchema,
+  testEventCreatedSchema,
   webhookEndpointSchema,
   webhookEventDetailSchema,
   webhookEventPageSchema,
 } from './response-schemas';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
+import { sendTestEvent, testEventInput } from './test-event-route';
 import { findWebhookEvent, listWebhookEvents } from './webhook-events';
 
-/** Filters and paging of the event list; each message names its parameter, as on the CRM API. */
-const eventListQuery = z.object({
-  status: z.enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
-  event: z.enum(WEBHOOK_EVENT_TYPES, { error: `event must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}` }).optional(),
-  ...paginationParams,
+/** Filters, search and paging of the event list; each message names its parameter, as on the CRM API. */
+const eventListQuery = z
+  .object({
+    status: z.enum(DELIVERY_STATUSES, { error: `status must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+    event: eventType('event').optional(),
+    transaction_id: textParam('transaction_id', 200).optional().meta({ description: 'The payment’s transaction id, exactly' }),
+    reference: textParam('reference', 100)
+      .optional()
+      .meta({ description: 'A donation, checkout or shop order number, exactly (a position’s number also finds its checkout’s event)' }),
+    email: textParam('email', 320).optional().meta({ description: 'The donor’s, subscriber’s or customer’s e-mail, exactly but without regard to case' }),
+    created_from: instant('created_from').optional().meta({ description: 'Created at or after (ISO 8601 with offset)' }),
+    created_to: instant('created_to').optional().meta({ description: 'Created before (ISO 8601 with offset)', example: '2025-07-16T08:00:00Z' }),
+    ...paginationParams,
+  })
+  .refine(createdRangeInOrder, CREATED_RANGE_ORDER);
+
+const healthWindows = Object.keys(HEALTH_WINDOWS) as (keyof typeof HEALTH_WINDOWS)[];
+const healthQuery = z.object({
+  window: z
+    .enum(healthWindows, { error: `window must be one of ${healthWindows.join(', ')}` })
+    .optional()
+    .transform((window) => window ?? '24h')
+    .meta({ description: 'The last 24 hours (default) or 7 days' }),
 });
 
 /** Event ids are bigserial: any positive integer JavaScript holds exactly. */
 const eventIdParams = z.object({ id: idParam('id', { max: Number.MAX_SAFE_INTEGER }) });
 
-/** Staff-only admin API: the webhook endpoint's configuration, the events with their delivery attempts, resend. */
+/**
+ * Staff-only admin API: the webhook endpoint's configuration, the events with their delivery attempts, resend, bulk
+ * recovery, test events and the delivery health.
+ */
 export const adminApiGroup = (): OperationGroup => ({
   prefix: '/admin/api',
   tag: 'admin',
-  description: 'Webhook endpoint configuration, events, delivery attempts and resend (staff only; used by /admin/)',
+  description:
+    'Webhook endpoint configuration, events, delivery attempts, resend and bulk recovery, test events, delivery health (staff only; used by /admin/)',
   operations: [
     defineOperation({
       method: 'get',
@@ -67,16 +96,32 @@ export const adminApiGroup = (): OperationGroup => ({
       },
     }),
     defineOperation({
+      method: 'post',
+      path: '/webhook-endpoint/test-events',
+      access: 'staff',
+      summary: 'Send a test event of a chosen type to the endpoint',
+      description:
+        'Sample data in the endpoint’s payload version, recorded as an event of its own and delivered like a real one (signed, with ' +
+        'Basic auth, retried). Its envelope has environment `test`, and its requests carry the header `webhook-test: 1`.',
+      body: testEventInput,
+      responses: { 202: { description: 'The test event is recorded; the relay starts its delivery', schema: testEventCreatedSchema } },
+      errors: ['endpoint_not_configured', 'endpoint_inactive'],
+      async handle(ctx, { body }, deps) {
+        await sendTestEvent(ctx, body.event, deps);
+      },
+    }),
+    defineOperation({
       method: 'get',
       path: '/webhook-events',
       access: 'staff',
-      summary: 'Webhook events, newest first',
+      summary: 'Webhook events, newest first: filtered by status, type and created time, or found by transaction id, number or e-mail',
       query: eventListQuery,
       responses: { 200: { description: 'One page of events', schema: webhookEventPageSchema } },
       errors: ['page_not_found'],
       async handle(ctx, { query }, { db }) {
-        const { status, event, ...page } = query;
-        const { count, results } = await listWebhookEvents(db, { status, event }, page);
+        const { status, event, transaction_id, reference, email, created_from, created_to, ...page } = query;
+        const filters = { status, event, transactionId: transaction_id, reference, email, createdFrom: created_from, createdTo: created_to };
+        const { count, results } = await listWebhookEvents(db, filters, page);
         assertPageExists(page, count);
         ctx.body = pageBody(ctx, page, count, results);
       },
@@ -105,9 +150,63 @@ export const adminApiGroup = (): OperationGroup => ({
         'An attempt under way is not interrupted: the request is answered by the attempt after it, unless that one delivers.',
       params: eventIdParams,
       responses: { 202: { description: 'The request is handed to the delivery workflow', schema: resendAcceptedSchema } },
-      errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'delivery_unavailable'],
+      errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'payload_dropped', 'delivery_unavailable'],
       async handle(ctx, { params }, deps) {
         await resendWebhookEvent(ctx, params.id, deps);
+      },
+    }),
+    defineOperation({
+      method: 'post',
+      path: '/recoveries/preview',
+      access: 'staff',
+      summary: 'How many events a bulk recovery would resend: failed or at max retries, created in the range, of the types',
+      description: 'Changes nothing. Test events and events whose payload was dropped are never resent.',
+      body: recoveryPreviewInput,
+      responses: { 200: { description: 'The count, by status', schema: recoveryPreviewSchema } },
+      async handle(ctx, { body }, deps) {
+        ctx.body = await previewRecovery(deps, body);
+      },
+    }),
+    defineOperation({
+      method: 'post',
+      path: '/recoveries',
+      access: 'staff',
+      summary: 'Resend every event failed or at max retries, created in the range, of the types, as one recovery workflow',
+      description:
+        'At most 10 events at a time, each until its attempt is recorded, through the event’s own delivery workflow (a manual attempt, ' +
+        'as with resend). Once per idempotency key: repeating the request (or sending it many times at once) answers the recovery ' +
+        'it started, 200; the same key with other parameters is a 409.',
+      body: recoveryStartInput,
+      responses: {
+        202: { description: 'The recovery started; its progress follows on GET /admin/api/recoveries/{id}', schema: recoverySchema },
+        200: { description: 'This idempotency key started the recovery before: it, with its progress', schema: recoverySchema },
+      },
+      errors: ['idempotency_key_reused', 'delivery_unavailable'],
+      async handle(ctx, { body }, deps) {
+        await requestRecovery(ctx, body, deps);
+      },
+    }),
+    defineOperation({
+      method: 'get',
+      path: '/recoveries/:id',
+      access: 'staff',
+      summary: 'A bulk recovery and its progress',
+      params: recoveryIdParams,
+      responses: { 200: { description: 'The recovery', schema: recoverySchema } },
+      errors: ['recovery_not_found', 'delivery_unavailable'],
+      async handle(ctx, { params }, deps) {
+        await showRecovery(ctx, params.id, deps);
+      },
+    }),
+    defineOperation({
+      method: 'get',
+      path: '/delivery-health',
+      access: 'staff',
+      summary: 'Delivery attempts per hour by outcome, success rate, median and p95 attempt time, last success',
+      query: healthQuery,
+      responses: { 200: { description: 'The last 24 hours or 7 days', schema: deliveryHealthSchema } },
+      async handle(ctx, { query }, { db, tokens }) {
+        ctx.body = await deliveryHealth(db, query.window, new Date(tokens.clock() * 1000));
       },
     }),
   ],

@@ -13,6 +13,8 @@ export const ADMIN_STATIC_DIR = path.join(projectRoot, 'src', 'admin', 'static')
 
 const ASSET_TYPES = {
   'admin.js': 'text/javascript; charset=utf-8',
+  // The health view's SVG chart, a module admin.js imports.
+  'chart.js': 'text/javascript; charset=utf-8',
   'admin.css': 'text/css; charset=utf-8',
 } as const;
 

@@ -2,7 +2,8 @@ import type { Context } from 'koa';
 import type { RouteContext } from '../http/context';
 import { requestLogger } from '../http/request-log';
 import { ApiError, notFound } from '../shared/errors';
-import { deliveryWorkflowId, requestResend } from '../temporal/delivery-workflows';
+import { deliveryWorkflowId } from '../temporal/delivery-workflows';
+import { type HeldResend, resendHeldEvent } from '../temporal/held-resend';
 import { findEventDelivery } from '../webhooks/event-store';
 
 const temporalUnavailable = () =>
@@ -14,29 +15,46 @@ const alreadyDelivered = () =>
 const notStarted = () =>
   new ApiError('first_attempt_pending', 'The event is queued for delivery; its first attempt follows as soon as the delivery starts');
 
+const payloadDropped = () =>
+  new ApiError('payload_dropped', 'The event’s payload was dropped after its retention period (PAYLOAD_RETENTION_DAYS); there is nothing to resend');
+
 /**
  * POST /admin/api/webhook-events/<id>/resend: delivers the event again, with the same envelope id, as a manual
  * attempt; 202 once the request is handed to Temporal. An attempt under way (the first one included) is not
  * interrupted: the request is answered by the attempt after it, unless that one delivers the event. Refused (409)
- * once the event is delivered, and while its delivery has not started.
+ * once the event is delivered, once its payload is dropped, and while its delivery has not started.
  */
 export async function resendWebhookEvent(ctx: Context, id: number, context: RouteContext): Promise<void> {
-  const event = await findEventDelivery(context.db, id);
-  if (!event) throw notFound('Webhook event not found', 'webhook_event_not_found');
-  if (event.status === 'delivered') throw alreadyDelivered();
-  if (!context.temporalClient) throw temporalUnavailable();
+  const { db, temporalClient } = context;
   const log = requestLogger(ctx, context.log);
-  let resend: Awaited<ReturnType<typeof requestResend>>;
+  let resend: HeldResend;
+  if (!temporalClient) {
+    // Without Temporal nothing can be resent; a wrong id is still told apart.
+    const event = await findEventDelivery(db, id);
+    if (!event) throw notFound('Webhook event not found', 'webhook_event_not_found');
+    throw event.status === 'delivered' ? alreadyDelivered() : temporalUnavailable();
+  }
   try {
-    resend = await requestResend(context.temporalClient, context.config.temporal.taskQueue, event);
+    resend = await resendHeldEvent(db, temporalClient, context.config.temporal.taskQueue, id);
   } catch (err) {
     log.warn({ err, eventId: id }, 'resend could not reach Temporal');
     throw temporalUnavailable();
   }
-  // A waiting event without a running workflow: not started yet, or delivered by its first attempt meanwhile.
-  if (resend === 'not-running') throw (await findEventDelivery(context.db, id))?.status === 'delivered' ? alreadyDelivered() : notStarted();
-  const workflowId = deliveryWorkflowId(id);
-  log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
-  ctx.status = 202;
-  ctx.body = { id, workflow_id: workflowId };
+  switch (resend.kind) {
+    case 'not-found':
+      throw notFound('Webhook event not found', 'webhook_event_not_found');
+    case 'already-delivered':
+      throw alreadyDelivered();
+    case 'payload-dropped':
+      throw payloadDropped();
+    case 'not-running':
+      // A waiting event without a running workflow: not started yet, or delivered by its first attempt meanwhile.
+      throw (await findEventDelivery(db, id))?.status === 'delivered' ? alreadyDelivered() : notStarted();
+    case 'accepted': {
+      const workflowId = deliveryWorkflowId(id);
+      log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
+      ctx.status = 202;
+      ctx.body = { id, workflow_id: workflowId };
+    }
+  }
 }

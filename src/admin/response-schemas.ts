@@ -44,6 +44,7 @@ const eventFields = {
   last_response_body: z.string().nullable(),
   next_attempt_at: utcTimestamp.nullable(),
   delivered_at: utcTimestamp.nullable(),
+  test: z.boolean().meta({ description: 'A test event sent from the admin page (delivered with `webhook-test: 1`)' }),
 };
 
 export const webhookEventPageSchema = z
@@ -61,8 +62,13 @@ export const webhookEventDetailSchema = z
     payload_version: z.enum(PAYLOAD_VERSIONS),
     workflow_id: z.string(),
     last_error: z.string().nullable(),
-    payload: z.unknown().meta({ description: 'The envelope exactly as it is sent: parsed JSON, or the stored text when it is not JSON' }),
+    payload: z.unknown().meta({
+      description: 'The envelope exactly as it is sent: parsed JSON, or the stored text when it is not JSON; null once dropped',
+    }),
     payload_is_json: z.boolean().meta({ description: 'Whether the stored payload is JSON (it is for every event this service rendered)' }),
+    payload_dropped_at: utcTimestamp.nullable().meta({
+      description: 'When retention dropped the payload and the response bodies (PAYLOAD_RETENTION_DAYS); null while kept',
+    }),
     delivery_attempts: z.array(
       z.object({
         number: z.number().int(),
@@ -84,3 +90,67 @@ export const resendAcceptedSchema = z
     workflow_id: z.string().meta({ description: 'The workflow that makes the attempt (Temporal UI)' }),
   })
   .meta({ id: 'ResendAccepted' });
+
+export const recoveryPreviewSchema = z
+  .strictObject({
+    count: z.number().int().meta({ description: 'Events a recovery with this filter would resend now' }),
+    by_status: z.strictObject({ failed: z.number().int(), max_retries_reached: z.number().int() }),
+  })
+  .meta({ id: 'RecoveryPreview' });
+
+export const recoverySchema = z
+  .strictObject({
+    id: z.string().meta({ description: 'The idempotency key the recovery was requested with' }),
+    workflow_id: z.string().meta({ description: 'The recovery workflow (Temporal UI)' }),
+    status: z.enum(['running', 'completed', 'failed', 'cancelled', 'terminated', 'timed_out']),
+    created_from: utcTimestamp,
+    created_to: utcTimestamp,
+    events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).meta({ description: 'Empty: every type' }),
+    requested_by: z.string(),
+    started_at: utcTimestamp,
+    closed_at: utcTimestamp.nullable(),
+    progress: z
+      .strictObject({
+        total: z.number().int().meta({ description: 'Events to resend when the recovery started' }),
+        processed: z.number().int(),
+        delivered: z.number().int().meta({ description: 'Resent and delivered' }),
+        failed: z.number().int().meta({ description: 'Resent and failed again' }),
+        skipped: z.number().int().meta({ description: 'No longer to resend when their turn came (delivered meanwhile)' }),
+        unconfirmed: z.number().int().meta({ description: 'Resent, but no attempt was recorded within 2 minutes' }),
+        done: z.boolean(),
+      })
+      .nullable()
+      .meta({ description: 'Null when not known yet (just started) or when no worker answers' }),
+  })
+  .meta({ id: 'Recovery' });
+
+export const testEventCreatedSchema = z
+  .strictObject({
+    id: z.number().int().meta({ description: 'The test event’s id (its envelope id), listed among the events' }),
+    event: z.enum(WEBHOOK_EVENT_TYPES),
+    payload_version: z.enum(PAYLOAD_VERSIONS),
+    workflow_id: z.string().meta({ description: 'Its delivery workflow, started by the outbox relay moments later' }),
+  })
+  .meta({ id: 'TestEventCreated' });
+
+export const deliveryHealthSchema = z
+  .strictObject({
+    window: z.enum(['24h', '7d']),
+    from: utcTimestamp.meta({ description: 'Start of the first hour shown' }),
+    to: utcTimestamp.meta({ description: 'Now: the last hour is the current one, so far' }),
+    hours: z.array(
+      z.strictObject({
+        start: utcTimestamp,
+        delivered: z.number().int().meta({ description: 'Attempts that delivered (2xx in time)' }),
+        failed: z.number().int().meta({ description: 'Attempts that failed' }),
+      }),
+    ),
+    attempts: z.number().int(),
+    delivered: z.number().int(),
+    failed: z.number().int(),
+    success_rate: z.number().min(0).max(1).nullable().meta({ description: 'Delivered attempts / attempts; null without attempts' }),
+    median_ms: z.number().int().nullable().meta({ description: 'Median attempt duration; null without attempts' }),
+    p95_ms: z.number().int().nullable().meta({ description: '95th percentile of the attempt durations; null without attempts' }),
+    last_success_at: utcTimestamp.nullable().meta({ description: 'When the last attempt that delivered started (ever)' }),
+  })
+  .meta({ id: 'DeliveryHealth' });

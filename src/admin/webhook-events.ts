@@ -25,6 +25,7 @@ function presentEvent(row: EventSummaryRow) {
     last_response_body: row.last_response_body,
     next_attempt_at: utc(row.next_attempt_at),
     delivered_at: utc(row.delivered_at),
+    test: row.test,
   };
 }
 
@@ -41,17 +42,23 @@ function presentAttempt(row: DeliveryAttemptRow) {
   };
 }
 
-/** Newest first, optionally only one status and one event type. */
+/** Newest first, filtered and searched. */
 export async function listWebhookEvents(db: Knex, filters: EventFilters, page: PageRequest) {
   const { count, rows } = await listEvents(db, filters, { limit: page.page_size, offset: offsetOf(page) });
   return { count, results: rows.map(presentEvent) };
+}
+
+/** The payload, or null with the time retention dropped it. */
+function presentPayload(payload: string, droppedAt: Date | null) {
+  if (droppedAt) return { payload: null, payload_is_json: false, payload_dropped_at: utc(droppedAt) };
+  return { ...parsedPayload(payload), payload_dropped_at: null };
 }
 
 /**
  * The stored payload as sent: parsed when it is JSON (always, for events this service rendered), otherwise the text
  * itself, so that a row written by hand or damaged still shows instead of failing the page.
  */
-function presentPayload(payload: string): { payload: unknown; payload_is_json: boolean } {
+function parsedPayload(payload: string): { payload: unknown; payload_is_json: boolean } {
   try {
     return { payload: JSON.parse(payload) as unknown, payload_is_json: true };
   } catch {
@@ -72,7 +79,7 @@ export async function findWebhookEvent(db: Knex, id: number) {
     payload_version: event.payload_version,
     workflow_id: deliveryWorkflowId(event.id),
     last_error: event.last_error,
-    ...presentPayload(event.payload),
+    ...presentPayload(event.payload, event.payload_dropped_at),
     delivery_attempts: attempts.map(presentAttempt),
   };
 }

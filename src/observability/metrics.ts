@@ -26,7 +26,13 @@ export interface DeliveryMetrics {
   deliveryAttempt(observation: DeliveryAttemptObservation): void;
 }
 
-export interface Metrics extends DeliveryMetrics {
+/** What the retention purge's activities count. */
+export interface RetentionMetrics {
+  retentionDeleted(deleted: { events: number; attempts: number }): void;
+  retentionPayloadsDropped(events: number): void;
+}
+
+export interface Metrics extends DeliveryMetrics, RetentionMetrics {
   readonly registry: Registry;
   httpRequest(observation: HttpRequestObservation): void;
   /**
@@ -69,6 +75,21 @@ export function createMetrics({ processMetrics = false }: MetricsOptions = {}): 
     buckets: ATTEMPT_BUCKETS_SECONDS,
     registers,
   });
+  const retentionDeletedEvents = new Counter({
+    name: 'webhook_retention_deleted_events_total',
+    help: 'Ended webhook events deleted by the retention purge (EVENT_RETENTION_DAYS)',
+    registers,
+  });
+  const retentionDeletedAttempts = new Counter({
+    name: 'webhook_retention_deleted_attempts_total',
+    help: 'Delivery attempt rows deleted with their events by the retention purge',
+    registers,
+  });
+  const retentionDroppedPayloads = new Counter({
+    name: 'webhook_retention_dropped_payloads_total',
+    help: 'Payloads (with response bodies) of ended webhook events dropped by the retention purge (PAYLOAD_RETENTION_DAYS)',
+    registers,
+  });
   const httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'API request duration by method, route pattern and status',
@@ -88,6 +109,13 @@ export function createMetrics({ processMetrics = false }: MetricsOptions = {}): 
     deliveryAttempt({ event, outcome, durationMs }) {
       deliveries.inc({ outcome, event });
       attemptDuration.observe({ outcome }, durationMs / 1000);
+    },
+    retentionDeleted({ events, attempts }) {
+      retentionDeletedEvents.inc(events);
+      retentionDeletedAttempts.inc(attempts);
+    },
+    retentionPayloadsDropped(events) {
+      retentionDroppedPayloads.inc(events);
     },
     httpRequest({ method, route, status, durationMs }) {
       httpDuration.observe({ method, route, status: String(status) }, durationMs / 1000);

@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type Koa from 'koa';
 import type { Config } from '../config';
@@ -10,6 +10,7 @@ import { createApp, createMetricsApp } from '../http/app';
 import { createKeyring } from '../secrets/keyring';
 import { createTemporalClient } from '../temporal/client';
 import { createDeliveryWorker } from '../temporal/worker';
+import { ensureRetentionSchedule } from '../temporal/retention-schedule';
 import { urlPolicyFor } from '../webhooks/endpoint-rules';
 import { startOutboxRelay } from '../temporal/outbox-relay';
 import type { Lifecycle } from './lifecycle';
@@ -53,12 +54,17 @@ export async function startMetricsListener({ config, log, lifecycle, metrics }: 
   return serve(app, config.metrics.port, config.http.host, lifecycle);
 }
 
-/** The delivery worker; a crash of the worker ends the process so that the supervisor restarts it. */
+/**
+ * The delivery worker, and the nightly retention schedule it runs the purge for; a crash of the worker ends the
+ * process so that the supervisor restarts it.
+ */
 export async function startWorker({ config, log, lifecycle, metrics }: Runtime, db: Db, address: string): Promise<void> {
   const connection = await NativeConnection.connect({ address });
   lifecycle.onStop(() => connection.close());
+  const client = new Client({ connection, namespace: config.temporal.namespace });
   const worker = await createDeliveryWorker({
     connection,
+    client,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     maxCachedWorkflows: config.temporal.maxCachedWorkflows,
@@ -68,6 +74,14 @@ export async function startWorker({ config, log, lifecycle, metrics }: Runtime, 
     allowPrivateAddresses: urlPolicyFor(config).allowPrivateAddresses,
     keyring: createKeyring(config.secrets.keys),
   });
+  const retention = { eventRetentionDays: config.retention.eventDays, payloadRetentionDays: config.retention.payloadDays };
+  try {
+    const schedule = await ensureRetentionSchedule(client, config.temporal.taskQueue, retention);
+    log.info({ schedule, ...retention }, 'retention schedule ready');
+  } catch (err) {
+    // Housekeeping must not stop deliveries; the next worker start tries again.
+    log.error({ err }, 'retention schedule could not be created or updated; ended events are not purged');
+  }
   const running = worker.run();
   running.catch((err: unknown) => {
     log.fatal({ err }, 'delivery worker stopped');

@@ -1,7 +1,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { Client } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { type ActivityDependencies, createActivities } from '../../activities';
+import { createRecoveryActivities } from '../../activities/recovery';
+import { createRetentionActivities } from '../../activities/retention';
+import type { DeliveryMetrics, RetentionMetrics } from '../observability/metrics';
 
 /** The workflow sources: workflows/index.ts under ts-node/Jest, dist/workflows/index.js when compiled. */
 export const deliveryWorkflowsPath = require.resolve('../../workflows');
@@ -27,13 +31,17 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
  */
 export const CONCURRENT_ATTEMPTS = 100;
 
-export interface DeliveryWorkerOptions extends ActivityDependencies {
+export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metrics'> {
+  /** Counts delivery attempts and what the retention purge removed. */
+  metrics?: DeliveryMetrics & RetentionMetrics;
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
   /** A bundle made once with bundleWorkflowCode (tests); otherwise the prebuilt one, or the worker bundles. */
   workflowBundle?: WorkflowBundle;
   maxCachedWorkflows?: number;
+  /** For the activities that ask Temporal (retention, bulk recovery); default: a client on `connection`. */
+  client?: Client;
 }
 
 /** A worker for the delivery workflows and their activities; run it with `run()` or `runUntil()`. */
@@ -43,6 +51,7 @@ export function createDeliveryWorker({
   taskQueue,
   workflowBundle,
   maxCachedWorkflows = DEFAULT_MAX_CACHED_WORKFLOWS,
+  client = new Client({ connection, namespace }),
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
   const workflows = workflowBundle
@@ -54,7 +63,11 @@ export function createDeliveryWorker({
     connection,
     namespace,
     taskQueue,
-    activities: createActivities(dependencies),
+    activities: {
+      ...createActivities(dependencies),
+      ...createRetentionActivities({ ...dependencies, client }),
+      ...createRecoveryActivities({ ...dependencies, client, taskQueue }),
+    },
     maxCachedWorkflows,
     maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
     maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,

@@ -3,8 +3,10 @@ import pg from 'pg';
 import type { PayloadVersion } from './payload-versions';
 import { type AttemptOutcome, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
 import type { DeliveryFacts } from '../delivery-rules/delivery-texts';
+import type { RetentionBatchResult } from '../delivery-rules/retention';
 import type { EndpointSettings } from './endpoint-store';
 import type { WebhookEventType } from './event-types';
+import { type EventSearchKeys, normalisedEmail, searchKeysOf } from './event-search-keys';
 
 /**
  * The store of the delivery aggregate: webhook events (the outbox rows, with their delivery status) and their
@@ -13,18 +15,24 @@ import type { WebhookEventType } from './event-types';
 const EVENTS = 'webhook_events';
 const ATTEMPTS = 'webhook_delivery_attempts';
 const ENDPOINTS = 'webhook_endpoints';
+/** The donation, checkout and order numbers each event is about: what the admin finds it by (migration 014). */
+const REFERENCES = 'webhook_event_references';
 /** Channel of the insert trigger of migration 008 (kept literal there: migrations do not change with the code). */
 const EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
 
-/** A row of webhook_events. */
-export interface WebhookEventRow {
+/** A row of webhook_events, with the keys the admin searches it by (written with the event). */
+export interface WebhookEventRow extends Omit<EventSearchKeys, 'references'> {
   id: number;
   endpoint_id: number;
   event_type: WebhookEventType;
   payload_version: PayloadVersion;
   source_key: string;
-  /** The envelope exactly as sent; normally JSON, but shown as text when it is not. */
+  /** The envelope exactly as sent; normally JSON, but shown as text when it is not. Empty once dropped. */
   payload: string;
+  /** A test event sent from the admin page (sent with `webhook-test: 1`). */
+  test: boolean;
+  /** When retention dropped the payload and the response bodies; null while they are kept. */
+  payload_dropped_at: Date | null;
   status: DeliveryStatus;
   /** Attempts made, scheduled and manual alike. */
   attempts: number;
@@ -60,7 +68,8 @@ export interface DeliveryAttemptRow {
 export type NewWebhookEvent = Pick<
   WebhookEventRow,
   'id' | 'endpoint_id' | 'event_type' | 'payload_version' | 'source_key' | 'payload' | 'created_at'
->;
+> &
+  Partial<Pick<WebhookEventRow, 'test'>>;
 
 /** Reserves the id of an event about to be written: its envelope, rendered before the insert, carries it. */
 export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
@@ -70,14 +79,20 @@ export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
   return Number(id);
 }
 
-/** Writes a new event, status waiting. False when an event of the same `source_key` exists (a repeated cause). */
+/**
+ * Writes a new event, status waiting, with the keys the admin searches it by. False when an event of the same
+ * `source_key` exists (a repeated cause).
+ */
 export async function insertEvent(trx: Knex.Transaction, event: NewWebhookEvent): Promise<boolean> {
+  const { references, ...keys } = searchKeysOf(event.payload);
   const inserted = await trx(EVENTS)
-    .insert({ ...event, status: 'waiting', updated_at: event.created_at })
+    .insert({ ...event, ...keys, status: 'waiting', updated_at: event.created_at })
     .onConflict('source_key')
     .ignore()
     .returning('id');
-  return inserted.length > 0;
+  if (inserted.length === 0) return false;
+  if (references.length > 0) await trx(REFERENCES).insert(references.map((reference) => ({ reference, event_id: event.id })));
+  return true;
 }
 
 // --- Starting deliveries (the relay) ---
@@ -160,14 +175,38 @@ export interface EventDelivery {
   status: DeliveryStatus;
   attempts: number;
   facts: DeliveryFacts;
+  /** Retention dropped its payload: there is nothing left to send. */
+  payloadDropped: boolean;
 }
 
+type EventDeliveryRow = DeliveryFactsRow & Pick<WebhookEventRow, 'status' | 'attempts' | 'payload_dropped_at'>;
+const EVENT_DELIVERY_COLUMNS = [...DELIVERY_FACTS_COLUMNS, 'e.status', 'e.attempts', 'e.payload_dropped_at'];
+
+const eventDeliveryOf = (row: EventDeliveryRow): EventDelivery => ({
+  status: row.status,
+  attempts: row.attempts,
+  facts: deliveryFactsOf(row),
+  payloadDropped: row.payload_dropped_at !== null,
+});
+
+const eventDeliveryQuery = (db: Knex, id: number) =>
+  db(`${EVENTS} as e`).join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id').where('e.id', id).first(EVENT_DELIVERY_COLUMNS);
+
 export async function findEventDelivery(db: Knex, id: number): Promise<EventDelivery | undefined> {
-  const row: (DeliveryFactsRow & Pick<WebhookEventRow, 'status' | 'attempts'>) | undefined = await db(`${EVENTS} as e`)
-    .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
-    .where('e.id', id)
-    .first([...DELIVERY_FACTS_COLUMNS, 'e.status', 'e.attempts']);
-  return row && { status: row.status, attempts: row.attempts, facts: deliveryFactsOf(row) };
+  const row: EventDeliveryRow | undefined = await eventDeliveryQuery(db, id);
+  return row && eventDeliveryOf(row);
+}
+
+/**
+ * Runs `use` with the event read and its row share-locked until `use` returns (undefined: no such event). A resend
+ * hands its request to Temporal inside: the retention purge skips rows locked this way and asks Temporal about the
+ * rest, so it never deletes an event (or drops its payload) whose resend is being requested or is running.
+ */
+export async function withEventHeldForResend<T>(db: Knex, id: number, use: (event: EventDelivery | undefined) => Promise<T>): Promise<T> {
+  return db.transaction(async (trx) => {
+    const row: EventDeliveryRow | undefined = await eventDeliveryQuery(trx, id).forShare('e');
+    return use(row && eventDeliveryOf(row));
+  });
 }
 
 export interface EventListener {
@@ -225,6 +264,8 @@ export type EndpointForAttempt = Pick<EndpointSettings, 'url' | 'active' | 'basi
 export interface EventForAttempt {
   eventType: WebhookEventType;
   payload: string;
+  /** A test event: sent with the header `webhook-test: 1`. */
+  test: boolean;
   endpoint: EndpointForAttempt;
   /** This attempt with the event after it, when it is recorded already: it must not be sent again. */
   recorded: (AttemptResult & DeliveryProgress) | undefined;
@@ -247,6 +288,7 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
       'p.signing_secret',
       'e.event_type',
       'e.payload',
+      'e.test',
       'e.status',
       'e.next_attempt_at',
       'a.outcome as recorded_outcome',
@@ -259,6 +301,7 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
   return {
     eventType: row.event_type,
     payload: row.payload,
+    test: row.test,
     endpoint: {
       url: row.url,
       active: row.active,
@@ -379,12 +422,31 @@ export async function findRecordedProgress(db: Knex, eventId: number): Promise<R
 export interface EventFilters {
   status?: DeliveryStatus;
   event?: WebhookEventType;
+  /** The payment's transaction id, exactly. */
+  transactionId?: string;
+  /** A donation, checkout or order number the event is about (a position's number finds its checkout's event). */
+  reference?: string;
+  /** The donor's, subscriber's or customer's e-mail, without regard to case. */
+  email?: string;
+  /** Created at or after. */
+  createdFrom?: Date;
+  /** Created before. */
+  createdTo?: Date;
 }
 
 /** The columns of the event list: everything but the payload and the last error. */
 export type EventSummaryRow = Pick<
   WebhookEventRow,
-  'id' | 'event_type' | 'created_at' | 'status' | 'attempts' | 'last_response_code' | 'last_response_body' | 'next_attempt_at' | 'delivered_at'
+  | 'id'
+  | 'event_type'
+  | 'created_at'
+  | 'status'
+  | 'attempts'
+  | 'last_response_code'
+  | 'last_response_body'
+  | 'next_attempt_at'
+  | 'delivered_at'
+  | 'test'
 >;
 
 const SUMMARY_COLUMNS = [
@@ -397,23 +459,39 @@ const SUMMARY_COLUMNS = [
   'last_response_body',
   'next_attempt_at',
   'delivered_at',
+  'test',
 ] as const satisfies readonly (keyof EventSummaryRow)[];
 
-/** One page of events, newest first, optionally only one status and one event type, with the total count. */
+/** The events the filters select (each one indexed: docs/admin.md shows the plans). */
+function filteredEvents(db: Knex, filters: EventFilters) {
+  const query = db(EVENTS);
+  if (filters.status) query.where('status', filters.status);
+  if (filters.event) query.where('event_type', filters.event);
+  if (filters.transactionId !== undefined) query.where('transaction_id', filters.transactionId);
+  if (filters.reference !== undefined) query.whereIn('id', db(REFERENCES).select('event_id').where('reference', filters.reference));
+  if (filters.email !== undefined) query.where('donor_email', normalisedEmail(filters.email));
+  if (filters.createdFrom) query.where('created_at', '>=', filters.createdFrom);
+  if (filters.createdTo) query.where('created_at', '<', filters.createdTo);
+  return query;
+}
+
+/** One page of the events the filters select, newest first, with the total count. */
 export async function listEvents(
   db: Knex,
   filters: EventFilters,
   page: { limit: number; offset: number },
 ): Promise<{ count: number; rows: EventSummaryRow[] }> {
-  const filtered = () => {
-    const query = db(EVENTS);
-    if (filters.status) query.where('status', filters.status);
-    if (filters.event) query.where('event_type', filters.event);
-    return query;
-  };
   const [[{ count }], rows] = await Promise.all([
-    filtered().count<{ count: string }[]>({ count: '*' }),
-    filtered().select(SUMMARY_COLUMNS).orderBy('id', 'desc').limit(page.limit).offset(page.offset) as Promise<EventSummaryRow[]>,
+    filteredEvents(db, filters).count<{ count: string }[]>({ count: '*' }),
+    filteredEvents(db, filters)
+      .select(SUMMARY_COLUMNS)
+      // Newest first by creation (ids follow it), so that a created range is read from its index in order.
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(page.limit)
+      .offset(page.offset) as Promise<EventSummaryRow[]>,
   ]);
   return { count: Number(count), rows };
 }
@@ -428,6 +506,193 @@ export async function findEventWithAttempts(
     db(ATTEMPTS).where({ event_id: id }).orderBy('number') as Promise<DeliveryAttemptRow[]>,
   ]);
   return event && { event, attempts };
+}
+
+// --- Bulk recovery (admin API and the recovery workflow) ---
+
+/** The statuses a recovery resends: an event that failed and waits for a retry, or gave up. */
+export const RECOVERABLE_STATUSES = ['failed', 'max_retries_reached'] as const satisfies readonly DeliveryStatus[];
+
+export interface RecoveryFilter {
+  /** Created at or after. */
+  createdFrom: Date;
+  /** Created before. */
+  createdTo: Date;
+  /** Only these types; empty: every type. */
+  eventTypes: readonly WebhookEventType[];
+}
+
+/** Events a recovery resends: failed or at max retries, created in the range, of the types; no test events, none without payload. */
+function recoverableEvents(db: Knex, { createdFrom, createdTo, eventTypes }: RecoveryFilter) {
+  const query = db(EVENTS)
+    .whereIn('status', RECOVERABLE_STATUSES)
+    .where('created_at', '>=', createdFrom)
+    .where('created_at', '<', createdTo)
+    .where('test', false)
+    .whereNull('payload_dropped_at');
+  if (eventTypes.length > 0) query.whereIn('event_type', eventTypes);
+  return query;
+}
+
+export interface RecoverableCount {
+  total: number;
+  byStatus: Record<(typeof RECOVERABLE_STATUSES)[number], number>;
+}
+
+export async function countRecoverableEvents(db: Knex, filter: RecoveryFilter): Promise<RecoverableCount> {
+  const rows: Array<{ status: (typeof RECOVERABLE_STATUSES)[number]; count: string }> = await recoverableEvents(db, filter)
+    .select('status')
+    .count({ count: '*' })
+    .groupBy('status');
+  const byStatus = { failed: 0, max_retries_reached: 0 };
+  for (const row of rows) byStatus[row.status] = Number(row.count);
+  return { total: byStatus.failed + byStatus.max_retries_reached, byStatus };
+}
+
+/** The next `limit` ids of the events a recovery resends, after `afterId`, in id order. */
+export async function listRecoverableEventIds(db: Knex, filter: RecoveryFilter, afterId: number, limit: number): Promise<number[]> {
+  const rows: Array<{ id: number }> = await recoverableEvents(db, filter).where('id', '>', afterId).orderBy('id').limit(limit).select('id');
+  return rows.map((row) => row.id);
+}
+
+/** The outcome of the first attempt after `seenAttempts`, once it is recorded. */
+export async function findOutcomeAfter(db: Knex, eventId: number, seenAttempts: number): Promise<AttemptOutcome | undefined> {
+  const row: Pick<DeliveryAttemptRow, 'outcome'> | undefined = await db(ATTEMPTS)
+    .where({ event_id: eventId })
+    .where('number', '>', seenAttempts)
+    .orderBy('number')
+    .first('outcome');
+  return row?.outcome;
+}
+
+// --- Retention (the purge workflow's activities) ---
+
+/** The statuses after which nothing is scheduled: only these events are ever deleted or lose their payload. */
+export const ENDED_STATUSES = ['delivered', 'max_retries_reached'] as const satisfies readonly DeliveryStatus[];
+
+export interface RetentionBatch {
+  /** Events created before this are due. */
+  createdBefore: Date;
+  limit: number;
+  /** Ids passed over before because their workflow was running; the batch does not look at them again. */
+  passedOver: readonly number[];
+  /**
+   * Which of these events (all at max retries reached) have a running workflow: a resend may be making an attempt.
+   * Asked inside the batch's transaction, after its rows are locked.
+   */
+  runningAmong(eventIds: number[]): Promise<number[]>;
+}
+
+/**
+ * Locks up to `limit` due events, oldest first: ended, created before the cutoff, not passed over before, not locked by
+ * anyone else (a resend being requested holds its row: withEventHeldForResend). Those at max retries whose workflow
+ * runs (a resend) are passed over; `apply` handles the rest in the same transaction.
+ */
+async function inRetentionBatch(
+  db: Knex,
+  batch: RetentionBatch,
+  due: (query: Knex.QueryBuilder) => Knex.QueryBuilder,
+  apply: (trx: Knex.Transaction, eventIds: number[]) => Promise<number>,
+): Promise<RetentionBatchResult> {
+  return db.transaction(async (trx) => {
+    const rows: Array<Pick<WebhookEventRow, 'id' | 'status'>> = await due(trx(EVENTS))
+      .whereIn('status', ENDED_STATUSES)
+      .where('created_at', '<', batch.createdBefore)
+      .whereNotIn('id', batch.passedOver)
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .limit(batch.limit)
+      .forUpdate()
+      .skipLocked()
+      .select('id', 'status');
+    const maybeRunning = rows.filter((row) => row.status === 'max_retries_reached').map((row) => row.id);
+    const running = new Set(maybeRunning.length > 0 ? await batch.runningAmong(maybeRunning) : []);
+    const ids = rows.map((row) => row.id).filter((id) => !running.has(id));
+    const attempts = ids.length > 0 ? await apply(trx, ids) : 0;
+    return { events: ids.length, attempts, passedOver: [...running], done: rows.length < batch.limit };
+  });
+}
+
+/** Deletes one batch of due events with their attempts. */
+export function deleteEndedEvents(db: Knex, batch: RetentionBatch): Promise<RetentionBatchResult> {
+  return inRetentionBatch(
+    db,
+    batch,
+    (query) => query,
+    async (trx, ids) => {
+      const attempts = await trx(ATTEMPTS).whereIn('event_id', ids).delete();
+      // Its numbers (webhook_event_references) go with it (ON DELETE CASCADE).
+      await trx(EVENTS).whereIn('id', ids).delete();
+      return attempts;
+    },
+  );
+}
+
+/**
+ * Drops the payload of one batch of due events that still have theirs, with everything else that holds personal
+ * data: the response bodies (a subscriber may echo the payload) and the e-mail search key. Status, response codes,
+ * errors, timings and the ids the event is found by stay until the event is deleted.
+ */
+export function dropEndedPayloads(db: Knex, batch: RetentionBatch): Promise<RetentionBatchResult> {
+  return inRetentionBatch(
+    db,
+    batch,
+    (query) => query.whereNull('payload_dropped_at'),
+    async (trx, ids) => {
+      await trx(ATTEMPTS).whereIn('event_id', ids).whereNotNull('response_body').update({ response_body: null });
+      await trx(EVENTS)
+        .whereIn('id', ids)
+        .update({ payload: '', last_response_body: null, donor_email: null, payload_dropped_at: trx.fn.now(), updated_at: trx.fn.now() });
+      return 0;
+    },
+  );
+}
+
+// --- Delivery health (admin page) ---
+
+export interface AttemptsInHour {
+  hour: Date;
+  delivered: number;
+  failed: number;
+}
+
+export interface AttemptStatistics {
+  /** Attempts in the period, per hour (hours without attempts left out), oldest first. */
+  hours: AttemptsInHour[];
+  attempts: number;
+  delivered: number;
+  /** Median and 95th percentile of the attempts' durations; null without attempts. */
+  medianMs: number | null;
+  p95Ms: number | null;
+  /** When the last successful attempt (ever) started. */
+  lastDeliveredAt: Date | null;
+}
+
+/** Delivery attempts started in [from, to): per hour and outcome, their duration percentiles, and the last success. */
+export async function attemptStatistics(db: Knex, from: Date, to: Date): Promise<AttemptStatistics> {
+  const inPeriod = () => db(ATTEMPTS).where('started_at', '>=', from).where('started_at', '<', to);
+  const [hours, [totals], lastDelivered] = await Promise.all([
+    inPeriod()
+      .select(db.raw("date_trunc('hour', started_at, 'UTC') AS hour"))
+      .select(db.raw("count(*) FILTER (WHERE outcome = 'delivered')::int AS delivered"))
+      .select(db.raw("count(*) FILTER (WHERE outcome = 'failed')::int AS failed"))
+      .groupByRaw('1')
+      .orderByRaw('1') as Promise<AttemptsInHour[]>,
+    inPeriod().select(
+      db.raw('count(*)::int AS attempts'),
+      db.raw("count(*) FILTER (WHERE outcome = 'delivered')::int AS delivered"),
+      db.raw('percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS median_ms'),
+      db.raw('percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95_ms'),
+    ) as Promise<Array<{ attempts: number; delivered: number; median_ms: number | null; p95_ms: number | null }>>,
+    db(ATTEMPTS).where('outcome', 'delivered').max<{ max: Date | null }>('started_at as max').first(),
+  ]);
+  return {
+    hours,
+    attempts: totals.attempts,
+    delivered: totals.delivered,
+    medianMs: totals.median_ms,
+    p95Ms: totals.p95_ms,
+    lastDeliveredAt: lastDelivered?.max ?? null,
+  };
 }
 
 // --- Counting (metrics) ---

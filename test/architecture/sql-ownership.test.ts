@@ -35,6 +35,7 @@ const OWNERS: Record<string, string> = {
   webhook_endpoints: 'src/webhooks/endpoint-store.ts',
   webhook_events: 'src/webhooks/event-store.ts',
   webhook_delivery_attempts: 'src/webhooks/event-store.ts',
+  webhook_event_references: 'src/webhooks/event-store.ts',
 };
 
 /** Read queries of a store that join another store's tables: the donation rows show contact and campaign, … */

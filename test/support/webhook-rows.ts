@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
+import type { WebhookEventType } from '../../src/webhooks/event-types';
 import { sealEndpointSecrets } from '../../src/webhooks/endpoint-store';
 import { presentedDonor } from './platform-donor';
+import { insertEvent as writeEvent } from '../../src/webhooks/event-store';
 
 /** The key of the endpoints these helpers insert: give it to the activities that deliver their events. */
 export const TEST_KEYRING = createKeyring([generateSecretKey()]);
@@ -77,14 +79,18 @@ export async function insertEvent(
   const { rows } = await db.raw(`SELECT nextval(pg_get_serial_sequence('webhook_events', 'id')) AS id`);
   const id = Number(rows[0].id);
   const payload = donationEnvelope(id, eventType, transactionId);
-  await db('webhook_events').insert({
-    id,
-    endpoint_id: endpointId,
-    event_type: eventType,
-    payload_version: 'v2.1',
-    source_key: `${eventType}:${transactionId}`,
-    payload,
-  });
+  // Through the event store, as the platform writes it (with the keys the admin searches it by).
+  await db.transaction((trx) =>
+    writeEvent(trx, {
+      id,
+      endpoint_id: endpointId,
+      event_type: eventType as WebhookEventType,
+      payload_version: 'v2.1',
+      source_key: `${eventType}:${transactionId}`,
+      payload,
+      created_at: new Date(),
+    }),
+  );
   return { id, payload };
 }
 

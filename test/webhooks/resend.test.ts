@@ -129,6 +129,19 @@ describe('refusals', () => {
     expect(await done.json()).toMatchObject({ code: 'already_delivered' });
   });
 
+  test('409 once retention dropped the payload: nothing is left to send; the detail says when it was dropped', async () => {
+    const event = await insertEvent(db, await insertEndpoint(db, { url: 'http://127.0.0.1:9/unused' }));
+    await db('webhook_events')
+      .where({ id: event.id })
+      .update({ status: 'max_retries_reached', attempts: 5, payload: '', payload_dropped_at: new Date('2025-10-01T01:15:00Z') });
+    const refused = await resend(baseUrl, event.id);
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ code: 'payload_dropped' });
+    expect((await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).describe().catch(() => undefined))?.status).toBeUndefined();
+    const detail = await fetch(`${baseUrl}/admin/api/webhook-events/${event.id}`, { headers: { authorization: staff } });
+    expect(await detail.json()).toMatchObject({ payload: null, payload_is_json: false, payload_dropped_at: '2025-10-01T01:15:00Z' });
+  });
+
   test('503 when the app has no way to reach Temporal', async () => {
     const withoutTemporal = await serve(false);
     const event = await insertEvent(db, await insertEndpoint(db, { url: 'http://127.0.0.1:9/unused' }));

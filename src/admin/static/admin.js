@@ -2,11 +2,14 @@
 // Every value from the API reaches the page as text (textContent / text nodes), never as HTML: subscriber response
 // bodies and payloads are arbitrary bytes from outside. The Content-Security-Policy forbids inline script as well.
 
+import { deliveryChart } from './chart.js';
+
 const PAGE_SIZE = 20;
 const AUTO_REFRESH_MS = 10_000;
 const FOLLOW_UP_MS = 1_000;
 const FOLLOW_UP_ROUNDS = 30;
 const SNIPPET_LENGTH = 80;
+const RECOVERY_POLL_MS = 1_000;
 const TOKENS_KEY = 'webhook-admin.tokens';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -37,6 +40,36 @@ const zurich = (options) => new Intl.DateTimeFormat('de-CH', { timeZone: 'Europe
 const timeFormat = zurich({ dateStyle: 'medium', timeStyle: 'medium' });
 const shortTimeFormat = zurich({ dateStyle: 'medium', timeStyle: 'short' });
 
+// datetime-local fields are read and filled in Swiss time too; the API gets UTC.
+const wallClockParts = new Intl.DateTimeFormat('en-CA', {
+  timeZone: 'Europe/Zurich',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+});
+
+/** `2025-07-15T10:30`: the Swiss wall clock at an instant, as a datetime-local field shows it. */
+function zurichWallClock(ms) {
+  const part = Object.fromEntries(wallClockParts.formatToParts(ms).map(({ type, value }) => [type, value]));
+  return `${part.year}-${part.month}-${part.day}T${part.hour}:${part.minute}`;
+}
+
+/** A datetime-local value read as Swiss time, as UTC ISO text; '' for an empty or incomplete field. */
+function fromZurichInput(value) {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(value);
+  if (!match) return '';
+  const wall = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4]), Number(match[5]));
+  // The offset depends on the instant sought: two corrections settle it, also next to a change of summer time.
+  let instant = wall;
+  for (let round = 0; round < 2; round++) instant += wall - Date.parse(`${zurichWallClock(instant)}:00Z`);
+  return new Date(instant).toISOString().replace('.000Z', 'Z');
+}
+
+const toZurichInput = (iso) => (iso ? zurichWallClock(Date.parse(iso)) : '');
+
 function time(iso, format = timeFormat) {
   if (!iso) return dash();
   return h('time', { datetime: iso, title: iso }, format.format(new Date(iso)));
@@ -52,6 +85,8 @@ function statusBadge(event) {
   const known = info.statuses.some((status) => status.value === event.status);
   return h('span', { class: `badge status-${known ? event.status : 'unknown'}` }, event.status_label);
 }
+
+const testBadge = (event) => (event.test ? h('span', { class: 'badge test', title: 'Testereignis (webhook-test: 1)' }, 'Test') : null);
 
 function showFlash(kind, message) {
   const flash = $('#flash');
@@ -164,18 +199,22 @@ function forgetSession() {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// State and routing (#/events?status=&event=&page=, #/events/<id>, #/endpoint)
+// State and routing (#/events?status=&event=&transaction_id=…&page=, #/events/<id>, #/health?window=,
+// #/recovery, #/recovery/<id>, #/endpoint)
 
 /** GET /admin/api/info once signed in: user name, filter and form choices, Temporal UI address. */
 let info = null;
+/** The list's parameters, as the admin API names them: filters, search and created range. */
+const SEARCH_KEYS = ['transaction_id', 'reference', 'email'];
+const LIST_KEYS = ['status', 'event', ...SEARCH_KEYS, 'created_from', 'created_to'];
 /** Where "back" from an event leads: the list as last filtered. */
-let lastListRoute = { status: '', event: '', page: 1 };
+let lastListRoute = { view: 'events', page: 1 };
 /** Each render takes a ticket; an answer that arrives after the user moved on is dropped. */
 let ticket = 0;
 let autoRefreshTimer = null;
 let followUpTimer = null;
 
-const VIEWS = ['login', 'events', 'event', 'endpoint'];
+const VIEWS = ['login', 'events', 'event', 'health', 'recovery', 'endpoint'];
 
 function showView(name) {
   $('#loading').hidden = true;
@@ -192,19 +231,23 @@ function showView(name) {
 
 function parseRoute() {
   const [path, query = ''] = location.hash.replace(/^#/, '').split('?');
+  const params = new URLSearchParams(query);
   const detail = /^\/events\/([1-9][0-9]{0,14})$/.exec(path);
   if (detail) return { view: 'event', id: detail[1] };
   if (path === '/endpoint') return { view: 'endpoint' };
-  const params = new URLSearchParams(query);
+  if (path === '/health') return { view: 'health', window: params.get('window') === '7d' ? '7d' : '24h' };
+  const recovery = /^\/recovery(?:\/([A-Za-z0-9_-]{8,64}))?$/.exec(path);
+  if (recovery) return { view: 'recovery', id: recovery[1] ?? null };
   const page = /^[1-9][0-9]{0,5}$/.test(params.get('page') ?? '') ? Number(params.get('page')) : 1;
-  return { view: 'events', status: params.get('status') ?? '', event: params.get('event') ?? '', page };
+  const route = { view: 'events', page };
+  for (const key of LIST_KEYS) route[key] = params.get(key) ?? '';
+  return route;
 }
 
-function eventsHash({ status, event, page }) {
+function eventsHash(route) {
   const params = new URLSearchParams();
-  if (status) params.set('status', status);
-  if (event) params.set('event', event);
-  if (page > 1) params.set('page', String(page));
+  for (const key of LIST_KEYS) if (route[key]) params.set(key, route[key]);
+  if (route.page > 1) params.set('page', String(route.page));
   const query = params.toString();
   return query ? `#/events?${query}` : '#/events';
 }
@@ -221,6 +264,8 @@ async function render() {
   try {
     if (route.view === 'event') await renderEvent(route.id, mine);
     else if (route.view === 'endpoint') await renderEndpoint(mine);
+    else if (route.view === 'health') await renderHealth(route, mine);
+    else if (route.view === 'recovery') await renderRecovery(route, mine);
     else await renderEvents(route, mine);
   } catch (err) {
     if (mine === ticket) handleError(err);
@@ -238,12 +283,15 @@ function handleError(err) {
   else showFlash('error', 'Der Server ist nicht erreichbar.');
 }
 
-/** Reloads the list or the event shown; never the endpoint form, which would throw away what is being typed. */
+/**
+ * Reloads the list, the event or the health view shown; never a form, which would throw away what is being typed
+ * (a recovery's progress reloads itself while it runs).
+ */
 function setAutoRefresh(on) {
   clearInterval(autoRefreshTimer);
   autoRefreshTimer = on
     ? setInterval(() => {
-        if (parseRoute().view !== 'endpoint') void render();
+        if (['events', 'event', 'health'].includes(parseRoute().view)) void render();
       }, AUTO_REFRESH_MS)
     : null;
 }
@@ -297,9 +345,11 @@ function fillChoices() {
   $('#version-hint').textContent = info.payload_versions.every((v) => v.selectable)
     ? 'Neue Felder erscheinen erst nach einem Wechsel der Version.'
     : 'v2.1 setzt die Warenkorb-Logik des Spendenshops voraus.';
-  $('#endpoint-events').replaceChildren(
-    ...info.event_types.map((type) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'events', value: type }), h('code', {}, type))),
-  );
+  const eventChecks = () =>
+    info.event_types.map((type) => h('label', { class: 'check' }, h('input', { type: 'checkbox', name: 'events', value: type }), h('code', {}, type)));
+  $('#endpoint-events').replaceChildren(...eventChecks());
+  $('#recovery-events').replaceChildren(...eventChecks());
+  $('#test-event-form').event.replaceChildren(...info.event_types.map((type) => h('option', { value: type }, type)));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -307,8 +357,7 @@ function fillChoices() {
 
 async function renderEvents(route, mine) {
   const params = new URLSearchParams({ page: String(route.page), page_size: String(PAGE_SIZE) });
-  if (route.status) params.set('status', route.status);
-  if (route.event) params.set('event', route.event);
+  for (const key of LIST_KEYS) if (route[key]) params.set(key, route[key]);
   let data;
   try {
     data = await api('GET', `/admin/api/webhook-events?${params}`);
@@ -325,13 +374,14 @@ async function renderEvents(route, mine) {
   const filters = $('#filters');
   filters.status.value = route.status;
   filters.event.value = route.event;
+  fillSearch(route);
   const rows = data.results.map((event) => {
     const open = () => (location.hash = `#/events/${event.id}`);
     return h(
       'tr',
       { class: 'clickable', onclick: open },
       h('td', { class: 'num' }, h('a', { href: `#/events/${event.id}` }, `#${event.id}`)),
-      h('td', {}, h('code', {}, event.event)),
+      h('td', {}, h('code', {}, event.event), testBadge(event)),
       h('td', {}, time(event.created_at, shortTimeFormat)),
       h('td', {}, statusBadge(event)),
       h('td', { class: 'num' }, String(event.attempts)),
@@ -354,9 +404,41 @@ async function renderEvents(route, mine) {
   showView('events');
 }
 
-function onFilterChange() {
+/** The list as the filters and the search form say now: a change of either applies what is typed in the other. */
+function listRouteFromForms() {
   const filters = $('#filters');
-  location.hash = eventsHash({ status: filters.status.value, event: filters.event.value, page: 1 });
+  const search = $('#search');
+  const route = { view: 'events', page: 1, status: filters.status.value, event: filters.event.value };
+  const term = search.term.value.trim();
+  if (term) route[search.by.value] = term;
+  route.created_from = fromZurichInput(search.created_from.value);
+  route.created_to = fromZurichInput(search.created_to.value);
+  return route;
+}
+
+function onFilterChange() {
+  location.hash = eventsHash(listRouteFromForms());
+}
+
+/** The search form as the route says (the list's address holds the search, so it can be bookmarked). */
+function fillSearch(route) {
+  const form = $('#search');
+  const by = SEARCH_KEYS.find((key) => route[key]) ?? form.by.value;
+  form.by.value = by;
+  form.term.value = route[by] ?? '';
+  form.created_from.value = toZurichInput(route.created_from);
+  form.created_to.value = toZurichInput(route.created_to);
+}
+
+function onSearch(submit) {
+  submit.preventDefault();
+  location.hash = eventsHash(listRouteFromForms());
+}
+
+function resetSearch() {
+  const { status, event } = parseRoute();
+  $('#search').reset();
+  location.hash = eventsHash({ status, event, page: 1 });
 }
 
 function turnPage(step) {
@@ -370,11 +452,11 @@ function turnPage(step) {
 const RESENDABLE = ['failed', 'max_retries_reached'];
 const OUTCOME_LABELS = { delivered: 'Zugestellt', failed: 'Fehlgeschlagen' };
 
-function temporalLink(workflowId) {
+function temporalLink(workflowId, id = 'temporal-link') {
   const base = info.temporal_ui_url;
   if (!base || !/^https?:\/\//i.test(base)) return null;
   const href = `${base}/namespaces/${encodeURIComponent(info.temporal_namespace)}/workflows/${encodeURIComponent(workflowId)}`;
-  return h('a', { href, target: '_blank', rel: 'noopener noreferrer', class: 'button', id: 'temporal-link' }, 'Workflow in Temporal UI ↗');
+  return h('a', { href, target: '_blank', rel: 'noopener noreferrer', class: 'button', id }, 'Workflow in Temporal UI ↗');
 }
 
 function field(label, value) {
@@ -388,7 +470,7 @@ function block(text) {
 async function renderEvent(id, mine) {
   const event = await api('GET', `/admin/api/webhook-events/${id}`);
   if (mine !== ticket) return;
-  const canResend = RESENDABLE.includes(event.status);
+  const canResend = RESENDABLE.includes(event.status) && !event.payload_dropped_at;
   const resendButton = h(
     'button',
     {
@@ -396,7 +478,13 @@ async function renderEvent(id, mine) {
       id: 'resend',
       class: 'primary',
       disabled: !canResend,
-      title: canResend ? null : event.status === 'delivered' ? 'Bereits zugestellt' : 'Der erste Versuch steht noch aus',
+      title: canResend
+        ? null
+        : event.payload_dropped_at
+          ? 'Die Payload wurde nach Ablauf der Aufbewahrungsfrist gelöscht'
+          : event.status === 'delivered'
+            ? 'Bereits zugestellt'
+            : 'Der erste Versuch steht noch aus',
       onclick: () => resend(event, resendButton),
     },
     'Erneut senden',
@@ -422,6 +510,7 @@ async function renderEvent(id, mine) {
       { class: 'heading' },
       h('h1', {}, `Ereignis #${event.id}`),
       statusBadge(event),
+      testBadge(event),
       h('div', { class: 'spacer' }),
       temporalLink(event.workflow_id),
       resendButton,
@@ -459,7 +548,15 @@ async function renderEvent(id, mine) {
         : h('p', { class: 'empty muted' }, 'Noch kein Zustellversuch.'),
     ),
     h('h2', {}, 'Payload'),
-    h('pre', { class: 'block payload', id: 'payload' }, event.payload_is_json ? JSON.stringify(event.payload, null, 2) : event.payload),
+    event.payload_dropped_at
+      ? h(
+          'p',
+          { class: 'notice', id: 'payload-dropped' },
+          'Payload und Antworttexte wurden nach Ablauf der Aufbewahrungsfrist gelöscht (',
+          time(event.payload_dropped_at),
+          '). Status, Antwortcodes und Versuche bleiben bis zur Löschung des Ereignisses.',
+        )
+      : h('pre', { class: 'block payload', id: 'payload' }, event.payload_is_json ? JSON.stringify(event.payload, null, 2) : event.payload),
   );
   showView('event');
 }
@@ -495,6 +592,204 @@ async function lookAgain(id, attemptsBefore, rounds) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Delivery health (#/health?window=24h|7d)
+
+const percent = new Intl.NumberFormat('de-CH', { style: 'percent', maximumFractionDigits: 1 });
+const number = new Intl.NumberFormat('de-CH');
+const seconds = new Intl.NumberFormat('de-CH', { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+
+function stat(label, value, className = '') {
+  return h('dl', { class: `stat ${className}` }, h('dt', {}, label), h('dd', {}, value));
+}
+
+async function renderHealth(route, mine) {
+  const data = await api('GET', `/admin/api/delivery-health?window=${route.window}`);
+  if (mine !== ticket) return;
+  for (const link of document.querySelectorAll('#health-view .segmented a')) {
+    link.setAttribute('aria-current', String(link.dataset.window === route.window));
+  }
+  $('#health-range').textContent = `seit ${shortTimeFormat.format(new Date(data.from))}`;
+  const rate = data.success_rate;
+  const ms = (value) => (value === null ? dash() : value < 1000 ? `${number.format(value)} ms` : `${seconds.format(value / 1000)} s`);
+  $('#health-stats').replaceChildren(
+    stat('Zustellversuche', [number.format(data.attempts), h('small', { class: 'muted' }, `${number.format(data.failed)} fehlgeschlagen`)]),
+    stat('Erfolgsquote', rate === null ? dash() : percent.format(rate), rate === null ? '' : rate >= 0.95 ? 'good' : rate < 0.8 ? 'bad' : ''),
+    stat('Median Versuchsdauer', ms(data.median_ms)),
+    stat('95. Perzentil', ms(data.p95_ms)),
+    stat('Letzte erfolgreiche Zustellung', time(data.last_success_at, shortTimeFormat)),
+  );
+  $('#health-chart').replaceChildren(deliveryChart(data.hours));
+  showView('health');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bulk recovery (#/recovery, #/recovery/<id>)
+
+/** The preview shown, with the idempotency key its start uses: a double click or a retried start starts one recovery. */
+let recoveryPreview = null;
+let recoveryTimer = null;
+
+const RECOVERY_STATUS_LABELS = {
+  running: 'Läuft',
+  completed: 'Abgeschlossen',
+  failed: 'Fehlgeschlagen',
+  cancelled: 'Abgebrochen',
+  terminated: 'Beendet',
+  timed_out: 'Zeit abgelaufen',
+};
+
+function recoveryFilter(form) {
+  return {
+    created_from: fromZurichInput(form.created_from.value),
+    created_to: fromZurichInput(form.created_to.value),
+    events: Array.from(form.querySelectorAll('[name=events]:checked'), (box) => box.value),
+  };
+}
+
+function showRecoveryError(message) {
+  const error = $('#recovery-error');
+  error.textContent = message;
+  error.hidden = !message;
+}
+
+function forgetRecoveryPreview() {
+  recoveryPreview = null;
+  $('#recovery-preview').hidden = true;
+}
+
+async function onRecoveryPreview(submit) {
+  submit.preventDefault();
+  const form = submit.currentTarget;
+  forgetRecoveryPreview();
+  showRecoveryError('');
+  const filter = recoveryFilter(form);
+  if (!filter.created_from || !filter.created_to) return showRecoveryError('Beginn und Ende des Zeitraums angeben.');
+  try {
+    const preview = await api('POST', '/admin/api/recoveries/preview', filter);
+    recoveryPreview = { filter, key: crypto.randomUUID() };
+    const { failed, max_retries_reached: exhausted } = preview.by_status;
+    $('#recovery-count').textContent =
+      preview.count === 0
+        ? 'Keine Ereignisse in diesem Zeitraum sind fehlgeschlagen.'
+        : `${preview.count} ${preview.count === 1 ? 'Ereignis wird' : 'Ereignisse werden'} erneut gesendet: ${failed} fehlgeschlagen, ${exhausted} mit maximalen Wiederholungen.`;
+    const start = $('#recovery-start');
+    start.textContent = `${preview.count} ${preview.count === 1 ? 'Ereignis' : 'Ereignisse'} erneut senden`;
+    start.disabled = preview.count === 0;
+    start.hidden = preview.count === 0;
+    $('#recovery-preview').hidden = false;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 400) showRecoveryError(`Ungültig: ${err.message}`);
+    else handleError(err);
+  }
+}
+
+async function onRecoveryStart(click) {
+  if (!recoveryPreview) return;
+  const button = click.currentTarget;
+  button.disabled = true;
+  try {
+    const recovery = await api('POST', '/admin/api/recoveries', { ...recoveryPreview.filter, idempotency_key: recoveryPreview.key });
+    forgetRecoveryPreview();
+    location.hash = `#/recovery/${recovery.id}`;
+  } catch (err) {
+    button.disabled = false;
+    handleError(err);
+  }
+}
+
+async function renderRecovery(route, mine) {
+  clearTimeout(recoveryTimer);
+  const form = $('#recovery-form');
+  const progress = $('#recovery-progress');
+  form.hidden = Boolean(route.id);
+  progress.hidden = !route.id;
+  if (!route.id) {
+    showView('recovery');
+    return;
+  }
+  const recovery = await api('GET', `/admin/api/recoveries/${route.id}`);
+  if (mine !== ticket) return;
+  progress.replaceChildren(recoveryCard(recovery));
+  showView('recovery');
+  if (recovery.status === 'running' || !recovery.progress) {
+    recoveryTimer = setTimeout(() => {
+      if (mine === ticket) void render();
+    }, RECOVERY_POLL_MS);
+  }
+}
+
+function recoveryCard(recovery) {
+  const counts = recovery.progress;
+  const count = (key) => (counts ? number.format(counts[key]) : dash());
+  const statusClass = recovery.status === 'completed' ? 'status-delivered' : recovery.status === 'running' ? 'status-waiting' : 'status-max_retries_reached';
+  return h(
+    'div',
+    { class: 'card', id: 'recovery-card' },
+    h(
+      'div',
+      { class: 'heading' },
+      h('h2', { class: 'flush-top' }, 'Wiederherstellung'),
+      h('span', { class: `badge ${statusClass}`, id: 'recovery-status' }, RECOVERY_STATUS_LABELS[recovery.status] ?? recovery.status),
+      h('div', { class: 'spacer' }),
+      temporalLink(recovery.workflow_id, 'recovery-temporal-link'),
+      h('a', { href: '#/recovery', class: 'button' }, 'Neue Wiederherstellung'),
+    ),
+    counts
+      ? [
+          h('progress', { id: 'recovery-bar', max: String(Math.max(1, counts.total)), value: String(Math.min(counts.processed, counts.total)) }),
+          h('p', { id: 'recovery-summary' }, `${counts.processed} von ${counts.total} bearbeitet`),
+        ]
+      : h('p', { class: 'muted', id: 'recovery-summary' }, 'Der Fortschritt wird gleich angezeigt…'),
+    h(
+      'div',
+      { class: 'stats', id: 'recovery-counts' },
+      stat('Zugestellt', count('delivered'), counts && counts.delivered > 0 ? 'good' : ''),
+      stat('Erneut fehlgeschlagen', count('failed'), counts && counts.failed > 0 ? 'bad' : ''),
+      stat('Übersprungen', count('skipped')),
+      stat('Ohne Antwort (2 Min.)', count('unconfirmed')),
+    ),
+    h(
+      'dl',
+      { class: 'facts recovery-facts' },
+      field('Erstellt ab', time(recovery.created_from, shortTimeFormat)),
+      field('Erstellt vor', time(recovery.created_to, shortTimeFormat)),
+      field('Ereignistypen', recovery.events.length ? recovery.events.join(', ') : 'alle Typen'),
+      field('Angefordert von', recovery.requested_by),
+      field('Gestartet', time(recovery.started_at)),
+      field('Beendet', time(recovery.closed_at)),
+    ),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Test event (on the endpoint view)
+
+async function onSendTestEvent(submit) {
+  submit.preventDefault();
+  const form = submit.currentTarget;
+  const button = $('#send-test-event');
+  const result = $('#test-event-result');
+  button.disabled = true;
+  result.hidden = true;
+  try {
+    const sent = await api('POST', '/admin/api/webhook-endpoint/test-events', { event: form.event.value });
+    result.className = 'notice';
+    result.replaceChildren(
+      `Testereignis ${sent.event} (${sent.payload_version}) erstellt: `,
+      h('a', { href: `#/events/${sent.id}`, id: 'test-event-link' }, `Ereignis #${sent.id}`),
+      ' zeigt, was der Empfänger geantwortet hat.',
+    );
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status === 401) return handleError(err);
+    result.className = 'error';
+    result.textContent = `Nicht gesendet: ${err.message}`;
+  } finally {
+    result.hidden = false;
+    button.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // Endpoint configuration
 
 let endpoint = null;
@@ -504,6 +799,10 @@ async function renderEndpoint(mine) {
   if (mine !== ticket) return;
   endpoint = shown;
   fillEndpointForm();
+  // A test event goes to the saved endpoint: there must be one, switched on.
+  $('#send-test-event').disabled = !endpoint.configured || !endpoint.active;
+  $('#send-test-event').title = endpoint.configured && endpoint.active ? '' : 'Erst einen aktiven Endpunkt speichern';
+  $('#test-event-result').hidden = true;
   showView('endpoint');
 }
 
@@ -568,6 +867,7 @@ async function onSaveEndpoint(submit) {
   try {
     endpoint = await api('PUT', '/admin/api/webhook-endpoint', endpointChange(form));
     fillEndpointForm();
+    $('#send-test-event').disabled = !endpoint.active;
     showFlash('success', 'Endpunkt gespeichert.');
   } catch (err) {
     if (err instanceof ApiError && err.status === 400) {
@@ -604,6 +904,12 @@ async function start() {
     void render();
   });
   $('#filters').addEventListener('change', onFilterChange);
+  $('#search').addEventListener('submit', onSearch);
+  $('#search-reset').addEventListener('click', resetSearch);
+  $('#recovery-form').addEventListener('submit', onRecoveryPreview);
+  $('#recovery-form').addEventListener('input', forgetRecoveryPreview);
+  $('#recovery-start').addEventListener('click', onRecoveryStart);
+  $('#test-event-form').addEventListener('submit', onSendTestEvent);
   $('#filters').addEventListener('submit', (submit) => submit.preventDefault());
   $('#page-previous').addEventListener('click', () => turnPage(-1));
   $('#page-next').addEventListener('click', () => turnPage(1));

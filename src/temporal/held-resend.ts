@@ -1,0 +1,31 @@
+import type { Client } from '@temporalio/client';
+import type { Db } from '../db/knex';
+import { withEventHeldForResend } from '../webhooks/event-store';
+import { requestResend } from './delivery-workflows';
+
+/** How long a resend may hold its event's row while Temporal takes the request. */
+const RESEND_REQUEST_DEADLINE_MS = 10_000;
+
+/** What became of a resend request; `accepted` carries the attempts the request saw (it is answered by a later one). */
+export type HeldResend =
+  | { kind: 'accepted'; seenAttempts: number }
+  | { kind: 'not-found' }
+  | { kind: 'already-delivered' }
+  | { kind: 'payload-dropped' }
+  | { kind: 'not-running' };
+
+/**
+ * "Resend now" for one event (the admin's button and bulk recovery alike): reads the event with its row held, so that
+ * the retention purge can neither delete it nor drop its payload until Temporal has the request (and from then on
+ * the purge sees the workflow running), then hands the request to the delivery workflow (src/temporal/
+ * delivery-workflows.ts, which owns attempt numbers). Throws when Temporal does not answer in time.
+ */
+export async function resendHeldEvent(db: Db, client: Client, taskQueue: string, eventId: number): Promise<HeldResend> {
+  return withEventHeldForResend(db, eventId, async (event): Promise<HeldResend> => {
+    if (!event) return { kind: 'not-found' };
+    if (event.status === 'delivered') return { kind: 'already-delivered' };
+    if (event.payloadDropped) return { kind: 'payload-dropped' };
+    const answer = await client.connection.withDeadline(Date.now() + RESEND_REQUEST_DEADLINE_MS, () => requestResend(client, taskQueue, event));
+    return answer === 'accepted' ? { kind: 'accepted', seenAttempts: event.attempts } : { kind: 'not-running' };
+  });
+}
