@@ -14,7 +14,7 @@ import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { eventually } from '../support/eventually';
 import { createTimeSkippingEnvironment } from '../support/temporal';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { eventRow, insertEvent } from '../support/webhook-rows';
 
 // The operators' views of the admin page in Chromium against the real app, Temporal test server, worker, outbox relay
@@ -70,8 +70,8 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
     });
     await mkdir(SCREENSHOTS, { recursive: true });
     await page.goto(`${app.baseUrl}/admin/`);
-    await page.fill('#login-form [name=username]', 'staff');
-    await page.fill('#login-form [name=password]', 'staff-password');
+    await page.fill('#login-form [name=username]', STAFF.username);
+    await page.fill('#login-form [name=password]', STAFF.password);
     await page.click('#login-form button[type=submit]');
     await page.locator('#events-view').waitFor();
   }, 120_000);

@@ -13,7 +13,7 @@ import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent } from '../support/webhook-rows';
 
 // The admin page in a real browser against the real app (real HTTP, Postgres, Temporal test server and delivery
@@ -22,7 +22,6 @@ import { attemptRows, eventRow, insertEvent } from '../support/webhook-rows';
 const SCREENSHOTS = path.join(projectRoot, 'test-results');
 const TEMPORAL_UI = 'http://127.0.0.1:8233';
 const HOSTILE_BODY = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script> Server down';
-const STAFF = { username: 'staff', password: 'staff-password' };
 
 const runs = chromiumAvailable();
 const describeInBrowser = runs ? describe : describe.skip;
@@ -137,7 +136,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
 
     await signIn(STAFF.username, 'wrong-password');
     await page.locator('#login-error', { hasText: 'Benutzername oder Passwort ist falsch.' }).waitFor();
-    await signIn('plain', 'plain-password');
+    await signIn(NON_STAFF.username, NON_STAFF.password);
     await page.locator('#login-error', { hasText: 'keine Staff-Berechtigung' }).waitFor();
 
     await signIn(STAFF.username, STAFF.password);

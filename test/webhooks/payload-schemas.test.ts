@@ -16,6 +16,7 @@ import { PAYLOAD_VERSIONS } from '../../src/webhooks/payload-versions';
 import { findWebhookSchema, webhookSchemaPath, webhookSchemas } from '../../src/webhooks/schemas/catalogue';
 import { registerWebhookSchemas } from '../../src/webhooks/schemas/openapi';
 import { createTestDatabase } from '../support/database';
+import { presentedDonor } from '../support/platform-donor';
 import { insertEndpoint, insertEvent } from '../support/webhook-rows';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -108,11 +109,7 @@ describe('the schemas tell the versions apart and refuse what a version does not
     currency: 'CHF',
     campaign: { id: 3, title: 'Wasser für alle' },
     purpose: 'Brunnenbau',
-    donor: {
-      gender: 'female', first_name: 'Anna', last_name: 'Müller', email: 'anna@example.ch', company: null, po_box: null,
-      street: 'Bahnhofstrasse', street_number: '12', postal_code: '8001', city: 'Zürich', country: 'CH', language: 'de',
-      newsletter: true,
-    },
+    donor: presentedDonor(),
     payment: { transaction_id: 'tx-1', method: 'TWI', status: 'completed' },
     invoice: null,
   };

@@ -1,3 +1,4 @@
+import { PLATFORM_DONOR } from '../support/platform-donor';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -74,11 +75,7 @@ test('a platform checkout becomes a delivered donation.completed at the subscrib
   const checkout = await app.request('POST', '/platform/checkouts', {
     environment: 'PRODUCTION',
     currency: 'CHF',
-    donor: {
-      gender: 'female', first_name: 'Anna', last_name: 'Müller', email: 'anna.mueller@example.ch',
-      company: null, po_box: null, street: 'Bahnhofstrasse', street_number: '12', postal_code: '8001',
-      city: 'Zürich', country: 'CH', language: 'de', newsletter: false,
-    },
+    donor: { ...PLATFORM_DONOR, newsletter: false },
     positions: [{ amount: 50, campaign_id: campaign.id, purpose: 'Brunnenbau' }],
     payment: { transaction_id: `e2e-${randomUUID()}`, method: 'TWI', status: 'completed' },
   });

@@ -1,42 +1,37 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
-import { createApp } from '../../src/http/app';
-import { upsertUser } from '../../src/auth/users';
-import { type Config, loadConfig } from '../../src/config';
-import type { Db } from '../../src/db/knex';
+import type { Config } from '../../src/config';
+import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { deliveryWorkflowId, requestResend } from '../../src/temporal/delivery-workflows';
 import { startDelivery } from '../support/delivery';
 import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
-import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
+import { basicAuth, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 import { findEventDelivery } from '../../src/webhooks/event-store';
 
 const MINUTE = 60_000;
 const log = createLogger('silent');
-const staff = `Basic ${Buffer.from('operator:operator-password').toString('base64')}`;
-const nonStaff = `Basic ${Buffer.from('viewer:viewer-password').toString('base64')}`;
+const staff = basicAuth(STAFF.username, STAFF.password);
+const nonStaff = basicAuth(NON_STAFF.username, NON_STAFF.password);
 
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundle;
+let app: TestApp;
 let db: Db;
 let config: Config;
-const servers: Server[] = [];
+const apps: TestApp[] = [];
 const subscribers: Subscriber[] = [];
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
   workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
-  ({ db } = await createTestDatabase());
-  config = loadConfig({ TEMPORAL_TASK_QUEUE: `resend-${randomUUID()}` });
-  await upsertUser(db, { username: 'operator', password: 'operator-password', isStaff: true });
-  await upsertUser(db, { username: 'viewer', password: 'viewer-password', isStaff: false });
+  app = await startTestApp({ TEMPORAL_TASK_QUEUE: `resend-${randomUUID()}` }, { temporalClient: env.client, log });
+  ({ db, config } = app);
 });
 
 afterEach(async () => {
@@ -44,17 +39,17 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  await db?.destroy();
+  await Promise.all(apps.map((other) => other.close()));
+  await app?.close();
   await env?.teardown();
 });
 
+/** The app's address; without Temporal, a second app over the same database that has no client for it. */
 async function serve(withTemporal = true): Promise<string> {
-  const app = createApp({ db, config, log, temporalClient: withTemporal ? env.client : undefined });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  servers.push(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  if (withTemporal) return app.baseUrl;
+  const other = await startTestApp({}, { log, connect: () => createDb({ connectionString: app.databaseUrl }) });
+  apps.push(other);
+  return other.baseUrl;
 }
 
 const resend = (baseUrl: string, id: number | string, authorization = staff) =>
