@@ -3,19 +3,18 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import type { Page } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
-import { createKeyring } from '../../src/secrets/keyring';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { eventually } from '../support/eventually';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { eventRow, insertEvent } from '../support/webhook-rows';
+import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 // The operators' views of the admin page in Chromium against the real app, Temporal test server, worker, outbox relay
 // and a local subscriber: search, the health view's chart, bulk recovery, a test event, a dropped payload.
@@ -47,15 +46,12 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
     const taskQueue = `admin-operators-${randomUUID()}`;
     app = await startTestApp({ TEMPORAL_UI_URL: TEMPORAL_UI, TEMPORAL_TASK_QUEUE: taskQueue }, { temporalClient: client });
     subscriber = await startSubscriber({ reply: () => ({ status: 200, body: 'danke' }) });
-    worker = await createDeliveryWorker({
+    worker = await createTestWorker({
       connection: env.nativeConnection,
-      namespace: 'default',
       taskQueue,
-      workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
+      workflowBundle: await bundleDeliveryWorkflows(),
       db: app.db,
-      log: createLogger('silent'),
-      allowPrivateAddresses: true,
-      keyring: createKeyring(app.config.secrets.keys),
+      keyring: app.keyring,
     });
     working = worker.run();
     await seed();

@@ -2,19 +2,18 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
-import { createLogger } from '../../src/logger';
 import { createKeyring } from '../../src/secrets/keyring';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { openEndpointSecrets } from '../../src/webhooks/endpoint-store';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent } from '../support/webhook-rows';
+import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 // The admin page in a real browser against the real app (real HTTP, Postgres, Temporal test server and delivery
 // worker for the resend, a local subscriber). Screenshots go to test-results/ for people to look at.
@@ -42,15 +41,12 @@ describeInBrowser('admin page (headless Chromium)', () => {
     env = await createTimeSkippingEnvironment();
     const taskQueue = `admin-page-${randomUUID()}`;
     app = await startTestApp({ TEMPORAL_UI_URL: TEMPORAL_UI, TEMPORAL_TASK_QUEUE: taskQueue }, { temporalClient: env.client });
-    worker = await createDeliveryWorker({
+    worker = await createTestWorker({
       connection: env.nativeConnection,
-      namespace: 'default',
       taskQueue,
-      workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
+      workflowBundle: await bundleDeliveryWorkflows(),
       db: app.db,
-      log: createLogger('silent'),
-      allowPrivateAddresses: true,
-      keyring: createKeyring(app.config.secrets.keys),
+      keyring: app.keyring,
     });
     working = worker.run();
     subscriber = await startSubscriber({ reply: () => ({ status: 200, body: 'danke' }) });

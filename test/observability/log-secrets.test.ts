@@ -1,16 +1,15 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { createKeyring } from '../../src/secrets/keyring';
 import { createMetrics } from '../../src/observability/metrics';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
 import { captureLogs } from '../support/log-capture';
 import { PLATFORM_DONOR } from '../support/platform-donor';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
+import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 const WRONG_PASSWORD = 'wrong-pw-Kx4!guess';
 const ENDPOINT_PASSWORD = 'endpoint-pw-Lm2$crm';
@@ -86,15 +85,13 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
   const [event] = await db('webhook_events').select('id');
   const workflowId = deliveryWorkflowId(event.id);
   expect(await relayPendingEvents({ db, client: env.client, taskQueue, log: logs.log })).toBe(1);
-  const worker = await createDeliveryWorker({
+  const worker = await createTestWorker({
     connection: env.nativeConnection,
-    namespace: 'default',
     taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
+    workflowBundle: await bundleDeliveryWorkflows(),
     db,
     log: logs.log,
     metrics,
-    allowPrivateAddresses: true,
     keyring: createKeyring(config.secrets.keys),
   });
   // The first attempt fails, the second (five minutes later, skipped) is delivered.

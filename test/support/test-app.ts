@@ -7,6 +7,7 @@ import { upsertUser } from '../../src/auth/users';
 import { type Config, loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
+import { createKeyring, type Keyring } from '../../src/secrets/keyring';
 import { createTestDatabase } from './database';
 import { dnsTable, PUBLIC_ADDRESS } from './dns-table';
 
@@ -39,6 +40,8 @@ export interface TestApp extends Requests {
   /** The connection string of `db`, for code under test that opens its own connection (command-line tools). */
   databaseUrl: string;
   config: Config;
+  /** The keys the app seals the endpoint's secrets with: what a delivery worker of this app needs. */
+  keyring: Keyring;
   baseUrl: string;
   /** The app itself, for tests that read its middleware (the router). */
   koa: Koa;
@@ -117,6 +120,7 @@ export async function startTestApp(
     db,
     databaseUrl,
     config,
+    keyring: createKeyring(config.secrets.keys),
     baseUrl,
     koa,
     clock,

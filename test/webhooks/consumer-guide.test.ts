@@ -4,13 +4,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import { createExampleSubscriber, type Envelope, MemoryInbox } from '../../examples/typescript/webhook-subscriber';
 import { projectRoot } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
-import { createKeyring } from '../../src/secrets/keyring';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
@@ -19,6 +17,7 @@ import { freePort } from '../support/free-port';
 import { PLATFORM_DONOR } from '../support/platform-donor';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 /*
  * docs/consuming-webhooks.md, run for real: platform calls → outbox relay → delivery workflows on the time-skipping
@@ -40,7 +39,7 @@ beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
   app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue }, { temporalClient: env.client });
   relay = startOutboxRelay({ db: app.db, client: env.client, taskQueue, log });
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  workflowBundle = await bundleDeliveryWorkflows();
 }, 90_000);
 
 afterAll(async () => {
@@ -51,15 +50,13 @@ afterAll(async () => {
 });
 
 async function withWorker(body: () => Promise<void>): Promise<void> {
-  const worker = await createDeliveryWorker({
+  const worker = await createTestWorker({
     connection: env.nativeConnection,
-    namespace: 'default',
     taskQueue,
     workflowBundle,
     db: app.db,
     log,
-    allowPrivateAddresses: true,
-    keyring: createKeyring(app.config.secrets.keys),
+    keyring: app.keyring,
   });
   await worker.runUntil(body());
 }

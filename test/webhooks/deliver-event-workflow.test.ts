@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import pino from 'pino';
 import { createDb, type Db } from '../../src/db/knex';
 import type { Logger } from '../../src/logger';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
-import { startDelivery } from '../support/delivery';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
+import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
@@ -26,7 +25,7 @@ const subscribers: Subscriber[] = [];
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  workflowBundle = await bundleDeliveryWorkflows();
   ({ db, url: dbUrl } = await createTestDatabase());
 });
 
@@ -48,15 +47,13 @@ interface WorkerOptions {
 /** Runs `body` while a delivery worker polls a task queue of its own. */
 async function withWorker<T>(body: (taskQueue: string) => Promise<T>, options: WorkerOptions = {}): Promise<T> {
   const taskQueue = `delivery-${randomUUID()}`;
-  const worker = await createDeliveryWorker({
+  const worker = await createTestWorker({
     connection: env.nativeConnection,
-    namespace: 'default',
     taskQueue,
     workflowBundle,
     db: options.activityDb ?? db,
     log: options.log ?? pino({ level: 'silent' }),
     http: options.timeoutMs ? { timeoutMs: options.timeoutMs } : {},
-    allowPrivateAddresses: true,
     keyring: TEST_KEYRING,
   });
   return worker.runUntil(body(taskQueue));

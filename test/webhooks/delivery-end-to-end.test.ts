@@ -6,7 +6,6 @@ import type { Db } from '../../src/db/knex';
 import { devServerExecutable } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTE_ARGS } from '../../src/temporal/dev-server';
 import { createTemporalClient } from '../../src/temporal/client';
-import { createDeliveryWorker } from '../../src/temporal/worker';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
@@ -15,6 +14,7 @@ import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-serv
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 // For its Runtime logger set-up (warnings and errors only).
 import '../support/temporal';
+import { createTestWorker } from '../support/delivery';
 
 const NAMESPACE = 'default';
 
@@ -72,13 +72,11 @@ test('an event committed while Temporal is down is delivered once the dev server
     },
   });
   // The worker as production builds it: bundling workflows/index from its path.
-  const worker = await createDeliveryWorker({
+  const worker = await createTestWorker({
     connection: temporal.nativeConnection,
     namespace: NAMESPACE,
     taskQueue,
     db,
-    log: pino({ level: 'silent' }),
-    allowPrivateAddresses: true,
     keyring: TEST_KEYRING,
   });
   const delivered = await worker.runUntil(

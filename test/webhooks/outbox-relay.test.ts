@@ -2,17 +2,17 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
+import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 const log = createLogger('silent');
 
@@ -24,7 +24,7 @@ let endpointId: number;
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  workflowBundle = await bundleDeliveryWorkflows();
   ({ db } = await createTestDatabase());
   subscriber = await startSubscriber();
   endpointId = await insertEndpoint(db, { url: subscriber.url });
@@ -45,7 +45,7 @@ afterAll(async () => {
 const newTaskQueue = () => `relay-${randomUUID()}`;
 
 async function withWorker<T>(taskQueue: string, body: () => Promise<T>): Promise<T> {
-  const worker = await createDeliveryWorker({ connection: env.nativeConnection, namespace: 'default', taskQueue, workflowBundle, db, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
+  const worker = await createTestWorker({ connection: env.nativeConnection, taskQueue, workflowBundle, db, log, keyring: TEST_KEYRING });
   return worker.runUntil(body());
 }
 

@@ -7,8 +7,6 @@ import { createLogger } from '../../src/logger';
 import { devServerExecutable } from '../../src/temporal/binaries';
 import { SEARCH_ATTRIBUTE_ARGS } from '../../src/temporal/dev-server';
 import { createTemporalClient } from '../../src/temporal/client';
-import { createKeyring } from '../../src/secrets/keyring';
-import { createDeliveryWorker } from '../../src/temporal/worker';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { eventually } from '../support/eventually';
@@ -16,6 +14,7 @@ import { freePort } from '../support/free-port';
 import { startTestApp, type TestApp } from '../support/test-app';
 // For its Runtime logger set-up (warnings and errors only).
 import '../support/temporal';
+import { createTestWorker } from '../support/delivery';
 
 const NAMESPACE = 'default';
 const log = createLogger('silent');
@@ -43,14 +42,13 @@ beforeAll(async () => {
   const taskQueue = `platform-e2e-${randomUUID()}`;
   client = createTemporalClient({ address: `127.0.0.1:${port}`, namespace: NAMESPACE });
   relay = startOutboxRelay({ db: app.db, client, taskQueue, log });
-  worker = await createDeliveryWorker({
+  worker = await createTestWorker({
     connection: temporal.nativeConnection,
     namespace: NAMESPACE,
     taskQueue,
     db: app.db,
     log,
-    allowPrivateAddresses: true,
-    keyring: createKeyring(app.config.secrets.keys),
+    keyring: app.keyring,
   });
 }, 90_000);
 

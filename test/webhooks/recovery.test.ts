@@ -1,15 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { type ReceivedRequest, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
-import { createLogger } from '../../src/logger';
-import { createKeyring } from '../../src/secrets/keyring';
 import { RECOVERY_CONCURRENCY, recoveryWorkflowId } from '../../src/delivery-rules/recovery';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { recoveryProgressQuery } from '../../workflows';
-import { startDelivery } from '../support/delivery';
+import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { documentedResponses } from '../support/documented-responses';
 import { eventually } from '../support/eventually';
 import { createTimeSkippingEnvironment } from '../support/temporal';
@@ -50,15 +47,12 @@ beforeAll(async () => {
   });
   expect((await app.request('PUT', '/admin/api/webhook-endpoint', { url: subscriber.url })).status).toBe(200);
   [{ id: endpointId }] = await app.db('webhook_endpoints').select('id');
-  worker = await createDeliveryWorker({
+  worker = await createTestWorker({
     connection: env.nativeConnection,
-    namespace: 'default',
     taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
+    workflowBundle: await bundleDeliveryWorkflows(),
     db: app.db,
-    log: createLogger('silent'),
-    allowPrivateAddresses: true,
-    keyring: createKeyring(app.config.secrets.keys),
+    keyring: app.keyring,
   });
   working = worker.run();
 }, 60_000);

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import type { Config } from '../../src/config';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { deliveryWorkflowId, requestResend } from '../../src/temporal/delivery-workflows';
-import { startDelivery } from '../support/delivery';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
+import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
@@ -29,7 +28,7 @@ const subscribers: Subscriber[] = [];
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  workflowBundle = await bundleDeliveryWorkflows();
   app = await startTestApp({ TEMPORAL_TASK_QUEUE: `resend-${randomUUID()}` }, { temporalClient: env.client, log });
   ({ db, config } = app);
 });
@@ -62,14 +61,12 @@ async function subscriberFor(reply: (request: ReceivedRequest) => Reply | Promis
 }
 
 async function withWorker<T>(body: () => Promise<T>): Promise<T> {
-  const worker = await createDeliveryWorker({
+  const worker = await createTestWorker({
     connection: env.nativeConnection,
-    namespace: 'default',
     taskQueue: config.temporal.taskQueue,
     workflowBundle,
     db,
     log,
-    allowPrivateAddresses: true,
     keyring: TEST_KEYRING,
   });
   return worker.runUntil(body());

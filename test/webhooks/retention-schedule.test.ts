@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
-import { createLogger } from '../../src/logger';
 import { RETENTION_SCHEDULE_ID } from '../../src/delivery-rules/retention';
 import type { DevServerHandle } from '../../src/temporal/dev-server';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startTestDevServer } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
+import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 // The schedule on the dev server `npm start` runs (the time-skipping test server cannot run schedules): created
 // idempotently by every worker start, visible under Schedules, and when it fires it purges.
@@ -80,14 +79,11 @@ test('every worker start creates or updates the one nightly schedule; a pause se
   await db('webhook_events').where({ id: due.id }).update({ status: 'delivered', created_at: new Date(Date.now() - 61 * DAY_MS) });
   await db('webhook_events').where({ id: kept.id }).update({ status: 'delivered', created_at: new Date(Date.now() - 59 * DAY_MS) });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const worker = await createDeliveryWorker({
+  const worker = await createTestWorker({
     connection: nativeConnection,
-    namespace: 'default',
     taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
+    workflowBundle: await bundleDeliveryWorkflows(),
     db,
-    log: createLogger('silent'),
-    allowPrivateAddresses: true,
     keyring: TEST_KEYRING,
   });
   try {

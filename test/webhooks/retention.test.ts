@@ -1,19 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
+import type { Worker, WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
-import { createLogger } from '../../src/logger';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { RETENTION_BATCH_SIZE } from '../../src/delivery-rules/retention';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { deleteEndedEvents, withEventHeldForResend } from '../../src/webhooks/event-store';
 import { deliverEvent, purgeEndedEvents } from '../../workflows';
 import { createTestDatabase } from '../support/database';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { PLATFORM_DONOR } from '../support/platform-donor';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
+import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 // The purge workflow on the time-skipping server (its schedule, which that server cannot run, is tested against the
 // dev server in retention-schedule.test.ts). Workflow time is the server's: the cutoffs are counted from it.
@@ -37,19 +36,16 @@ const taskQueue = `retention-${randomUUID()}`;
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
   client = new Client({ connection: env.connection });
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  workflowBundle = await bundleDeliveryWorkflows();
   ({ db } = await createTestDatabase());
   endpointId = await insertEndpoint(db, { url: 'http://127.0.0.1:9/hooks' });
   metrics = createMetrics();
-  worker = await createDeliveryWorker({
+  worker = await createTestWorker({
     connection: env.nativeConnection,
-    namespace: 'default',
     taskQueue,
     workflowBundle,
     db,
-    log: createLogger('silent'),
     metrics,
-    allowPrivateAddresses: true,
     keyring: TEST_KEYRING,
   });
   working = worker.run();

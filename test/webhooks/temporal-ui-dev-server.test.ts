@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, type WorkflowBundle } from '@temporalio/worker';
-import pino from 'pino';
+import { NativeConnection, type WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import type { DevServerHandle } from '../../src/temporal/dev-server';
 import { deliveryWorkflowId, requestResend } from '../../src/temporal/delivery-workflows';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { findEventDelivery } from '../../src/webhooks/event-store';
 import { createTestDatabase } from '../support/database';
-import { startDelivery } from '../support/delivery';
+import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { startTestDevServer } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
@@ -31,7 +29,7 @@ beforeAll(async () => {
   connection = await Connection.connect({ address: server.address });
   nativeConnection = await NativeConnection.connect({ address: server.address });
   client = new Client({ connection });
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  workflowBundle = await bundleDeliveryWorkflows();
   ({ db } = await createTestDatabase());
   subscriber = await startSubscriber({
     reply: (request) => replies.get((JSON.parse(request.body.toString('utf8')) as { id: number }).id) ?? { status: 500 },
@@ -68,14 +66,11 @@ test('Temporal UI lists deliveries by status, attempts, event type and environme
   await db('webhook_events').where({ id: exhausted.id }).update({ status: 'max_retries_reached', attempts: 5 });
 
   const taskQueue = `ui-${randomUUID()}`;
-  const worker = await createDeliveryWorker({
+  const worker = await createTestWorker({
     connection: nativeConnection,
-    namespace: 'default',
     taskQueue,
     workflowBundle,
     db,
-    log: pino({ level: 'silent' }),
-    allowPrivateAddresses: true,
     keyring: TEST_KEYRING,
   });
   await worker.runUntil(async () => {

@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type WorkflowBundle } from '@temporalio/worker';
-import pino from 'pino';
+import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { deliveryWorkflowId, requestResend } from '../../src/temporal/delivery-workflows';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { findEventDelivery } from '../../src/webhooks/event-store';
 import { deliveryStateQuery } from '../../workflows';
 import { createTestDatabase } from '../support/database';
-import { startDelivery } from '../support/delivery';
+import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
@@ -22,7 +20,7 @@ const subscribers: Subscriber[] = [];
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') });
+  workflowBundle = await bundleDeliveryWorkflows();
   ({ db } = await createTestDatabase());
 });
 
@@ -37,14 +35,11 @@ afterAll(async () => {
 
 async function withWorker<T>(body: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = `ui-${randomUUID()}`;
-  const worker = await createDeliveryWorker({
+  const worker = await createTestWorker({
     connection: env.nativeConnection,
-    namespace: 'default',
     taskQueue,
     workflowBundle,
     db,
-    log: pino({ level: 'silent' }),
-    allowPrivateAddresses: true,
     keyring: TEST_KEYRING,
   });
   return worker.runUntil(body(taskQueue));

@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { Webhook } from 'standardwebhooks';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
-import { createLogger } from '../../src/logger';
-import { createKeyring } from '../../src/secrets/keyring';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
-import { createDeliveryWorker, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../../src/webhooks/payload-versions';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
@@ -17,6 +14,7 @@ import { eventually } from '../support/eventually';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { eventRow, insertEvent } from '../support/webhook-rows';
+import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 // "Testereignis senden": a sample event through the outbox, the relay and the delivery workflow to a real subscriber,
 // signed and with Basic auth like a real one, and told apart by its environment and the webhook-test header.
@@ -36,15 +34,12 @@ beforeAll(async () => {
   const taskQueue = `test-events-${randomUUID()}`;
   app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue }, { temporalClient: client });
   subscriber = await startSubscriber({ reply: () => ({ status: 204 }) });
-  worker = await createDeliveryWorker({
+  worker = await createTestWorker({
     connection: env.nativeConnection,
-    namespace: 'default',
     taskQueue,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
+    workflowBundle: await bundleDeliveryWorkflows(),
     db: app.db,
-    log: createLogger('silent'),
-    allowPrivateAddresses: true,
-    keyring: createKeyring(app.config.secrets.keys),
+    keyring: app.keyring,
   });
   working = worker.run();
 }, 60_000);
