@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { type ActivityDependencies, createActivities } from '../../activities';
 
 /** The workflow sources: workflows/index.ts under ts-node/Jest, dist/workflows/index.js when compiled. */
@@ -27,6 +27,38 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
  */
 export const CONCURRENT_ATTEMPTS = 100;
 
+/**
+ * The worker's poller, slot and cache settings (the SDK's options of the same names); unset ones keep our defaults.
+ * The number of workflow task pollers is `workflowTaskPollerBehavior`: SDK 1.24 documents `maxConcurrentWorkflowTaskPolls`
+ * but never reads it (worker-options.js, addDefaultWorkerOptions), so it is left out here.
+ */
+export type WorkerTuning = Partial<
+  Pick<
+    WorkerOptions,
+    | 'maxCachedWorkflows'
+    | 'maxConcurrentWorkflowTaskExecutions'
+    | 'maxConcurrentLocalActivityExecutions'
+    | 'nonStickyToStickyPollRatio'
+    | 'workflowTaskPollerBehavior'
+  >
+>;
+
+/**
+ * The settings a delivery worker runs with: ours, overridden by whatever `tuning` sets. The benchmark gives the same
+ * settings to its trivial-workflow ceiling (bench/ceiling-worker.ts), so that both are measured alike.
+ */
+export function deliveryWorkerSettings(tuning: WorkerTuning = {}): WorkerTuning {
+  const settings: WorkerTuning = {
+    maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
+    maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
+    maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,
+  };
+  for (const [name, value] of Object.entries(tuning)) {
+    if (value !== undefined) Object.assign(settings, { [name]: value });
+  }
+  return settings;
+}
+
 export interface DeliveryWorkerOptions extends ActivityDependencies {
   connection: NativeConnection;
   namespace: string;
@@ -34,6 +66,8 @@ export interface DeliveryWorkerOptions extends ActivityDependencies {
   /** A bundle made once with bundleWorkflowCode (tests); otherwise the prebuilt one, or the worker bundles. */
   workflowBundle?: WorkflowBundle;
   maxCachedWorkflows?: number;
+  /** Poller and slot settings; `maxCachedWorkflows` above wins over the one in here. */
+  tuning?: WorkerTuning;
 }
 
 /** A worker for the delivery workflows and their activities; run it with `run()` or `runUntil()`. */
@@ -42,7 +76,8 @@ export function createDeliveryWorker({
   namespace,
   taskQueue,
   workflowBundle,
-  maxCachedWorkflows = DEFAULT_MAX_CACHED_WORKFLOWS,
+  maxCachedWorkflows,
+  tuning,
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
   const workflows = workflowBundle
@@ -55,9 +90,7 @@ export function createDeliveryWorker({
     namespace,
     taskQueue,
     activities: createActivities(dependencies),
-    maxCachedWorkflows,
-    maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
-    maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,
+    ...deliveryWorkerSettings({ ...tuning, maxCachedWorkflows: maxCachedWorkflows ?? tuning?.maxCachedWorkflows }),
     ...workflows,
   });
 }
