@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { DEFAULT_HTTP_SETTINGS } from '../activities';
-import { postRequest } from '../activities/http-post';
-import { RESPONSE_BODY_LIMIT_BYTES } from '../src/webhooks/delivery-outcome';
-import { systemResolver } from '../src/webhooks/subscriber-address';
+import { postToSubscriber } from './ceiling/activities';
 import { flags, list, runMain } from './support/cli';
 import { machineInfo } from './support/machine';
-import { type PhaseResult, PlatformLoad, settle } from './support/platform-load';
+import { EventLoad, platformCall, settle } from './support/platform-load';
+import { type PhaseReport, runPhase } from './support/phase-report';
 import { stages } from './support/stages';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
 import { Receiver } from './support/receiver';
@@ -40,57 +38,11 @@ const options = flags({
   out: '',
 });
 
-interface PhaseReport {
-  phase: string;
-  offered: string;
-  sent: number;
-  delivered: number;
-  failedCalls: number;
-  ratePerS: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  max: number;
-  apiP50: number;
-  apiP95: number;
-  /** Cores busy per process during the phase, and CPU milliseconds per delivered event. */
-  cores: Record<string, number>;
-  cpuMsPerEvent: Record<string, number>;
-}
-
-type CpuUse = ReturnType<CpuMeter['used']>;
-
-function report(phase: string, offered: string, result: PhaseResult, cpu: CpuUse): PhaseReport {
-  const latency = summarize(result.latenciesMs);
-  const api = summarize(result.apiLatenciesMs);
-  return {
-    phase,
-    offered,
-    sent: result.sent,
-    delivered: result.delivered,
-    failedCalls: result.failedCalls,
-    ratePerS: result.ratePerS,
-    p50: latency.p50,
-    p95: latency.p95,
-    p99: latency.p99,
-    max: latency.max,
-    apiP50: api.p50,
-    apiP95: api.p95,
-    cores: Object.fromEntries(Object.entries(cpu).map(([name, use]) => [name, use.cores])),
-    cpuMsPerEvent: Object.fromEntries(Object.entries(cpu).map(([name, use]) => [name, (use.seconds * 1000) / result.delivered])),
-  };
-}
-
 /** The bound: `concurrency` loops POSTing stored payloads to the same subscriber, as the activity does, nothing else. */
 async function bareLoop(stack: Stack, receiver: Receiver, concurrency: number, durationS: number) {
   const payloads: Buffer[] = (await stack.db('webhook_events').select('payload').orderBy('id', 'desc').limit(1000)).map(
     (row: { payload: string }) => Buffer.from(row.payload, 'utf8'),
   );
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': DEFAULT_HTTP_SETTINGS.userAgent,
-    authorization: `Basic ${Buffer.from('crm:bench-subscriber-password').toString('base64')}`,
-  };
   const latencies: number[] = [];
   let failures = 0;
   let next = 0;
@@ -100,12 +52,7 @@ async function bareLoop(stack: Stack, receiver: Receiver, concurrency: number, d
     Array.from({ length: concurrency }, async () => {
       while (performance.now() < endAt) {
         const sentAt = performance.now();
-        const exchange = await postRequest(receiver.url, headers, payloads[next++ % payloads.length], {
-          timeoutMs: DEFAULT_HTTP_SETTINGS.timeoutMs,
-          maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
-          // The bare loop resolves the subscriber like a delivery does; it is on loopback, hence allowed.
-          addresses: { resolve: systemResolver, allowPrivateAddresses: true },
-        });
+        const exchange = await postToSubscriber(receiver.url, payloads[next++ % payloads.length]);
         if (exchange.kind === 'response' && exchange.status === 200) latencies.push(performance.now() - sentAt);
         else failures += 1;
       }
@@ -137,13 +84,14 @@ async function main() {
   try {
     await stack.configureEndpoint(receiver.url);
     const machine = await machineInfo(stack.db);
-    const load = new PlatformLoad(stack.apiUrl, stack.staffToken, receiver, `bench-${randomUUID().slice(0, 8)}`);
+    const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `bench-${randomUUID().slice(0, 8)}`);
     const processes = new Map<string, number>([
       ...[...stack.services].map(([role, service]) => [role, service.pid] as [string, number]),
       ['postgres', stack.postgresPid],
       ['temporal', stack.temporal!.pid],
       ['bench', process.pid],
     ]);
+    const meter = () => new CpuMeter(processes);
     const workerMemory = new MemorySampler(stack.services.get('worker')!.pid);
 
     if (options.warmup > 0) {
@@ -157,10 +105,8 @@ async function main() {
     let stageRate = 0;
     for (const rate of list(options.rates).map(Number)) {
       process.stderr.write(`open loop: ${rate}/s for ${options.duration} s\n`);
-      const cpu = new CpuMeter(processes);
-      const timings = await load.openLoop(rate, options.duration);
-      const result = await settle(receiver, timings, options['settle-timeout']);
-      phases.push(report(`open loop ${rate}/s`, `${rate}/s`, result, cpu.used()));
+      const { report, timings } = await runPhase({ rate, durationS: options.duration }, load, receiver, meter, options['settle-timeout']);
+      phases.push(report);
       if (rate === 200 || stageRows.length === 0) {
         stageRows = await stages(stack, receiver, load, new Set(timings.map((timing) => timing.key)));
         stageRate = rate;
@@ -168,15 +114,19 @@ async function main() {
     }
 
     process.stderr.write(`closed loop: ${options.concurrency} in flight for ${options['max-duration']} s\n`);
-    const cpu = new CpuMeter(processes);
-    const closed = await load.closedLoop(options.concurrency, options['max-duration']);
-    const maximum = report(`closed loop ×${options.concurrency}`, 'max', await settle(receiver, closed, options['settle-timeout']), cpu.used());
+    const { report: maximum } = await runPhase(
+      { concurrency: options.concurrency, durationS: options['max-duration'] },
+      load,
+      receiver,
+      meter,
+      options['settle-timeout'],
+    );
     phases.push(maximum);
     // Counted before the bare loop, which POSTs stored payloads again by design.
     const duplicates = receiver.duplicates;
 
     process.stderr.write(`bare loop: ${options.concurrency} in flight for ${options['bare-duration']} s\n`);
-    const bareCpu = new CpuMeter(processes);
+    const bareCpu = meter();
     const bare = await bareLoop(stack, receiver, options.concurrency, options['bare-duration']);
     const bareCores = Object.fromEntries(Object.entries(bareCpu.used()).map(([name, use]) => [name, Number(use.cores.toFixed(2))]));
 

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { freePort } from '../test/support/free-port';
 import { flags, runMain } from './support/cli';
 import { machineInfo } from './support/machine';
-import { PlatformLoad, settle } from './support/platform-load';
+import { EventLoad, platformCall, settle } from './support/platform-load';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
 import { Receiver } from './support/receiver';
 import { startStack, type Stack } from './support/stack';
@@ -94,7 +94,7 @@ async function main() {
       ['temporal', stack.temporal!.pid],
     ]);
     const stageTables: string[] = [];
-    const load = new PlatformLoad(stack.apiUrl, stack.staffToken, receiver, `iso-${randomUUID().slice(0, 8)}`);
+    const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `iso-${randomUUID().slice(0, 8)}`);
     const measure = async (phase: string) => {
       process.stderr.write(`${phase}: ${options.rate}/s for ${options.duration} s\n`);
       const cpu = new CpuMeter(processes);

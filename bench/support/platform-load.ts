@@ -29,47 +29,59 @@ export interface EventTiming {
   key: string;
   /** When the call was due (open loop) or sent (closed loop), performance.now() ms. */
   sentAt: number;
-  /** HTTP status and time of the platform call's answer. */
-  status?: number;
+  /** Whether the system took the event (the platform call's 201, the workflow start), and when it answered. */
+  accepted?: boolean;
   answeredAt?: number;
 }
 
-/** Sends platform calls and keeps their timings; latency = receipt at the subscriber minus send time. */
-export class PlatformLoad {
+/** Hands one event, named by `key`, to the system under test; resolves true when it took it. */
+export type Offer = (key: string) => Promise<boolean>;
+
+/** The platform call as the donation form makes it; the event's transaction id is `key`. */
+export function platformCall(apiUrl: string, token: () => string): Offer {
+  return async (key) => {
+    try {
+      const response = await fetch(`${apiUrl}/platform/checkouts`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token()}` },
+        body: checkoutBody(key),
+      });
+      await response.arrayBuffer();
+      return response.status === 201;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/**
+ * Offers events and keeps their timings; latency = receipt at the subscriber minus send time. The events are platform
+ * calls for the service, workflow starts for the trivial-workflow ceiling (bench/ceiling.ts).
+ */
+export class EventLoad {
   readonly timings: EventTiming[] = [];
   failures = 0;
   private counter = 0;
 
   constructor(
-    private readonly apiUrl: string,
-    private readonly token: () => string,
+    private readonly offer: Offer,
     private readonly receiver: Receiver,
     private readonly runId: string,
   ) {}
 
-  /** A platform call now; `dueAt` is the intended send time (open loop) so that a late send counts as latency. */
+  /** An event now; `dueAt` is the intended send time (open loop) so that a late send counts as latency. */
   async send(dueAt = performance.now()): Promise<EventTiming> {
     const key = `${this.runId}-${++this.counter}`;
     const timing: EventTiming = { key, sentAt: dueAt };
     this.timings.push(timing);
-    try {
-      const response = await fetch(`${this.apiUrl}/platform/checkouts`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${this.token()}` },
-        body: checkoutBody(key),
-      });
-      await response.arrayBuffer();
-      timing.status = response.status;
-    } catch {
-      timing.status = 0;
-    }
+    timing.accepted = await this.offer(key);
     timing.answeredAt = performance.now();
-    if (timing.status !== 201) this.failures += 1;
+    if (!timing.accepted) this.failures += 1;
     return timing;
   }
 
   /**
-   * Open loop: `rate` calls per second for `durationS`, each sent when due whatever the previous ones are doing
+   * Open loop: `rate` events per second for `durationS`, each sent when due whatever the previous ones are doing
    * (a backlog shows up as latency, not as a lower offered rate).
    */
   async openLoop(rate: number, durationS: number): Promise<EventTiming[]> {
@@ -86,9 +98,8 @@ export class PlatformLoad {
   }
 
   /**
-   * Closed loop end to end: `concurrency` donors, each making a platform call and waiting until its event reached
-   * the subscriber before the next one, for `durationS`. Its rate is the most the system sustains with that many
-   * events in flight.
+   * Closed loop end to end: `concurrency` donors, each offering an event and waiting until it reached the subscriber
+   * before the next, for `durationS`. Its rate is the most the system sustains with that many events in flight.
    */
   async closedLoop(concurrency: number, durationS: number): Promise<EventTiming[]> {
     const endAt = performance.now() + durationS * 1000;
@@ -98,7 +109,7 @@ export class PlatformLoad {
         while (performance.now() < endAt) {
           const timing = await this.send();
           mine.push(timing);
-          if (timing.status === 201) await this.receiver.arrival(timing.key);
+          if (timing.accepted) await this.receiver.arrival(timing.key);
         }
       }),
     );
@@ -116,9 +127,9 @@ export interface PhaseResult {
   apiLatenciesMs: number[];
 }
 
-/** Waits until every accepted call of a phase has been delivered (or `timeoutS` passed), then measures it. */
+/** Waits until every accepted event of a phase has been delivered (or `timeoutS` passed), then measures it. */
 export async function settle(receiver: Receiver, timings: EventTiming[], timeoutS: number): Promise<PhaseResult> {
-  const accepted = timings.filter((timing) => timing.status === 201);
+  const accepted = timings.filter((timing) => timing.accepted);
   const deadline = performance.now() + timeoutS * 1000;
   while (accepted.some((timing) => !receiver.receipts.has(timing.key)) && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -27,19 +27,29 @@ export interface ServiceOptions {
   nodeArgs?: string[];
   /** The built checkout to run (another one than this, e.g. the version before an optimisation); default this one. */
   root?: string;
+  /**
+   * A compiled script of this checkout that runs the role instead of `dist/src/main.js <role>` (a bench variant of
+   * it, e.g. support/tuned-worker.ts), with its arguments, and the line it logs when ready if not the role's.
+   */
+  script?: { path: string; args: string[]; readyMessage?: string };
 }
 
 /** Starts `node dist/src/main.js <role>` with its output in a log file and waits until it says it is ready. */
-export async function startService(role: Role, { env, logFile, nodeArgs = [], root = projectRoot }: ServiceOptions): Promise<ServiceProcess> {
+export async function startService(
+  role: Role,
+  { env, logFile, nodeArgs = [], root = projectRoot, script }: ServiceOptions,
+): Promise<ServiceProcess> {
   const log = openSync(logFile, 'a');
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist', 'src', 'main.js'), role], {
+  const command = script ? [script.path, ...script.args] : [path.join(root, 'dist', 'src', 'main.js'), role];
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...command], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', log, log],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 120_000;
-  while (!readFileSync(logFile, 'utf8').includes(READY_MESSAGE[role])) {
+  const ready = script?.readyMessage ?? READY_MESSAGE[role];
+  while (!readFileSync(logFile, 'utf8').includes(ready)) {
     if (child.exitCode !== null) throw new Error(`${role} exited (code ${child.exitCode}); see ${logFile}`);
     if (Date.now() > deadline) throw new Error(`${role} not ready after 120 s; see ${logFile}`);
     await new Promise((resolve) => setTimeout(resolve, 50));

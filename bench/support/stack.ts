@@ -8,7 +8,9 @@ import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
 import { createKeyring, parseSecretsKeys } from '../../src/secrets/keyring';
 import { saveEndpoint } from '../../src/webhooks/endpoint-store';
 import { freePort } from '../../test/support/free-port';
+import type { WorkerTuning } from '../../src/temporal/worker';
 import { type Role, type ServiceProcess, startService } from './service-process';
+import type { RelayTuning } from './traced-relay';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
 
 const JWT_SECRET = 'bench-secret-of-at-least-thirty-two-characters';
@@ -36,6 +38,10 @@ export interface StackOptions {
   keepLogsIn?: string;
   /** Runs after the migrations, before the services start (bulk data). */
   prepare?: (db: Db) => Promise<void>;
+  /** Runs the worker as support/tuned-worker.ts with these poller and slot settings (`{}`: the defaults). */
+  workerTuning?: WorkerTuning;
+  /** Runs the relay as support/traced-relay.ts, its workflow starts timed into `traceFile`, with these relay options. */
+  relayProbe?: { traceFile: string; tuning: RelayTuning };
 }
 
 export interface Stack {
@@ -53,10 +59,33 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/**
+ * Ctrl-C (or SIGTERM) runs `stop` first, so that it leaves no Postgres, Temporal or service process behind. Returns
+ * what removes the handlers again, for a benchmark that starts one stack after another.
+ */
+export function stopOnSignals(stop: () => Promise<void>): () => Promise<void> {
+  const onSignal = () => void stop().then(() => process.exit(130));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, onSignal);
+  return async () => {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, onSignal);
+  };
+}
+
 /** The postmaster's pid, from its pid file (first line). */
 async function postmasterPid(dataDir: string): Promise<number> {
   const { readFile } = await import('node:fs/promises');
   return Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+}
+
+/** The bench's own entry for a role when the options ask for one (settings or probes the roles do not offer). */
+function benchVariant(role: Role, options: StackOptions): { path: string; args: string[] } | undefined {
+  const script = (name: string, args: string[]) => {
+    if (options.serviceRoot) throw new Error(`--service-root cannot be combined with the bench's own ${role} (${name})`);
+    return { path: path.join(__dirname, `${name}.js`), args };
+  };
+  if (role === 'worker' && options.workerTuning) return script('tuned-worker', [JSON.stringify(options.workerTuning)]);
+  if (role === 'relay' && options.relayProbe) return script('traced-relay', [options.relayProbe.traceFile, JSON.stringify(options.relayProbe.tuning)]);
+  return undefined;
 }
 
 /**
@@ -74,10 +103,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       if (options.keepLogsIn) await cp(dir, options.keepLogsIn, { recursive: true, filter: (file) => !file.includes(`${path.sep}pg`) });
       await rm(dir, { recursive: true, force: true });
     })());
-  // Ctrl-C leaves no Postgres, Temporal or service process behind.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => void stop().then(() => process.exit(130)));
-  }
+  stops.push(stopOnSignals(stop));
   try {
     const pgDataDir = path.join(dir, 'pg');
     const postgres: EmbeddedPostgresHandle = await startEmbeddedPostgres({
@@ -127,7 +153,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         ...(options.nodeArgs?.[role] ?? []),
         ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profile.dir, role)}`] : []),
       ];
-      const service = await startService(role, { env, logFile: path.join(dir, `${role}.log`), nodeArgs, root: options.serviceRoot });
+      const service = await startService(role, {
+        env,
+        logFile: path.join(dir, `${role}.log`),
+        nodeArgs,
+        root: options.serviceRoot,
+        script: benchVariant(role, options),
+      });
       services.set(role, service);
       stops.push(() => service.stop());
     }

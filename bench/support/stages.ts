@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import type { PlatformLoad } from './platform-load';
+import type { EventLoad } from './platform-load';
 import type { Receiver } from './receiver';
 import type { Stack } from './stack';
 import { summarize } from './stats';
 
 /** Where the time of one phase went, per event: the platform call, waiting for the relay, Temporal, the POST. */
-export async function stages(stack: Stack, receiver: Receiver, load: PlatformLoad, keys: Set<string>) {
+export async function stages(stack: Stack, receiver: Receiver, load: EventLoad, keys: Set<string>) {
   const byEvent = new Map<number, { answeredAt: number; receivedAt: number }>();
   const platformCall: number[] = [];
   for (const timing of load.timings) {

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { type ActivityDependencies, createActivities } from '../../activities';
 import { createRecoveryActivities } from '../../activities/recovery';
 import { createRetentionActivities } from '../../activities/retention';
@@ -31,6 +31,38 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
  */
 export const CONCURRENT_ATTEMPTS = 100;
 
+/**
+ * The worker's poller, slot and cache settings (the SDK's options of the same names); unset ones keep our defaults.
+ * The number of workflow task pollers is `workflowTaskPollerBehavior`: SDK 1.24 documents `maxConcurrentWorkflowTaskPolls`
+ * but never reads it (worker-options.js, addDefaultWorkerOptions), so it is left out here.
+ */
+export type WorkerTuning = Partial<
+  Pick<
+    WorkerOptions,
+    | 'maxCachedWorkflows'
+    | 'maxConcurrentWorkflowTaskExecutions'
+    | 'maxConcurrentLocalActivityExecutions'
+    | 'nonStickyToStickyPollRatio'
+    | 'workflowTaskPollerBehavior'
+  >
+>;
+
+/**
+ * The settings a delivery worker runs with: ours, overridden by whatever `tuning` sets. The benchmark gives the same
+ * settings to its trivial-workflow ceiling (bench/ceiling-worker.ts), so that both are measured alike.
+ */
+export function deliveryWorkerSettings(tuning: WorkerTuning = {}): WorkerTuning {
+  const settings: WorkerTuning = {
+    maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
+    maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
+    maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,
+  };
+  for (const [name, value] of Object.entries(tuning)) {
+    if (value !== undefined) Object.assign(settings, { [name]: value });
+  }
+  return settings;
+}
+
 export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metrics'> {
   /** Counts delivery attempts and what the retention purge removed. */
   metrics?: DeliveryMetrics & RetentionMetrics;
@@ -42,6 +74,8 @@ export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metri
   maxCachedWorkflows?: number;
   /** For the activities that ask Temporal (retention, bulk recovery); default: a client on `connection`. */
   client?: Client;
+  /** Poller and slot settings; `maxCachedWorkflows` above wins over the one in here. */
+  tuning?: WorkerTuning;
 }
 
 /** A worker for the delivery workflows and their activities; run it with `run()` or `runUntil()`. */
@@ -50,8 +84,9 @@ export function createDeliveryWorker({
   namespace,
   taskQueue,
   workflowBundle,
-  maxCachedWorkflows = DEFAULT_MAX_CACHED_WORKFLOWS,
+  maxCachedWorkflows,
   client = new Client({ connection, namespace }),
+  tuning,
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
   const workflows = workflowBundle
@@ -68,9 +103,7 @@ export function createDeliveryWorker({
       ...createRetentionActivities({ ...dependencies, client }),
       ...createRecoveryActivities({ ...dependencies, client, taskQueue }),
     },
-    maxCachedWorkflows,
-    maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
-    maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,
+    ...deliveryWorkerSettings({ ...tuning, maxCachedWorkflows: maxCachedWorkflows ?? tuning?.maxCachedWorkflows }),
     ...workflows,
   });
 }

@@ -1,0 +1,41 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { DEFAULT_HTTP_SETTINGS } from '../../activities';
+import { postRequest } from '../../activities/http-post';
+import { RESPONSE_BODY_LIMIT_BYTES } from '../../src/webhooks/delivery-outcome';
+import { systemResolver } from '../../src/webhooks/subscriber-address';
+
+/** What the ceiling's worker process prints when it polls (bench/ceiling/worker.ts; not imported from there, it runs). */
+export const CEILING_READY_MESSAGE = 'ceiling worker running';
+
+/** The bench subscriber's credentials (bench/support/stack.ts configures the service's endpoint with the same). */
+export const BENCH_SUBSCRIBER_AUTHORIZATION = `Basic ${Buffer.from('crm:bench-subscriber-password').toString('base64')}`;
+
+/** The headers a delivery sends to the bench subscriber (no signing secret there). */
+export const benchDeliveryHeaders = {
+  'content-type': 'application/json',
+  'user-agent': DEFAULT_HTTP_SETTINGS.userAgent,
+  authorization: BENCH_SUBSCRIBER_AUTHORIZATION,
+};
+
+/** POSTs a body to the bench subscriber as an attempt does: the same HTTP function, limits and address check. */
+export function postToSubscriber(url: string, body: Buffer) {
+  return postRequest(url, benchDeliveryHeaders, body, {
+    timeoutMs: DEFAULT_HTTP_SETTINGS.timeoutMs,
+    maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+    // The subscriber is on loopback, which a delivery allows outside production.
+    addresses: { resolve: systemResolver, allowPrivateAddresses: true },
+  });
+}
+
+/** The ceiling's only activity: POST the body; anything but a 2xx is retried like an infrastructure error. */
+export function createCeilingActivities(subscriberUrl: string) {
+  return {
+    async post(body: string): Promise<number> {
+      const exchange = await postToSubscriber(subscriberUrl, Buffer.from(body, 'utf8'));
+      if (exchange.kind === 'response' && exchange.status >= 200 && exchange.status < 300) return exchange.status;
+      throw ApplicationFailure.retryable(`subscriber: ${JSON.stringify(exchange)}`, 'SubscriberFailed');
+    },
+  };
+}
+
+export type CeilingActivities = ReturnType<typeof createCeilingActivities>;

@@ -1,0 +1,62 @@
+import type { WorkerTuning } from '../../src/temporal/worker';
+import type { RelayTuning } from './traced-relay';
+
+const NUMERIC = [
+  'maxCachedWorkflows',
+  'maxConcurrentWorkflowTaskExecutions',
+  'maxConcurrentLocalActivityExecutions',
+  'nonStickyToStickyPollRatio',
+] as const;
+
+/** The relay's settings, given among the worker's with a `relay.` prefix (only the service has a relay). */
+const RELAY = ['relay.loops', 'relay.batchSize', 'relay.pollIntervalMs'] as const;
+
+export interface NamedTuning {
+  name: string;
+  tuning: WorkerTuning;
+  relay: RelayTuning;
+}
+
+function setting({ tuning, relay }: NamedTuning, key: string, value: string): void {
+  if (key === 'workflowTaskPollerBehavior') {
+    // `autoscaling` or `autoscaling/<maximum>`; `simple/<maximum>` for a fixed maximum.
+    const [type, maximum] = value.split('/');
+    if (type === 'autoscaling') tuning.workflowTaskPollerBehavior = { type: 'autoscaling', ...(maximum ? { maximum: Number(maximum) } : {}) };
+    else if (type === 'simple' && maximum) tuning.workflowTaskPollerBehavior = { type: 'simple-maximum', maximum: Number(maximum) };
+    else throw new Error(`workflowTaskPollerBehavior: "${value}" is neither autoscaling[/max] nor simple/<max>`);
+    return;
+  }
+  const known = [...NUMERIC, ...RELAY] as readonly string[];
+  if (!known.includes(key)) throw new Error(`unknown worker setting "${key}"; use one of ${[...known, 'workflowTaskPollerBehavior'].join(', ')}`);
+  const number = Number(value);
+  if (value === '' || !Number.isFinite(number) || number < 0) throw new Error(`${key}: "${value}" is not a number`);
+  if (key.startsWith('relay.')) (relay as Record<string, number>)[key.slice('relay.'.length)] = number;
+  else (tuning as Record<string, number>)[key] = number;
+}
+
+/**
+ * Worker settings to compare, from a flag: `name:key=value,key=value;name2:…`, keys being the SDK's option names
+ * (src/temporal/worker.ts, WorkerTuning) or the relay's with a `relay.` prefix (support/traced-relay.ts, RelayTuning). A name alone stands for the defaults:
+ * `default;polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=1`.
+ */
+export function parseTunings(text: string): NamedTuning[] {
+  const tunings = text
+    .split(';')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const colon = entry.indexOf(':');
+      const name = (colon < 0 ? entry : entry.slice(0, colon)).trim();
+      const named: NamedTuning = { name, tuning: {}, relay: {} };
+      const pairs = colon < 0 ? [] : entry.slice(colon + 1).split(',').map((pair) => pair.trim()).filter(Boolean);
+      for (const pair of pairs) {
+        const equals = pair.indexOf('=');
+        if (equals < 1) throw new Error(`"${pair}" in tuning "${name}" is not key=value`);
+        setting(named, pair.slice(0, equals).trim(), pair.slice(equals + 1).trim());
+      }
+      return named;
+    });
+  const names = tunings.map((tuning) => tuning.name);
+  if (names.some((name, index) => name === '' || names.indexOf(name) !== index)) throw new Error(`tuning names must be given and distinct: ${text}`);
+  return tunings;
+}

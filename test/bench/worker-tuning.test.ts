@@ -1,0 +1,113 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import pino from 'pino';
+import { parseTunings } from '../../bench/support/worker-tuning';
+import { createDb } from '../../src/db/knex';
+import { createKeyring, parseSecretsKeys } from '../../src/secrets/keyring';
+import {
+  CONCURRENT_ATTEMPTS,
+  createDeliveryWorker,
+  DEFAULT_MAX_CACHED_WORKFLOWS,
+  deliveryWorkerSettings,
+  deliveryWorkflowsPath,
+} from '../../src/temporal/worker';
+import { createTimeSkippingEnvironment } from '../support/temporal';
+
+describe('deliveryWorkerSettings', () => {
+  test('keeps our defaults where the tuning sets nothing, also for keys given as undefined', () => {
+    const defaults = {
+      maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
+      maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
+      maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,
+    };
+    expect(deliveryWorkerSettings()).toEqual(defaults);
+    expect(deliveryWorkerSettings({ maxCachedWorkflows: undefined, workflowTaskPollerBehavior: undefined })).toEqual(defaults);
+  });
+
+  test('lets the tuning override a default and add the poller settings', () => {
+    const pollers = { type: 'simple-maximum', maximum: 50 } as const;
+    expect(
+      deliveryWorkerSettings({ maxConcurrentLocalActivityExecutions: 20, workflowTaskPollerBehavior: pollers, nonStickyToStickyPollRatio: 1 }),
+    ).toEqual({
+      maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
+      maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
+      maxConcurrentLocalActivityExecutions: 20,
+      workflowTaskPollerBehavior: pollers,
+      nonStickyToStickyPollRatio: 1,
+    });
+  });
+});
+
+describe('a delivery worker with a tuning', () => {
+  let env: TestWorkflowEnvironment;
+
+  beforeAll(async () => {
+    env = await createTimeSkippingEnvironment();
+  });
+
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  test('runs with the tuning, while maxCachedWorkflows given on its own wins over the tuning', async () => {
+    const db = createDb({ connectionString: 'postgres://nobody@127.0.0.1:1/none' }); // never queried
+    try {
+      const worker = await createDeliveryWorker({
+        connection: env.nativeConnection,
+        namespace: 'default',
+        taskQueue: 'tuning-test',
+        workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
+        maxCachedWorkflows: 7,
+        tuning: {
+          maxCachedWorkflows: 99,
+          workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 30 },
+          nonStickyToStickyPollRatio: 0.5,
+          maxConcurrentWorkflowTaskExecutions: 60,
+        },
+        db,
+        log: pino({ level: 'silent' }),
+        allowPrivateAddresses: true,
+        keyring: createKeyring(parseSecretsKeys('c'.repeat(64))),
+      });
+      expect(worker.options.maxCachedWorkflows).toBe(7);
+      expect(worker.options.nonStickyToStickyPollRatio).toBe(0.5);
+      expect(worker.options.workflowTaskPollerBehavior).toEqual({ type: 'simple-maximum', maximum: 30 });
+      expect(worker.options.tuner.workflowTaskSlotSupplier).toMatchObject({ type: 'fixed-size', numSlots: 60 });
+      expect(worker.options.tuner.localActivityTaskSlotSupplier).toMatchObject({ type: 'fixed-size', numSlots: CONCURRENT_ATTEMPTS });
+      await worker.runUntil(Promise.resolve()); // releases the connection
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
+describe('parseTunings', () => {
+  test('reads named settings, a bare name standing for the defaults', () => {
+    expect(
+      parseTunings(
+        'default; polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=0.5;auto:workflowTaskPollerBehavior=autoscaling/40;fixed:workflowTaskPollerBehavior=simple/8,relay.loops=4,relay.batchSize=25',
+      ),
+    ).toEqual([
+      { name: 'default', tuning: {}, relay: {} },
+      { name: 'polls50', tuning: { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 50 }, nonStickyToStickyPollRatio: 0.5 }, relay: {} },
+      { name: 'auto', tuning: { workflowTaskPollerBehavior: { type: 'autoscaling', maximum: 40 } }, relay: {} },
+      { name: 'fixed', tuning: { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 8 } }, relay: { loops: 4, batchSize: 25 } },
+    ]);
+  });
+
+  test.each([
+    ['an unknown setting', 'x:maxConcurrentActivityTaskPolls=3', /unknown worker setting/],
+    // SDK 1.24 ignores it: accepting it would measure the defaults under another name.
+    ['maxConcurrentWorkflowTaskPolls', 'x:maxConcurrentWorkflowTaskPolls=50', /unknown worker setting/],
+    ['a value that is no number', 'x:maxCachedWorkflows=many', /not a number/],
+    ['an empty value', 'x:maxCachedWorkflows=', /not a number/],
+    ['a negative value', 'x:maxCachedWorkflows=-1', /not a number/],
+    ['a pair without =', 'x:maxCachedWorkflows', /not key=value/],
+    ['an unknown poller behaviour', 'x:workflowTaskPollerBehavior=eager', /neither autoscaling/],
+    ['a name given twice', 'a;a:maxCachedWorkflows=1', /distinct/],
+    ['a missing name', ':maxCachedWorkflows=1', /distinct/],
+    ['an unknown relay setting', 'x:relay.workers=2', /unknown worker setting/],
+  ])('refuses %s', (_, text, message) => {
+    expect(() => parseTunings(text)).toThrow(message);
+  });
+});
