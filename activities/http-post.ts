@@ -1,32 +1,31 @@
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import type { HttpExchange } from '../src/webhooks/delivery-outcome';
-import { bareHost, isPrivateAddress } from '../src/webhooks/endpoint-rules';
-import { checkedLookup, type ResolveHost, SubscriberAddressRefused } from '../src/webhooks/subscriber-address';
+import { checkSubscriberHost, pinnedLookup, type ResolveHost } from '../src/webhooks/subscriber-address';
+import type { SubscriberConnections } from './subscriber-connections';
 
 export interface PostOptions {
-  /** One deadline for the whole exchange: connecting, sending, the status line and reading the body. */
+  /** One deadline for the whole exchange: resolving, connecting, sending, the status line and reading the body. */
   timeoutMs: number;
   /** Reading stops here; the rest of the body is never buffered. */
   maxBodyBytes: number;
   /** Where the host name is resolved, and whether non-public addresses may be reached (development only). */
   addresses: { resolve: ResolveHost; allowPrivateAddresses: boolean };
+  /** Kept-alive connections to reuse; without it, a fresh connection per POST. */
+  connections?: SubscriberConnections;
 }
+
+/** Errors of a kept-alive socket the subscriber closed while it lay idle: the request never reached it. */
+const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 /**
  * One POST, reported as what happened on the wire. Never throws and never follows redirects. The host is resolved
- * once, inside the deadline, every address checked, and the socket connects to a checked one (no DNS rebinding).
+ * once, inside the deadline, every address checked, and the socket connects to a checked one (no DNS rebinding); a
+ * kept-alive connection is reused only by a POST whose own check gave the same addresses (SubscriberConnections).
  * Built on node:http rather than fetch: fetch refuses some ports, adds browser headers and decompresses bodies, and
- * here every byte on the wire should be ours. A fresh connection per attempt (agent: false), so that a stale keep-alive socket can
- * never turn into a failed attempt.
+ * here every byte on the wire should be ours.
  */
-export function postRequest(
-  url: string,
-  headers: Record<string, string>,
-  body: Buffer,
-  options: PostOptions,
-): Promise<HttpExchange> {
+export function postRequest(url: string, headers: Record<string, string>, body: Buffer, options: PostOptions): Promise<HttpExchange> {
   let target: URL;
   try {
     target = new URL(url);
@@ -37,63 +36,75 @@ export function postRequest(
   if (!transport) {
     return Promise.resolve({ kind: 'not-sent', reason: `unsupported URL scheme ${target.protocol}` });
   }
-  const literal = bareHost(target.hostname);
-  if (net.isIP(literal) && !options.addresses.allowPrivateAddresses && isPrivateAddress(literal)) {
-    return Promise.resolve({ kind: 'not-sent', reason: `${literal} is a private, loopback or link-local address` });
-  }
 
   return new Promise((resolve) => {
     let settled = false;
-    let response: { status: number; location?: string; chunks: Buffer[]; size: number } | undefined;
-    const finish = (exchange?: HttpExchange) => {
+    let request: http.ClientRequest | undefined;
+    const finish = (exchange: HttpExchange) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
-      resolve(
-        exchange ??
-          (response
-            ? { kind: 'response', status: response.status, location: response.location, body: Buffer.concat(response.chunks) }
-            : { kind: 'connection-error', message: 'connection closed before a response' }),
-      );
-      request.destroy();
+      resolve(exchange);
+      request?.destroy();
     };
-
-    let request: http.ClientRequest;
-    try {
-      request = transport.request(target, {
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(body.length) },
-        agent: false,
-        lookup: checkedLookup(options.addresses),
-      });
-    } catch (err) {
-      resolve({ kind: 'not-sent', reason: (err as Error).message });
-      return;
-    }
     // A status line that arrived in time decides the outcome; a body still trickling in at the deadline is cut.
-    const deadline = setTimeout(() => finish(response ? undefined : { kind: 'timeout', timeoutMs: options.timeoutMs }), options.timeoutMs);
+    let cutBody: (() => void) | undefined;
+    const deadline = setTimeout(() => (cutBody ? cutBody() : finish({ kind: 'timeout', timeoutMs: options.timeoutMs })), options.timeoutMs);
 
-    request.on('error', (err: NodeJS.ErrnoException) => {
-      if (err instanceof SubscriberAddressRefused) finish({ kind: 'not-sent', reason: err.message });
-      else finish(response ? undefined : { kind: 'connection-error', message: err.message });
-    });
-    request.on('response', (res) => {
-      const location = res.headers.location;
-      response = { status: res.statusCode ?? 0, location, chunks: [], size: 0 };
-      const received = response;
-      res.on('data', (chunk: Buffer) => {
-        const room = options.maxBodyBytes - received.size;
-        if (room > 0) {
-          const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-          received.chunks.push(part);
-          received.size += part.length;
+    checkSubscriberHost(target.hostname, options.addresses).then(
+      (check) => {
+        if (settled) return;
+        if (!check.ok) {
+          finish(check.refused ? { kind: 'not-sent', reason: check.reason } : { kind: 'connection-error', message: check.reason });
+          return;
         }
-        if (received.size >= options.maxBodyBytes) finish();
-      });
-      res.on('end', () => finish());
-      res.on('error', () => finish());
-      res.on('close', () => finish());
-    });
-    request.end(body);
+        const send = (agent: http.Agent | false, mayRetry: boolean) => {
+          try {
+            request = transport.request(target, {
+              method: 'POST',
+              headers: { ...headers, 'content-length': String(body.length) },
+              agent,
+              lookup: pinnedLookup(check.addresses),
+            });
+          } catch (err) {
+            finish({ kind: 'not-sent', reason: (err as Error).message });
+            return;
+          }
+          const sent = request;
+          sent.on('error', (err: NodeJS.ErrnoException) => {
+            // Node's advice for kept-alive sockets: a request on a reused socket that the subscriber had closed is
+            // sent once more on a new connection. Only then, and only before any answer.
+            if (mayRetry && sent.reusedSocket && !cutBody && STALE_SOCKET_ERRORS.has(err.code ?? '')) send(agent, false);
+            else if (!cutBody) finish({ kind: 'connection-error', message: err.message });
+          });
+          sent.on('response', (res) => {
+            const response = { status: res.statusCode ?? 0, location: res.headers.location, chunks: [] as Buffer[], size: 0 };
+            const answered = () => finish({ kind: 'response', status: response.status, location: response.location, body: Buffer.concat(response.chunks) });
+            cutBody = answered;
+            res.on('data', (chunk: Buffer) => {
+              const room = options.maxBodyBytes - response.size;
+              if (room > 0) {
+                const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+                response.chunks.push(part);
+                response.size += part.length;
+              }
+              if (response.size >= options.maxBodyBytes) answered();
+            });
+            res.on('end', () => {
+              // Read to the end: the connection may serve the next POST. Settled without destroying it.
+              if (settled) return;
+              settled = true;
+              clearTimeout(deadline);
+              resolve({ kind: 'response', status: response.status, location: response.location, body: Buffer.concat(response.chunks) });
+            });
+            res.on('error', answered);
+            res.on('close', answered);
+          });
+          sent.end(body);
+        };
+        send(options.connections?.agentFor(target, check.addresses) ?? false, true);
+      },
+      (err: Error) => finish({ kind: 'connection-error', message: err.message }),
+    );
   });
 }

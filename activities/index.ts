@@ -21,6 +21,7 @@ import {
 import { signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
+import { SubscriberConnections } from './subscriber-connections';
 
 export interface HttpSettings {
   /** The spec's 30 s in production; tests pass a scaled-down limit instead of waiting half a minute. */
@@ -141,6 +142,7 @@ export function createActivities({
 }: ActivityDependencies) {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
+  const connections = new SubscriberConnections();
 
   const stateOf = ({ status, nextAttemptAt }: DeliveryProgress): RecordedState => {
     const nextAttemptAtMs = nextAttemptAt?.getTime() ?? null;
@@ -186,6 +188,7 @@ export function createActivities({
           timeoutMs: http.timeoutMs,
           maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
           addresses,
+          connections,
         })
       : ({ kind: 'not-sent', reason: 'the webhook endpoint is switched off' } as const);
     const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), secretsOf(endpoint));

@@ -56,9 +56,12 @@ type System = 'service' | 'ceiling';
 
 /** Processes whose CPU counts for each system (the bench process, which offers the load, for neither). */
 const COUNTED: Record<System, string[]> = {
-  service: ['api', 'relay', 'worker', 'postgres', 'temporal'],
+  service: ['api', 'relay', 'worker', 'delivery', 'postgres', 'temporal'],
   ceiling: ['worker', 'temporal'],
 };
+
+/** The counted processes that ran (the service has `delivery` or `relay` and `worker`, by its layout). */
+const countedIn = (system: System, report: PhaseReport) => COUNTED[system].filter((name) => report.cpuMsPerEvent[name] !== undefined);
 
 interface SystemRun {
   system: System;
@@ -76,8 +79,8 @@ const phases: Phase[] = [
   { concurrency: options.concurrency, durationS: options['max-duration'] },
 ];
 
-const cpuTotal = (system: System, report: PhaseReport) => COUNTED[system].reduce((sum, name) => sum + report.cpuMsPerEvent[name], 0);
-const coresTotal = (system: System, report: PhaseReport) => COUNTED[system].reduce((sum, name) => sum + report.cores[name], 0);
+const cpuTotal = (system: System, report: PhaseReport) => countedIn(system, report).reduce((sum, name) => sum + report.cpuMsPerEvent[name], 0);
+const coresTotal = (system: System, report: PhaseReport) => countedIn(system, report).reduce((sum, name) => sum + report.cores[name], 0);
 
 let template: EnvelopeTemplate | undefined;
 
@@ -89,12 +92,13 @@ async function captureTemplate(db: Db): Promise<EnvelopeTemplate> {
   return { payload, transactionId };
 }
 
-async function runService(receiver: Receiver, { name, tuning, relay }: NamedTuning, round: number): Promise<SystemRun> {
+async function runService(receiver: Receiver, { name, tuning, relay, layout }: NamedTuning, round: number): Promise<SystemRun> {
   const relayTraceFile = path.join(os.tmpdir(), `bench-relay-trace-${randomUUID()}.jsonl`);
+  const traced = layout === 'separate';
   const stack = await startStack({
-    roles: ['api', 'relay', 'worker'],
-    workerTuning: tuning,
-    relayProbe: { traceFile: relayTraceFile, tuning: relay },
+    ...(traced
+      ? { roles: ['api', 'relay', 'worker'], workerTuning: tuning, relayProbe: { traceFile: relayTraceFile, tuning: relay } }
+      : { roles: ['api', 'delivery'] }),
     temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
   });
   try {
@@ -116,12 +120,10 @@ async function runService(receiver: Receiver, { name, tuning, relay }: NamedTuni
       run.lockWaits[report.phase] = await locks.stop();
       run.phases.push(report);
       const delivered = deliveredEvents(timings, receiver);
-      const { byEvent, summary } = await relayPasses(
-        stack.db,
-        delivered.map(({ receipt }) => receipt.eventId),
-        readRelayTrace(relayTraceFile),
-        deliveryWorkflowId,
-      );
+      // The combined role's relay is the production one, without the trace of its starts.
+      const { byEvent, summary } = traced
+        ? await relayPasses(stack.db, delivered.map(({ receipt }) => receipt.eventId), readRelayTrace(relayTraceFile), deliveryWorkflowId)
+        : { byEvent: new Map<number, RelaySide>(), summary: {} };
       run.relay[report.phase] = summary;
       if (options['trace-sample'] > 0) {
         const traced = sample(delivered, options['trace-sample']);
@@ -194,7 +196,7 @@ function metricsOf(run: SystemRun): Record<string, number> {
     metrics[`${report.phase}: p95 ms`] = report.p95;
     metrics[`${report.phase}: CPU ms per event`] = cpuTotal(run.system, report);
     metrics[`${report.phase}: cores busy`] = coresTotal(run.system, report);
-    for (const name of COUNTED[run.system]) metrics[`${report.phase}: CPU ms per event, ${name}`] = report.cpuMsPerEvent[name];
+    for (const name of countedIn(run.system, report)) metrics[`${report.phase}: CPU ms per event, ${name}`] = report.cpuMsPerEvent[name];
   }
   return metrics;
 }

@@ -33,6 +33,8 @@ const environmentSchema = z.object({
   TEMPORAL_CLI_PATH: z.string().optional(),
   TEMPORAL_TEST_SERVER_PATH: z.string().optional(),
   TEMPORAL_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
+  // The SDK needs two: one for the task queue, one for the worker's sticky queue.
+  TEMPORAL_WORKFLOW_TASK_POLLERS: z.coerce.number().int().min(2).max(1000).optional(),
   // The one-key form of JWT_SECRETS, kept for existing deployments; with JWT_SECRETS set it must be one of them.
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
   // Comma-separated: the first signs new tokens, every one verifies (rotation without logging anyone out).
@@ -100,6 +102,8 @@ export interface Config {
     testServerPath?: string;
     /** Workflows a delivery worker keeps in memory; unset: DEFAULT_MAX_CACHED_WORKFLOWS (src/temporal/worker.ts). */
     maxCachedWorkflows?: number;
+    /** Workflow task pollers of a delivery worker; unset: WORKFLOW_TASK_POLLERS (src/temporal/worker.ts). */
+    workflowTaskPollers?: number;
   };
   auth: {
     /** HS256 keys: the first signs new tokens, every one verifies. */
@@ -151,7 +155,10 @@ function configuredJwtSecrets(single: string | undefined, list: string[] | undef
  * keys of the secrets at rest (a generated key would differ between processes and be lost on restart).
  */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = environmentSchema.safeParse(env);
+  // An empty value is no value: Compose passes `${NAME:-}` of an unset variable as "", which must mean the default.
+  // Except NODE_ENV: an empty one may be a production whose setting got lost, and must not start as development.
+  const given = Object.entries(env).filter(([name, value]) => value !== '' || name === 'NODE_ENV');
+  const parsed = environmentSchema.safeParse(Object.fromEntries(given));
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`Invalid configuration: ${problems.join('; ')}`);
@@ -196,6 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       cliPath: e.TEMPORAL_CLI_PATH,
       testServerPath: e.TEMPORAL_TEST_SERVER_PATH,
       maxCachedWorkflows: e.TEMPORAL_MAX_CACHED_WORKFLOWS,
+      workflowTaskPollers: e.TEMPORAL_WORKFLOW_TASK_POLLERS,
     },
     auth: {
       jwtSecrets: jwtSecrets ?? [randomBytes(32).toString('hex')],

@@ -20,7 +20,8 @@ import { Lifecycle } from './runtime/lifecycle';
 /**
  * `all` (the default, `npm start`): the embedded default in one process — Postgres and the Temporal dev server
  * unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere, migrations, demo data, API, worker and outbox relay.
- * The other roles are the separate services of the production stack (docker-compose.yml).
+ * The other roles are the separate services of the production stack (docker-compose.yml): `api`, `delivery` (worker
+ * and relay together), or `worker` and `relay` apart, and the one-off `migrate`.
  */
 const ROLES = {
   async all(runtime: Runtime) {
@@ -42,9 +43,9 @@ const ROLES = {
       lines.push(`Staff user:  ${admin.username} / ${admin.password}`);
       lines.push(`Non-staff:   ${viewer.username} / ${viewer.password}  (signs in; the API answers 403; demo data: docs/demo.md)`);
     }
-    const client = startTemporalClient(runtime, temporal.address);
-    await startWorker(runtime, db, temporal.address);
-    startRelay(runtime, db, client);
+    // One connection to Temporal for worker, relay and API: the relay's starts are eager (startRelay).
+    const client = await startWorker(runtime, db, temporal.address);
+    startRelay(runtime, db, client, { eagerStart: true });
     const port = await startApi(runtime, db, client);
     lines.unshift(`API:         http://localhost:${port}/  (health: /healthz, docs: /api/swagger/, admin: /admin/)`);
     if (temporal.uiUrl) lines.splice(1, 0, `Temporal UI: ${temporal.uiUrl}`);
@@ -66,6 +67,19 @@ const ROLES = {
     await startWorker(runtime, db, temporal.address);
     const metricsPort = await startMetricsListener(runtime, db);
     runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, metricsPort }, 'delivery worker running');
+  },
+
+  /**
+   * Worker and relay in one process on one connection, so that the relay's workflow starts are eager: Temporal
+   * hands the first workflow task to this process's worker with the start's answer (BENCHMARKS.md, part 1).
+   */
+  async delivery(runtime: Runtime) {
+    installTemporalLogging(runtime.log);
+    const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
+    const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
+    startRelay(runtime, db, await startWorker(runtime, db, temporal.address), { eagerStart: true });
+    const metricsPort = await startMetricsListener(runtime, db);
+    runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, metricsPort }, 'delivery worker and outbox relay running');
   },
 
   async relay(runtime: Runtime) {

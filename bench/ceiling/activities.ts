@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { DEFAULT_HTTP_SETTINGS } from '../../activities';
 import { postRequest } from '../../activities/http-post';
+import { SubscriberConnections } from '../../activities/subscriber-connections';
 import { RESPONSE_BODY_LIMIT_BYTES } from '../../src/webhooks/delivery-outcome';
 import { systemResolver } from '../../src/webhooks/subscriber-address';
 
@@ -17,13 +18,17 @@ export const benchDeliveryHeaders = {
   authorization: BENCH_SUBSCRIBER_AUTHORIZATION,
 };
 
-/** POSTs a body to the bench subscriber as an attempt does: the same HTTP function, limits and address check. */
+/** Kept-alive connections, as a delivery worker keeps them. */
+const connections = new SubscriberConnections();
+
+/** POSTs a body to the bench subscriber as an attempt does: the same HTTP function, connections, limits and address check. */
 export function postToSubscriber(url: string, body: Buffer) {
   return postRequest(url, benchDeliveryHeaders, body, {
     timeoutMs: DEFAULT_HTTP_SETTINGS.timeoutMs,
     maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
     // The subscriber is on loopback, which a delivery allows outside production.
     addresses: { resolve: systemResolver, allowPrivateAddresses: true },
+    connections,
   });
 }
 

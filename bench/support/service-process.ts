@@ -3,7 +3,7 @@ import { openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../src/config';
 
-export type Role = 'all' | 'api' | 'worker' | 'relay';
+export type Role = 'all' | 'api' | 'worker' | 'relay' | 'delivery';
 
 /** The log line each role writes when it is ready (src/main.ts). */
 const READY_MESSAGE: Record<Role, string> = {
@@ -11,6 +11,7 @@ const READY_MESSAGE: Record<Role, string> = {
   api: '"msg":"API listening"',
   worker: '"msg":"delivery worker running"',
   relay: '"msg":"outbox relay running"',
+  delivery: '"msg":"delivery worker and outbox relay running"',
 };
 
 export interface ServiceProcess {

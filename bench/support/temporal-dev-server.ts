@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { devServerExecutable } from '../../src/temporal/binaries';
-import { SEARCH_ATTRIBUTE_ARGS } from '../../src/temporal/dev-server';
+import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { freePort } from '../../test/support/free-port';
 
 export interface TemporalDevServer {
@@ -24,7 +24,7 @@ export async function startTemporalDevServer(logFile: string, dynamicConfig: str
     executable.path,
     [
       ...['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port)],
-      ...['--http-port', String(httpPort), '--metrics-port', String(metricsPort), '--log-level', 'warn', ...SEARCH_ATTRIBUTE_ARGS],
+      ...['--http-port', String(httpPort), '--metrics-port', String(metricsPort), '--log-level', 'warn', ...DEV_SERVER_ARGS],
       ...dynamicConfig.flatMap((entry) => ['--dynamic-config-value', entry]),
     ],
     { stdio: ['ignore', log, log] },

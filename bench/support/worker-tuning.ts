@@ -11,13 +11,27 @@ const NUMERIC = [
 /** The relay's settings, given among the worker's with a `relay.` prefix (only the service has a relay). */
 const RELAY = ['relay.loops', 'relay.batchSize', 'relay.pollIntervalMs'] as const;
 
+/**
+ * How the service runs its relay and worker: as the separate `relay` and `worker` roles (the bench's variants of
+ * them, support/traced-relay.ts and support/tuned-worker.ts), or `combined` in the production `delivery` role, whose
+ * relay starts workflows eagerly on the worker's connection. The combined role takes no tuning.
+ */
+export type ServiceLayout = 'separate' | 'combined';
+
 export interface NamedTuning {
   name: string;
   tuning: WorkerTuning;
   relay: RelayTuning;
+  layout: ServiceLayout;
 }
 
-function setting({ tuning, relay }: NamedTuning, key: string, value: string): void {
+function setting(named: NamedTuning, key: string, value: string): void {
+  const { tuning, relay } = named;
+  if (key === 'layout') {
+    if (value !== 'separate' && value !== 'combined') throw new Error(`layout: "${value}" is neither separate nor combined`);
+    named.layout = value;
+    return;
+  }
   if (key === 'workflowTaskPollerBehavior') {
     // `autoscaling` or `autoscaling/<maximum>`; `simple/<maximum>` for a fixed maximum.
     const [type, maximum] = value.split('/');
@@ -36,8 +50,9 @@ function setting({ tuning, relay }: NamedTuning, key: string, value: string): vo
 
 /**
  * Worker settings to compare, from a flag: `name:key=value,key=value;name2:…`, keys being the SDK's option names
- * (src/temporal/worker.ts, WorkerTuning) or the relay's with a `relay.` prefix (support/traced-relay.ts, RelayTuning). A name alone stands for the defaults:
- * `default;polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=1`.
+ * (src/temporal/worker.ts, WorkerTuning) or the relay's with a `relay.` prefix (support/traced-relay.ts, RelayTuning), or
+ * `layout=combined` (ServiceLayout). A name alone stands for the defaults:
+ * `default;polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=1;combined:layout=combined`.
  */
 export function parseTunings(text: string): NamedTuning[] {
   const tunings = text
@@ -47,12 +62,15 @@ export function parseTunings(text: string): NamedTuning[] {
     .map((entry) => {
       const colon = entry.indexOf(':');
       const name = (colon < 0 ? entry : entry.slice(0, colon)).trim();
-      const named: NamedTuning = { name, tuning: {}, relay: {} };
+      const named: NamedTuning = { name, tuning: {}, relay: {}, layout: 'separate' };
       const pairs = colon < 0 ? [] : entry.slice(colon + 1).split(',').map((pair) => pair.trim()).filter(Boolean);
       for (const pair of pairs) {
         const equals = pair.indexOf('=');
         if (equals < 1) throw new Error(`"${pair}" in tuning "${name}" is not key=value`);
         setting(named, pair.slice(0, equals).trim(), pair.slice(equals + 1).trim());
+      }
+      if (named.layout === 'combined' && Object.keys(named.tuning).length + Object.keys(named.relay).length > 0) {
+        throw new Error(`tuning "${name}": layout=combined runs the production delivery role, which takes no other setting`);
       }
       return named;
     });

@@ -7,7 +7,7 @@ import { upsertUser } from '../../src/auth/users';
 import { projectRoot } from '../../src/config';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
-import { SEARCH_ATTRIBUTE_ARGS } from '../../src/temporal/dev-server';
+import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { freePort } from '../../test/support/free-port';
 import { type Child, portAnswers, startChild, startRole, waitFor } from './processes';
 
@@ -95,7 +95,7 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
         'temporal',
         TEMPORAL_CLI,
         ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(temporalPort), '--headless', '--log-level', 'warn',
-          '--db-filename', path.join(dir, 'temporal.sqlite'), '--namespace', 'default', ...SEARCH_ATTRIBUTE_ARGS],
+          '--db-filename', path.join(dir, 'temporal.sqlite'), '--namespace', 'default', ...DEV_SERVER_ARGS],
         env,
         dir,
       );

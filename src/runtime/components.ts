@@ -56,9 +56,10 @@ export async function startMetricsListener({ config, log, lifecycle, metrics }: 
 
 /**
  * The delivery worker, and the nightly retention schedule it runs the purge for; a crash of the worker ends the
- * process so that the supervisor restarts it.
+ * process so that the supervisor restarts it. Returns a client on the worker's NativeConnection, with which workflow
+ * starts from this process may be eager (startRelay).
  */
-export async function startWorker({ config, log, lifecycle, metrics }: Runtime, db: Db, address: string): Promise<void> {
+export async function startWorker({ config, log, lifecycle, metrics }: Runtime, db: Db, address: string): Promise<Client> {
   const connection = await NativeConnection.connect({ address });
   lifecycle.onStop(() => connection.close());
   const client = new Client({ connection, namespace: config.temporal.namespace });
@@ -68,6 +69,7 @@ export async function startWorker({ config, log, lifecycle, metrics }: Runtime, 
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     maxCachedWorkflows: config.temporal.maxCachedWorkflows,
+    workflowTaskPollers: config.temporal.workflowTaskPollers,
     db,
     log,
     metrics,
@@ -91,9 +93,11 @@ export async function startWorker({ config, log, lifecycle, metrics }: Runtime, 
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running.catch(() => undefined);
   });
+  return client;
 }
 
-export function startRelay({ config, log, lifecycle }: Runtime, db: Db, client: Client): void {
-  const relay = startOutboxRelay({ db, client, taskQueue: config.temporal.taskQueue, log });
+/** `eagerStart` only with the client startWorker returned: it needs the worker's NativeConnection. */
+export function startRelay({ config, log, lifecycle }: Runtime, db: Db, client: Client, { eagerStart = false } = {}): void {
+  const relay = startOutboxRelay({ db, client, taskQueue: config.temporal.taskQueue, log, eagerStart });
   lifecycle.onStop(() => relay.stop());
 }

@@ -33,8 +33,18 @@ function describedAs(facts: DeliveryFacts, { status, attempts }: { status: Deliv
  * Starts the delivery workflow of an event. Idempotent: a workflow that exists already counts as started.
  * REJECT_DUPLICATE: an id that ran before (even if finished) is never run again, so a late retry of a start cannot
  * deliver an event a second time; FAIL: an id that is running now is not started twice.
+ *
+ * `eager`: the client shares its NativeConnection with a delivery worker of the same task queue (the `delivery` and
+ * `all` roles), so Temporal may hand the first workflow task back with the start's answer instead of through a
+ * poll (eager workflow start). Without a free slot on that worker, or where the server has it switched off, the
+ * workflow starts as usual; either way the start is recorded by Temporal before it answers.
  */
-export async function startDeliveryWorkflow(client: Client, taskQueue: string, facts: DeliveryFacts): Promise<'started' | 'already-started'> {
+export async function startDeliveryWorkflow(
+  client: Client,
+  taskQueue: string,
+  facts: DeliveryFacts,
+  { eager = false }: { eager?: boolean } = {},
+): Promise<'started' | 'already-started'> {
   try {
     await client.workflow.start(deliverEvent, {
       taskQueue,
@@ -43,6 +53,7 @@ export async function startDeliveryWorkflow(client: Client, taskQueue: string, f
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       workflowIdConflictPolicy: 'FAIL',
       workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+      requestEagerStart: eager,
       ...describedAs(facts, { status: 'waiting', attempts: 0 }),
     });
     return 'started';

@@ -7,14 +7,15 @@ import { devServerExecutable } from './binaries';
 import { devServerUiUrl } from './ui';
 
 /**
- * `temporal server start-dev` arguments that register the delivery workflows' search attributes, so that they can
- * start (a workflow carrying an unknown one is refused) and Temporal UI lists them. For every dev server: ours, the
- * tests', the benchmarks' and the drills'. A no-op when the state file knows them already.
+ * `temporal server start-dev` arguments for every dev server: ours, the tests', the benchmarks' and the drills'.
+ * They register the delivery workflows' search attributes, so that they can start (a workflow carrying an unknown
+ * one is refused) and Temporal UI lists them (a no-op when the state file knows them already), and switch on eager
+ * workflow start, which the server leaves off unless told (docker-compose.yml does the same in its dynamic config).
  */
-export const SEARCH_ATTRIBUTE_ARGS: readonly string[] = DELIVERY_SEARCH_ATTRIBUTES.flatMap(({ name, type }) => [
-  '--search-attribute',
-  `${name}=${TypedSearchAttributes.toMetadataType(type)}`,
-]);
+export const DEV_SERVER_ARGS: readonly string[] = [
+  ...DELIVERY_SEARCH_ATTRIBUTES.flatMap(({ name, type }) => ['--search-attribute', `${name}=${TypedSearchAttributes.toMetadataType(type)}`]),
+  ...['--dynamic-config-value', 'system.enableEagerWorkflowStart=true'],
+];
 
 export interface DevServerOptions {
   dataDir: string;
@@ -62,7 +63,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       uiPort: options.uiPort,
       namespace: options.namespace,
       dbFilename,
-      extraArgs: ['--log-level', 'warn', ...SEARCH_ATTRIBUTE_ARGS],
+      extraArgs: ['--log-level', 'warn', ...DEV_SERVER_ARGS],
     },
   }).finally(() => process.umask(umask));
   return {

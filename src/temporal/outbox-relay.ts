@@ -17,6 +17,8 @@ export interface RelayPassOptions {
   startTimeoutMs?: number;
   /** Where each start (or failed start) is logged with its event id and workflow id. */
   log?: Logger;
+  /** Ask for eager workflow starts: `client` runs on the NativeConnection of a delivery worker in this process. */
+  eagerStart?: boolean;
 }
 
 export interface OutboxRelayOptions extends RelayPassOptions {
@@ -46,12 +48,13 @@ export async function relayPendingEvents({
   batchSize = DEFAULTS.batchSize,
   startTimeoutMs = DEFAULTS.startTimeoutMs,
   log,
+  eagerStart = false,
 }: RelayPassOptions): Promise<number> {
   let failure: unknown;
   const marked = await startUnstartedEvents(db, batchSize, async (events) => {
     const deadline = Date.now() + startTimeoutMs;
     const starts = await Promise.allSettled(
-      events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event))),
+      events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event, { eager: eagerStart }))),
     );
     starts.forEach((start, index) => {
       const fields = { eventId: events[index].eventId, workflowId: deliveryWorkflowId(events[index].eventId) };

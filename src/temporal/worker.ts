@@ -27,9 +27,20 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 250;
 /**
  * Delivery attempts a worker makes at once. An attempt is a local activity, which runs inside its workflow task, so
  * the workflow task slots (SDK default 40) bound the attempts waiting for subscribers as much as the local activity
- * slots (default 100) do; both get the same number. A waiting attempt costs a socket and little memory.
+ * slots (default 100) do; both have room for this many. A waiting attempt costs a socket and little memory.
  */
 export const CONCURRENT_ATTEMPTS = 100;
+
+/**
+ * Workflow task pollers of a delivery worker (the SDK's default is 10, of which a fifth poll the task queue where
+ * every new workflow's first task waits). Almost every task of a delivery is such a first task: the workflow ends
+ * after one attempt. Too few pollers leave the worker idle under a backlog while tasks wait in Temporal; the number
+ * comes from bench/ceiling.ts (BENCHMARKS.md, "Worker settings").
+ */
+export const WORKFLOW_TASK_POLLERS = 50;
+
+/** The SDK's most workflow task polls at once when a PollerBehavior names no maximum. */
+const SDK_DEFAULT_MOST_POLLS = { 'simple-maximum': 10, autoscaling: 100 } as const;
 
 /**
  * The worker's poller, slot and cache settings (the SDK's options of the same names); unset ones keep our defaults.
@@ -52,10 +63,14 @@ export type WorkerTuning = Partial<
  * settings to its trivial-workflow ceiling (bench/ceiling-worker.ts), so that both are measured alike.
  */
 export function deliveryWorkerSettings(tuning: WorkerTuning = {}): WorkerTuning {
+  const pollers = tuning.workflowTaskPollerBehavior ?? { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLERS };
   const settings: WorkerTuning = {
     maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
-    maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
+    // A poller holds a workflow task slot while it waits for a task (the SDK's PollerBehavior): without one slot per
+    // poller on top, idle pollers would take the slots of attempts.
+    maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS + (pollers.maximum ?? SDK_DEFAULT_MOST_POLLS[pollers.type]),
     maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,
+    workflowTaskPollerBehavior: pollers,
   };
   for (const [name, value] of Object.entries(tuning)) {
     if (value !== undefined) Object.assign(settings, { [name]: value });
@@ -72,9 +87,11 @@ export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metri
   /** A bundle made once with bundleWorkflowCode (tests); otherwise the prebuilt one, or the worker bundles. */
   workflowBundle?: WorkflowBundle;
   maxCachedWorkflows?: number;
+  /** Workflow task pollers; unset: WORKFLOW_TASK_POLLERS. */
+  workflowTaskPollers?: number;
   /** For the activities that ask Temporal (retention, bulk recovery); default: a client on `connection`. */
   client?: Client;
-  /** Poller and slot settings; `maxCachedWorkflows` above wins over the one in here. */
+  /** Poller and slot settings; `maxCachedWorkflows` and `workflowTaskPollers` above win over the ones in here. */
   tuning?: WorkerTuning;
 }
 
@@ -85,6 +102,7 @@ export function createDeliveryWorker({
   taskQueue,
   workflowBundle,
   maxCachedWorkflows,
+  workflowTaskPollers,
   client = new Client({ connection, namespace }),
   tuning,
   ...dependencies
@@ -103,7 +121,12 @@ export function createDeliveryWorker({
       ...createRetentionActivities({ ...dependencies, client }),
       ...createRecoveryActivities({ ...dependencies, client, taskQueue }),
     },
-    ...deliveryWorkerSettings({ ...tuning, maxCachedWorkflows: maxCachedWorkflows ?? tuning?.maxCachedWorkflows }),
+    ...deliveryWorkerSettings({
+      ...tuning,
+      maxCachedWorkflows: maxCachedWorkflows ?? tuning?.maxCachedWorkflows,
+      workflowTaskPollerBehavior:
+        workflowTaskPollers === undefined ? tuning?.workflowTaskPollerBehavior : { type: 'simple-maximum', maximum: workflowTaskPollers },
+    }),
     ...workflows,
   });
 }

@@ -40,42 +40,22 @@ export async function checkSubscriberHost(
   }
   const forbidden = allowPrivateAddresses ? undefined : addresses.find(({ address }) => isPrivateAddress(address));
   if (forbidden) {
-    return {
-      ok: false,
-      refused: true,
-      reason: `${host} resolves to ${forbidden.address}, which is ${NOT_PUBLIC}`,
-    };
+    const what = family === 0 ? `${host} resolves to ${forbidden.address}, which` : host;
+    return { ok: false, refused: true, reason: `${what} is ${NOT_PUBLIC}` };
   }
   return { ok: true, addresses };
-}
-
-/** Marks a connection refused by the address check, so the caller can report it as "not sent". */
-export class SubscriberAddressRefused extends Error {
-  readonly code = 'ESUBSCRIBERADDRESS';
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * A `lookup` for http.request that resolves once, checks every address, and hands the socket exactly the addresses
- * it checked. The connection therefore goes to a checked address even if the DNS answers differently a moment later
- * (DNS rebinding). Node skips `lookup` for a literal IP host, so the caller checks those itself.
+ * A `lookup` for http.request that answers with the addresses checkSubscriberHost checked, never asking the DNS
+ * again: the socket goes to a checked address even if the DNS answers differently a moment later (DNS rebinding).
+ * Node skips `lookup` for a literal IP host, which checkSubscriberHost checked as it is.
  */
-export function checkedLookup(options: { resolve: ResolveHost; allowPrivateAddresses: boolean }) {
-  return (hostname: string, lookupOptions: { all?: boolean }, callback: LookupCallback): void => {
-    checkSubscriberHost(hostname, options).then(
-      (check) => {
-        if (!check.ok) {
-          const err: NodeJS.ErrnoException = check.refused
-            ? new SubscriberAddressRefused(check.reason)
-            : Object.assign(new Error(check.reason), { code: 'ENOTFOUND' });
-          callback(err, lookupOptions.all ? [] : '', undefined);
-          return;
-        }
-        if (lookupOptions.all) callback(null, check.addresses);
-        else callback(null, check.addresses[0].address, check.addresses[0].family);
-      },
-      (err: Error) => callback(err, lookupOptions.all ? [] : '', undefined),
-    );
+export function pinnedLookup(addresses: LookupAddress[]) {
+  return (_hostname: string, lookupOptions: { all?: boolean }, callback: LookupCallback): void => {
+    if (lookupOptions.all) callback(null, addresses);
+    else callback(null, addresses[0].address, addresses[0].family);
   };
 }

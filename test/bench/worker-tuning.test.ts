@@ -10,6 +10,7 @@ import {
   DEFAULT_MAX_CACHED_WORKFLOWS,
   deliveryWorkerSettings,
   deliveryWorkflowsPath,
+  WORKFLOW_TASK_POLLERS,
 } from '../../src/temporal/worker';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 
@@ -17,20 +18,22 @@ describe('deliveryWorkerSettings', () => {
   test('keeps our defaults where the tuning sets nothing, also for keys given as undefined', () => {
     const defaults = {
       maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
-      maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
+      // A slot for every attempt and one for every poller, which holds a slot while it waits.
+      maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS + WORKFLOW_TASK_POLLERS,
       maxConcurrentLocalActivityExecutions: CONCURRENT_ATTEMPTS,
+      workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLERS },
     };
     expect(deliveryWorkerSettings()).toEqual(defaults);
     expect(deliveryWorkerSettings({ maxCachedWorkflows: undefined, workflowTaskPollerBehavior: undefined })).toEqual(defaults);
   });
 
-  test('lets the tuning override a default and add the poller settings', () => {
-    const pollers = { type: 'simple-maximum', maximum: 50 } as const;
+  test('lets the tuning override a default and add the poller settings, with a slot for each poller', () => {
+    const pollers = { type: 'simple-maximum', maximum: 30 } as const;
     expect(
       deliveryWorkerSettings({ maxConcurrentLocalActivityExecutions: 20, workflowTaskPollerBehavior: pollers, nonStickyToStickyPollRatio: 1 }),
     ).toEqual({
       maxCachedWorkflows: DEFAULT_MAX_CACHED_WORKFLOWS,
-      maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS,
+      maxConcurrentWorkflowTaskExecutions: CONCURRENT_ATTEMPTS + 30,
       maxConcurrentLocalActivityExecutions: 20,
       workflowTaskPollerBehavior: pollers,
       nonStickyToStickyPollRatio: 1,
@@ -85,13 +88,19 @@ describe('parseTunings', () => {
   test('reads named settings, a bare name standing for the defaults', () => {
     expect(
       parseTunings(
-        'default; polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=0.5;auto:workflowTaskPollerBehavior=autoscaling/40;fixed:workflowTaskPollerBehavior=simple/8,relay.loops=4,relay.batchSize=25',
+        'default; polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=0.5;auto:workflowTaskPollerBehavior=autoscaling/40;fixed:workflowTaskPollerBehavior=simple/8,relay.loops=4,relay.batchSize=25;one:layout=combined',
       ),
     ).toEqual([
-      { name: 'default', tuning: {}, relay: {} },
-      { name: 'polls50', tuning: { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 50 }, nonStickyToStickyPollRatio: 0.5 }, relay: {} },
-      { name: 'auto', tuning: { workflowTaskPollerBehavior: { type: 'autoscaling', maximum: 40 } }, relay: {} },
-      { name: 'fixed', tuning: { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 8 } }, relay: { loops: 4, batchSize: 25 } },
+      { name: 'default', tuning: {}, relay: {}, layout: 'separate' },
+      {
+        name: 'polls50',
+        tuning: { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 50 }, nonStickyToStickyPollRatio: 0.5 },
+        relay: {},
+        layout: 'separate',
+      },
+      { name: 'auto', tuning: { workflowTaskPollerBehavior: { type: 'autoscaling', maximum: 40 } }, relay: {}, layout: 'separate' },
+      { name: 'fixed', tuning: { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 8 } }, relay: { loops: 4, batchSize: 25 }, layout: 'separate' },
+      { name: 'one', tuning: {}, relay: {}, layout: 'combined' },
     ]);
   });
 
@@ -107,6 +116,8 @@ describe('parseTunings', () => {
     ['a name given twice', 'a;a:maxCachedWorkflows=1', /distinct/],
     ['a missing name', ':maxCachedWorkflows=1', /distinct/],
     ['an unknown relay setting', 'x:relay.workers=2', /unknown worker setting/],
+    ['an unknown layout', 'x:layout=merged', /neither separate nor combined/],
+    ['settings for the combined role, which takes none', 'x:layout=combined,maxCachedWorkflows=10', /takes no other setting/],
   ])('refuses %s', (_, text, message) => {
     expect(() => parseTunings(text)).toThrow(message);
   });

@@ -229,7 +229,7 @@ describe('at delivery time', () => {
       expect(result.error).toMatch(new RegExp(`^Not sent: ${host.replace(/\./g, '\\.')} resolves to `));
     }
     const { result } = await attempt(`http://127.0.0.1:${subscriber.port}/webhooks`, { allowPrivateAddresses: false, resolve });
-    expect(result.error).toBe('Not sent: 127.0.0.1 is a private, loopback or link-local address');
+    expect(result.error).toBe('Not sent: 127.0.0.1 is not a public (global unicast) address');
     expect(subscriber.requests).toHaveLength(0);
   });
 

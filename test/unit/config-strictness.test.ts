@@ -49,3 +49,11 @@ test('the start command refuses such a configuration with exit code 2 and the me
     expect([env, results[index]]).toEqual([env, { code: 2, stdout: '', stderr: `Invalid configuration: ${message}\n` }]);
   }
 });
+
+test('an empty value counts as unset, as Compose passes `${NAME:-}` of a variable nobody set', () => {
+  expect(loadConfig({ ...PRODUCTION_ENV, EVENT_RETENTION_DAYS: '30', PAYLOAD_RETENTION_DAYS: '' }).retention).toEqual({ eventDays: 30, payloadDays: 30 });
+  expect(loadConfig({ ...PRODUCTION_ENV, TEMPORAL_WORKFLOW_TASK_POLLERS: '' }).temporal.workflowTaskPollers).toBeUndefined();
+  expect(() => loadConfig({ ...PRODUCTION_ENV, TEMPORAL_WORKFLOW_TASK_POLLERS: '1' })).toThrow(/TEMPORAL_WORKFLOW_TASK_POLLERS/);
+  // Required is still required: empty is as good as missing; an empty NODE_ENV is no environment (test above).
+  expect(() => loadConfig({ ...PRODUCTION_ENV, METRICS_TOKEN: '' })).toThrow('METRICS_TOKEN is required when NODE_ENV=production');
+});

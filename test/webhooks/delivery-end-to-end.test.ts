@@ -4,7 +4,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import pino from 'pino';
 import type { Db } from '../../src/db/knex';
 import { devServerExecutable } from '../../src/temporal/binaries';
-import { SEARCH_ATTRIBUTE_ARGS } from '../../src/temporal/dev-server';
+import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { createTemporalClient } from '../../src/temporal/client';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTestDatabase } from '../support/database';
@@ -68,7 +68,7 @@ test('an event committed while Temporal is down is delivered once the dev server
       ip: '127.0.0.1',
       port: Number(address.split(':')[1]),
       namespace: NAMESPACE,
-      extraArgs: ['--log-level', 'error', ...SEARCH_ATTRIBUTE_ARGS],
+      extraArgs: ['--log-level', 'error', ...DEV_SERVER_ARGS],
     },
   });
   // The worker as production builds it: bundling workflows/index from its path.

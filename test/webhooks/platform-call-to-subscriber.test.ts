@@ -5,7 +5,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
 import { devServerExecutable } from '../../src/temporal/binaries';
-import { SEARCH_ATTRIBUTE_ARGS } from '../../src/temporal/dev-server';
+import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { createTemporalClient } from '../../src/temporal/client';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -36,7 +36,7 @@ beforeAll(async () => {
       ip: '127.0.0.1',
       port,
       namespace: NAMESPACE,
-      extraArgs: ['--log-level', 'error', ...SEARCH_ATTRIBUTE_ARGS],
+      extraArgs: ['--log-level', 'error', ...DEV_SERVER_ARGS],
     },
   });
   const taskQueue = `platform-e2e-${randomUUID()}`;
