@@ -59,3 +59,18 @@ export function pageBody<T>(ctx: Context, request: PageRequest, count: number, r
     results,
   };
 }
+
+/**
+ * Answers one page of a counted list: the count first, a page past the end is a 404, then only that page's rows are
+ * read and presented.
+ */
+export async function countedPage<Row, Entry>(
+  ctx: Context,
+  request: PageRequest,
+  list: { count: () => Promise<number>; rows: (window: { limit: number; offset: number }) => Promise<Row[]>; present: (row: Row) => Entry },
+): Promise<void> {
+  const count = await list.count();
+  assertPageExists(request, count);
+  const rows = await list.rows({ limit: request.page_size, offset: offsetOf(request) });
+  ctx.body = pageBody(ctx, request, count, rows.map(list.present));
+}

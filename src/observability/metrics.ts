@@ -75,21 +75,20 @@ export function createMetrics({ processMetrics = false }: MetricsOptions = {}): 
     buckets: ATTEMPT_BUCKETS_SECONDS,
     registers,
   });
-  const retentionDeletedEvents = new Counter({
-    name: 'webhook_retention_deleted_events_total',
-    help: 'Ended webhook events deleted by the retention purge (EVENT_RETENTION_DAYS)',
-    registers,
-  });
-  const retentionDeletedAttempts = new Counter({
-    name: 'webhook_retention_deleted_attempts_total',
-    help: 'Delivery attempt rows deleted with their events by the retention purge',
-    registers,
-  });
-  const retentionDroppedPayloads = new Counter({
-    name: 'webhook_retention_dropped_payloads_total',
-    help: 'Payloads (with response bodies) of ended webhook events dropped by the retention purge (PAYLOAD_RETENTION_DAYS)',
-    registers,
-  });
+  // The retention purge's counts: plain totals, without labels.
+  const total = (name: string, help: string) => new Counter({ name, help, registers });
+  const retentionDeletedEvents = total(
+    'webhook_retention_deleted_events_total',
+    'Ended webhook events deleted by the retention purge (EVENT_RETENTION_DAYS)',
+  );
+  const retentionDeletedAttempts = total(
+    'webhook_retention_deleted_attempts_total',
+    'Delivery attempt rows deleted with their events by the retention purge',
+  );
+  const retentionDroppedPayloads = total(
+    'webhook_retention_dropped_payloads_total',
+    'Payloads (with response bodies) of ended webhook events dropped by the retention purge (PAYLOAD_RETENTION_DAYS)',
+  );
   const httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'API request duration by method, route pattern and status',

@@ -1,9 +1,5 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import type { Page } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -11,10 +7,9 @@ import { createLogger } from '../../src/logger';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { eventually } from '../support/eventually';
-import { createTimeSkippingEnvironment } from '../support/temporal';
-import { STAFF, startTestApp, type TestApp } from '../support/test-app';
+import { STAFF, type TestApp } from '../support/test-app';
 import { eventRow, insertEvent } from '../support/webhook-rows';
-import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
+import { type DeliveryTestBed, startDeliveryTestBed } from '../support/delivery';
 
 // The operators' views of the admin page in Chromium against the real app, Temporal test server, worker, outbox relay
 // and a local subscriber: search, the health view's chart, bulk recovery, a test event, a dropped payload.
@@ -28,10 +23,8 @@ const NOW = Date.parse('2025-07-15T10:30:00Z');
 const describeInBrowser = chromiumAvailable() ? describe : describe.skip;
 
 describeInBrowser('admin page for operators (headless Chromium)', () => {
-  let env: TestWorkflowEnvironment;
+  let bed: DeliveryTestBed;
   let app: TestApp;
-  let worker: Worker;
-  let working: Promise<void>;
   let relay: OutboxRelay;
   let subscriber: Subscriber;
   let browser: HeadlessBrowser;
@@ -40,20 +33,11 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
   const ids: Record<string, number> = {};
 
   beforeAll(async () => {
-    env = await createTimeSkippingEnvironment();
     // No time skipping for the app and the relay: backoffs stay where they are.
-    const client = new Client({ connection: env.connection });
-    const taskQueue = `admin-operators-${randomUUID()}`;
-    app = await startTestApp({ TEMPORAL_UI_URL: TEMPORAL_UI, TEMPORAL_TASK_QUEUE: taskQueue }, { temporalClient: client });
+    bed = await startDeliveryTestBed('admin-operators', { env: { TEMPORAL_UI_URL: TEMPORAL_UI } });
+    const { client, taskQueue } = bed;
+    app = bed.app;
     subscriber = await startSubscriber({ reply: () => ({ status: 200, body: 'danke' }) });
-    worker = await createTestWorker({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: await bundleDeliveryWorkflows(),
-      db: app.db,
-      keyring: app.keyring,
-    });
-    working = worker.run();
     await seed();
     relay = startOutboxRelay({ db: app.db, client, taskQueue, log: createLogger('silent'), pollIntervalMs: 200 });
 
@@ -75,11 +59,8 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
   afterAll(async () => {
     await browser?.close();
     await relay?.stop();
-    worker?.shutdown();
-    await working;
+    await bed?.close();
     await subscriber?.close();
-    await app?.close();
-    await env?.teardown();
   });
 
   /**

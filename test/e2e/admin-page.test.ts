@@ -1,8 +1,5 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
@@ -10,10 +7,9 @@ import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { openEndpointSecrets } from '../../src/webhooks/endpoint-store';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
-import { createTimeSkippingEnvironment } from '../support/temporal';
-import { NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
+import { NON_STAFF, STAFF, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent } from '../support/webhook-rows';
-import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
+import { type DeliveryTestBed, startDeliveryTestBed } from '../support/delivery';
 
 // The admin page in a real browser against the real app (real HTTP, Postgres, Temporal test server and delivery
 // worker for the resend, a local subscriber). Screenshots go to test-results/ for people to look at.
@@ -26,9 +22,7 @@ const runs = chromiumAvailable();
 const describeInBrowser = runs ? describe : describe.skip;
 
 describeInBrowser('admin page (headless Chromium)', () => {
-  let env: TestWorkflowEnvironment;
-  let worker: Worker;
-  let working: Promise<void>;
+  let bed: DeliveryTestBed;
   let app: TestApp;
   let subscriber: Subscriber;
   let browser: HeadlessBrowser;
@@ -38,17 +32,8 @@ describeInBrowser('admin page (headless Chromium)', () => {
   const ids = { exhausted: 0, failed: 0, waiting: 0, oldest: 0 };
 
   beforeAll(async () => {
-    env = await createTimeSkippingEnvironment();
-    const taskQueue = `admin-page-${randomUUID()}`;
-    app = await startTestApp({ TEMPORAL_UI_URL: TEMPORAL_UI, TEMPORAL_TASK_QUEUE: taskQueue }, { temporalClient: env.client });
-    worker = await createTestWorker({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: await bundleDeliveryWorkflows(),
-      db: app.db,
-      keyring: app.keyring,
-    });
-    working = worker.run();
+    bed = await startDeliveryTestBed('admin-page', { env: { TEMPORAL_UI_URL: TEMPORAL_UI }, clientSkipsTime: true });
+    app = bed.app;
     subscriber = await startSubscriber({ reply: () => ({ status: 200, body: 'danke' }) });
     await seed();
 
@@ -67,11 +52,8 @@ describeInBrowser('admin page (headless Chromium)', () => {
 
   afterAll(async () => {
     await browser?.close();
-    worker?.shutdown();
-    await working;
+    await bed?.close();
     await subscriber?.close();
-    await app?.close();
-    await env?.teardown();
   });
 
   /** An endpoint, and 27 events of every status (newest last): a page and a bit of events. */

@@ -1,10 +1,14 @@
-import type { Client } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, type DeliveryWorkerOptions, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { findEventDelivery } from '../../src/webhooks/event-store';
+import { createTimeSkippingEnvironment } from './temporal';
+import { startTestApp, type TestApp } from './test-app';
 
 /** Starts an event's delivery workflow as the relay would, with what the event says about itself. */
 export async function startDelivery(db: Db, client: Client, taskQueue: string, eventId: number) {
@@ -26,4 +30,54 @@ export function createTestWorker(
   options: Pick<DeliveryWorkerOptions, 'connection' | 'taskQueue' | 'db' | 'keyring'> & Partial<DeliveryWorkerOptions>,
 ): Promise<Worker> {
   return createDeliveryWorker({ namespace: 'default', log: createLogger('silent'), allowPrivateAddresses: true, ...options });
+}
+
+/** The app handing deliveries to Temporal, and a delivery worker on a task queue of their own. */
+export interface DeliveryTestBed {
+  /** A time-skipping test server: the workflows' timers pass as soon as nothing else is waiting. */
+  env: TestWorkflowEnvironment;
+  /** The app's Temporal client. */
+  client: Client;
+  app: TestApp;
+  taskQueue: string;
+  /** Stops the worker (after its running tasks), then the app and the test server. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a test server, the app (configured by `env`, as startTestApp) with a Temporal client on a task queue named
+ * after the test file, and a delivery worker on that queue. The app's client does not skip time (backoffs stay where
+ * they are) unless `clientSkipsTime`.
+ */
+export async function startDeliveryTestBed(
+  name: string,
+  { env: appEnv = {}, clientSkipsTime = false }: { env?: NodeJS.ProcessEnv; clientSkipsTime?: boolean } = {},
+): Promise<DeliveryTestBed> {
+  const env = await createTimeSkippingEnvironment();
+  let app: TestApp | undefined;
+  try {
+    const client = clientSkipsTime ? env.client : new Client({ connection: env.connection });
+    const taskQueue = `${name}-${randomUUID()}`;
+    const started = await startTestApp({ ...appEnv, TEMPORAL_TASK_QUEUE: taskQueue }, { temporalClient: client });
+    app = started;
+    const { db, keyring } = started;
+    const worker = await createTestWorker({ connection: env.nativeConnection, taskQueue, workflowBundle: await bundleDeliveryWorkflows(), db, keyring });
+    const working = worker.run();
+    return {
+      env,
+      client,
+      app: started,
+      taskQueue,
+      async close() {
+        worker.shutdown();
+        await working;
+        await started.close();
+        await env.teardown();
+      },
+    };
+  } catch (err) {
+    await app?.close();
+    await env.teardown();
+    throw err;
+  }
 }

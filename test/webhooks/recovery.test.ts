@@ -1,26 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
 import { type ReceivedRequest, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { RECOVERY_CONCURRENCY, recoveryWorkflowId } from '../../src/delivery-rules/recovery';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { recoveryProgressQuery } from '../../workflows';
-import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
+import { type DeliveryTestBed, startDelivery, startDeliveryTestBed } from '../support/delivery';
 import { documentedResponses } from '../support/documented-responses';
 import { eventually } from '../support/eventually';
-import { createTimeSkippingEnvironment } from '../support/temporal';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent } from '../support/webhook-rows';
 
 // Bulk recovery through the admin API, the recovery workflow and each event's own delivery workflow, on the
 // time-skipping server with a real subscriber. The app's client does not skip time: backoffs stay where they are.
 
-let env: TestWorkflowEnvironment;
+let bed: DeliveryTestBed;
 let client: Client;
 let app: TestApp;
-let worker: Worker;
-let working: Promise<void>;
 let subscriber: Subscriber;
 let endpointId: number;
 /** The status each event's next request gets (by envelope id); 200 for any other. */
@@ -31,10 +26,8 @@ let mostInFlight = 0;
 let gate: { size: number; opened: Promise<void>; open: () => void } | undefined;
 
 beforeAll(async () => {
-  env = await createTimeSkippingEnvironment();
-  client = new Client({ connection: env.connection });
-  const taskQueue = `recovery-${randomUUID()}`;
-  app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue }, { temporalClient: client });
+  bed = await startDeliveryTestBed('recovery');
+  ({ client, app } = bed);
   subscriber = await startSubscriber({
     reply: async (request: ReceivedRequest) => {
       inFlight += 1;
@@ -47,22 +40,11 @@ beforeAll(async () => {
   });
   expect((await app.request('PUT', '/admin/api/webhook-endpoint', { url: subscriber.url })).status).toBe(200);
   [{ id: endpointId }] = await app.db('webhook_endpoints').select('id');
-  worker = await createTestWorker({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: await bundleDeliveryWorkflows(),
-    db: app.db,
-    keyring: app.keyring,
-  });
-  working = worker.run();
 }, 60_000);
 
 afterAll(async () => {
-  worker?.shutdown();
-  await working;
+  await bed?.close();
   await subscriber?.close();
-  await app?.close();
-  await env?.teardown();
 });
 
 /** An event created at `createdAt`, in `status` after `attempts` failed attempts (none of them a real workflow). */

@@ -1,7 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
@@ -11,45 +8,29 @@ import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
 import { recordTestEvent } from '../../src/webhooks/test-events';
 import { documentedResponses } from '../support/documented-responses';
 import { eventually } from '../support/eventually';
-import { createTimeSkippingEnvironment } from '../support/temporal';
-import { startTestApp, type TestApp } from '../support/test-app';
+import type { TestApp } from '../support/test-app';
 import { eventRow, insertEvent } from '../support/webhook-rows';
-import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
+import { type DeliveryTestBed, startDeliveryTestBed } from '../support/delivery';
 
 // "Testereignis senden": a sample event through the outbox, the relay and the delivery workflow to a real subscriber,
 // signed and with Basic auth like a real one, and told apart by its environment and the webhook-test header.
 
 const SECRET = `whsec_${Buffer.from('a signing secret of thirty-two bytes!').toString('base64')}`;
 
-let env: TestWorkflowEnvironment;
+let bed: DeliveryTestBed;
 let client: Client;
 let app: TestApp;
-let worker: Worker;
-let working: Promise<void>;
 let subscriber: Subscriber;
 
 beforeAll(async () => {
-  env = await createTimeSkippingEnvironment();
-  client = new Client({ connection: env.connection });
-  const taskQueue = `test-events-${randomUUID()}`;
-  app = await startTestApp({ TEMPORAL_TASK_QUEUE: taskQueue }, { temporalClient: client });
+  bed = await startDeliveryTestBed('test-events');
+  ({ client, app } = bed);
   subscriber = await startSubscriber({ reply: () => ({ status: 204 }) });
-  worker = await createTestWorker({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: await bundleDeliveryWorkflows(),
-    db: app.db,
-    keyring: app.keyring,
-  });
-  working = worker.run();
 }, 60_000);
 
 afterAll(async () => {
-  worker?.shutdown();
-  await working;
+  await bed?.close();
   await subscriber?.close();
-  await app?.close();
-  await env?.teardown();
 });
 
 const sendTest = (event: unknown) => app.request('POST', '/admin/api/webhook-endpoint/test-events', { event });

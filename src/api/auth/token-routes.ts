@@ -3,7 +3,8 @@ import { assertTokenValid, revokeRefreshToken, rotateRefreshToken } from '../../
 import { issueTokenPair } from '../../auth/tokens';
 import { verifyCredentials } from '../../auth/users';
 import { ApiError } from '../../shared/errors';
-import { defineOperation } from '../../http/operation';
+import type { RouteContext } from '../../http/context';
+import { defineOperation, type SuccessResponse } from '../../http/operation';
 
 // Body messages are prefixed with their field's path (`password: is required`).
 const requiredString = (max: number) =>
@@ -19,6 +20,32 @@ const tokenPair = z
   })
   .meta({ id: 'TokenPair' });
 const empty = z.strictObject({}).meta({ id: 'Empty' });
+
+/**
+ * An endpoint that acts on one token given in the body (`token` or `refresh`) and answers what the action returns, or
+ * an empty object; a token this service does not accept is a 401 `token_not_valid`.
+ */
+const tokenOperation = (declaration: {
+  path: string;
+  summary: string;
+  description: string;
+  token: 'token' | 'refresh';
+  response: SuccessResponse;
+  run: (deps: RouteContext, token: string) => Promise<object | void>;
+}) =>
+  defineOperation({
+    method: 'post',
+    path: declaration.path,
+    summary: declaration.summary,
+    description: declaration.description,
+    access: 'public',
+    body: z.object({ [declaration.token]: requiredString(4096) }),
+    responses: { 200: declaration.response },
+    errors: ['token_not_valid'],
+    async handle(ctx, { body }, deps) {
+      ctx.body = (await declaration.run(deps, body[declaration.token])) ?? {};
+    },
+  });
 
 /** The token endpoints, outside the versioned roots. */
 export const tokenOperations = () => [
@@ -43,45 +70,28 @@ export const tokenOperations = () => [
       ctx.body = issueTokenPair(tokens, user);
     },
   }),
-  defineOperation({
-    method: 'post',
+  tokenOperation({
     path: '/authentication/refresh',
     summary: 'Exchange a refresh token for a new token pair',
     description: 'Rotation: the refresh token used is blocked, so a second use of it is a 401.',
-    access: 'public',
-    body: z.object({ refresh: requiredString(4096) }),
-    responses: { 200: { description: 'A new token pair', schema: tokenPair } },
-    errors: ['token_not_valid'],
-    async handle(ctx, { body }, { db, tokens }) {
-      ctx.body = await rotateRefreshToken(db, tokens, body.refresh);
-    },
+    token: 'refresh',
+    response: { description: 'A new token pair', schema: tokenPair },
+    run: ({ db, tokens }, refresh) => rotateRefreshToken(db, tokens, refresh),
   }),
-  defineOperation({
-    method: 'post',
+  tokenOperation({
     path: '/authentication/verify',
     summary: 'Check a token',
     description: 'Access or refresh token; 200 with an empty object when valid.',
-    access: 'public',
-    body: z.object({ token: requiredString(4096) }),
-    responses: { 200: { description: 'The token is valid', schema: empty } },
-    errors: ['token_not_valid'],
-    async handle(ctx, { body }, { db, tokens }) {
-      await assertTokenValid(db, tokens, body.token);
-      ctx.body = {};
-    },
+    token: 'token',
+    response: { description: 'The token is valid', schema: empty },
+    run: ({ db, tokens }, token) => assertTokenValid(db, tokens, token),
   }),
-  defineOperation({
-    method: 'post',
+  tokenOperation({
     path: '/authentication/logout',
     summary: 'Block a refresh token',
     description: 'Access tokens already issued stay valid until they expire (at most 5 minutes).',
-    access: 'public',
-    body: z.object({ refresh: requiredString(4096) }),
-    responses: { 200: { description: 'The refresh token is blocked', schema: empty } },
-    errors: ['token_not_valid'],
-    async handle(ctx, { body }, { db, tokens }) {
-      await revokeRefreshToken(db, tokens, body.refresh);
-      ctx.body = {};
-    },
+    token: 'refresh',
+    response: { description: 'The refresh token is blocked', schema: empty },
+    run: ({ db, tokens }, refresh) => revokeRefreshToken(db, tokens, refresh),
   }),
 ];

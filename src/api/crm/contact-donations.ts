@@ -1,28 +1,25 @@
 import { z } from 'zod';
 import { notFound } from '../../shared/errors';
-import { defineOperation } from '../../http/operation';
 import { idParam } from '../../http/params';
 import { contactExists } from '../../platform/contact-store';
 import { donationRowsOfContact } from '../../platform/payment-store';
 import { environmentParam } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { presentContactDonations } from '../versions/donations';
-import { RESPONSE_SCHEMAS } from '../versions/schemas';
+import { crmOperation } from './crm-operation';
 
 const query = z.object({ contactId: idParam('contactId', { example: '7' }), environment: environmentParam });
 
 export const contactDonationsOperation = (features: VersionFeatures) =>
-  defineOperation({
-    method: 'get',
+  crmOperation(features, {
     path: '/crm/contact/donations/',
     summary: 'All donations of one contact',
     description:
       'Before v2.1 every position is its own entry; from v2.1 a multi-checkout is one entry with the total and its positions.',
-    access: 'staff',
     query,
-    responses: { 200: { description: 'Donations of the contact', schema: RESPONSE_SCHEMAS[features.version].contactDonationList } },
+    answer: { description: 'Donations of the contact', schema: 'contactDonationList' },
     errors: ['not_found'],
-    async handle(ctx, { query }, { db }) {
+    async handle(ctx, query, { db }) {
       if (!(await contactExists(db, { id: query.contactId, environment: query.environment }))) throw notFound('Contact not found');
       const rows = await donationRowsOfContact(db, query.environment, query.contactId);
       ctx.body = presentContactDonations(rows, features);

@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { defineOperation } from '../../http/operation';
 import { type DonationRow, donationRowsInPeriod } from '../../platform/payment-store';
 import { jsonArrayStream } from '../json-array-stream';
 import { BOTH_DATES_REQUIRED, DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDayRange } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { presentDonationEntry } from '../versions/donations';
-import { RESPONSE_SCHEMAS } from '../versions/schemas';
+import { crmOperation } from './crm-operation';
 
 const query = z
   .object({
@@ -16,16 +15,14 @@ const query = z
   .refine(dateOrder, DATE_ORDER_ERROR);
 
 export const donationsOperation = (features: VersionFeatures) =>
-  defineOperation({
-    method: 'get',
+  crmOperation(features, {
     path: '/crm/donations/',
     summary: 'Donations by period',
     description:
       'One entry per donation (position), ordered by creation time, then number. Large periods are streamed.',
-    access: 'staff',
     query,
-    responses: { 200: { description: 'Donations created in the period', schema: RESPONSE_SCHEMAS[features.version].donationList } },
-    async handle(ctx, { query }, { db }) {
+    answer: { description: 'Donations created in the period', schema: 'donationList' },
+    async handle(ctx, query, { db }) {
       const { start, end } = swissDayRange(query.dateFrom, query.dateTo);
       // 1,000 rows per cursor fetch rather than pg-query-stream's 100: a tenth of the round trips, under 1 MB each.
       const rows = donationRowsInPeriod(db, query.environment, start, end).stream({ batchSize: 1000 }) as AsyncIterable<DonationRow>;
