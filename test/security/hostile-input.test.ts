@@ -121,6 +121,10 @@ describe('oversized bodies', () => {
   });
 });
 
+// The limit catches parsing that grows out of bounds (a quadratic path takes minutes here), not speed: a loaded
+// 2-core machine took 4.4 s for what takes 0.3 s idle.
+const BOMB_ANSWER_LIMIT_MS = 10_000;
+
 describe('JSON bombs', () => {
   test('deep nesting is refused quickly, on the 16 KiB token endpoints and the 1 MiB platform ones', async () => {
     const before = await tableCounts();
@@ -131,7 +135,7 @@ describe('JSON bombs', () => {
       for (const bomb of ['['.repeat(depth) + ']'.repeat(depth), `{"donor":${'{"a":'.repeat(depth / 5)}1${'}'.repeat(depth / 5)}}`]) {
         const response = await timed('POST', path, bomb);
         expect([path, response.status]).toEqual([path, 400]);
-        expect(response.ms).toBeLessThan(3_000);
+        expect(response.ms).toBeLessThan(BOMB_ANSWER_LIMIT_MS);
       }
     }
     expect(await tableCounts()).toEqual(before);
@@ -149,7 +153,7 @@ describe('JSON bombs', () => {
       const response = await timed('POST', '/platform/checkouts', text);
       expect(response.status).toBe(400);
       expect(JSON.stringify(response.body).length).toBeLessThan(2_000);
-      expect(response.ms).toBeLessThan(3_000);
+      expect(response.ms).toBeLessThan(BOMB_ANSWER_LIMIT_MS);
     }
     const events = await timed('PUT', '/admin/api/webhook-endpoint', { events: Array.from({ length: 100_000 }, () => 'nope') });
     expect(events.status).toBe(400);
