@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { generateSecretKey, parseSecretsKeys, type SecretKey } from './secrets/keyring';
+import { keyWeakness, secretWeakness } from './secrets/secret-strength';
 
 /** The repository root, so that relative defaults do not depend on the working directory. */
 export const projectRoot = path.resolve(__dirname, __dirname.includes(`${path.sep}dist${path.sep}`) ? '../..' : '..');
@@ -149,6 +150,22 @@ function configuredJwtSecrets(single: string | undefined, list: string[] | undef
 }
 
 /**
+ * In production, a secret that meets the length but is a placeholder (`aaaa…`, `changemechangeme…`) does not start:
+ * whoever guesses the JWT key mints staff tokens. Development keeps whatever it is given.
+ */
+function refuseGuessableSecrets(jwtSecrets: string[], metricsToken: string | undefined, keys: SecretKey[]): void {
+  const weaknesses = [
+    ...jwtSecrets.map((secret, index) => [`JWT secret ${index + 1}`, secretWeakness(secret)]),
+    ['METRICS_TOKEN', metricsToken === undefined ? undefined : secretWeakness(metricsToken)],
+    ...keys.map(({ key }, index) => [`SECRETS_KEYS key ${index + 1}`, keyWeakness(key)]),
+  ].filter((entry): entry is [string, string] => entry[1] !== undefined);
+  if (weaknesses.length > 0) {
+    const named = weaknesses.map(([name, weakness]) => `${name} ${weakness}`).join('; ');
+    throw new Error(`Invalid configuration: ${named}; generate each with openssl rand -hex 32`);
+  }
+}
+
+/**
  * Reads the one typed configuration from the environment; nothing else reads process.env.
  * Production refuses to start without a JWT secret (a built-in default would let anyone mint tokens), without a
  * metrics token (the metrics name event types, outcomes and volumes to whoever reaches the port) and without the
@@ -181,6 +198,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch (err) {
     throw new Error(`Invalid configuration: SECRETS_KEYS: ${(err as Error).message}`);
   }
+  if (production) refuseGuessableSecrets(jwtSecrets ?? [], e.METRICS_TOKEN, secretsKeys ?? []);
   const payloadRetentionDays = e.PAYLOAD_RETENTION_DAYS ?? e.EVENT_RETENTION_DAYS;
   if (payloadRetentionDays > e.EVENT_RETENTION_DAYS) {
     // A payload cannot outlive its event; a longer value would only promise what the purge does not keep.

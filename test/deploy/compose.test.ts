@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -17,7 +18,8 @@ const composeText = read('docker-compose.yml');
 /** The file without its comments, which mention variables only to explain them. */
 const composeCode = composeText.replace(/^\s*#.*$/gm, '');
 const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRET', 'METRICS_TOKEN', 'SECRETS_KEYS'];
-const testSecrets = Object.fromEntries(SECRETS.map((name) => [name, 'a1b2c3d4'.repeat(8)]));
+// Hex of random bytes, as .env.example tells to make them: production refuses a repeated placeholder.
+const testSecrets = Object.fromEntries(SECRETS.map((name, index) => [name, createHash('sha256').update(`compose-test-${index}`).digest('hex')]));
 /** Each application service and the role of `node dist/src/main.js <role>` (src/main.ts) it runs. */
 const APP_SERVICES: Record<string, string> = { migrate: 'migrate', api: 'api', worker: 'worker', relay: 'relay' };
 /** Node options per service: their resident memory follows the heap limit, not the work (BENCHMARKS.md, parts 2, 3). */

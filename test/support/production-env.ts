@@ -6,5 +6,5 @@ export const PRODUCTION_ENV = {
   NODE_ENV: 'production',
   JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars',
   METRICS_TOKEN: 'test-metrics-token-0123456789',
-  SECRETS_KEYS: '5e'.repeat(32),
+  SECRETS_KEYS: 'e6084b100fcecbe0c7db94d47919919544b147607b7a5e15ed921809893b3e34',
 } as const;

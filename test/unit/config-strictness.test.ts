@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { PRODUCTION_ENV } from '../support/production-env';
@@ -32,7 +33,7 @@ test('production requires SECRETS_KEYS; elsewhere one key is generated until the
   expect(() => loadConfig({ ...PRODUCTION_ENV, SECRETS_KEYS: 'not-a-key' })).toThrow(
     /^Invalid configuration: SECRETS_KEYS: key 1 is not 32 bytes as 64 hex digits or base64/,
   );
-  expect(loadConfig(PRODUCTION_ENV).secrets).toEqual({ keys: [{ id: expect.any(String), key: Buffer.alloc(32, 0x5e) }], generated: false });
+  expect(loadConfig(PRODUCTION_ENV).secrets).toEqual({ keys: [{ id: expect.any(String), key: Buffer.from(PRODUCTION_ENV.SECRETS_KEYS, 'hex') }], generated: false });
   const development = loadConfig({}).secrets;
   expect(development).toEqual({ keys: [{ id: expect.any(String), key: expect.any(Buffer) }], generated: true });
   expect(loadConfig({}).secrets.keys[0].key.equals(development.keys[0].key)).toBe(false);
@@ -56,4 +57,26 @@ test('an empty value counts as unset, as Compose passes `${NAME:-}` of a variabl
   expect(() => loadConfig({ ...PRODUCTION_ENV, TEMPORAL_WORKFLOW_TASK_POLLERS: '1' })).toThrow(/TEMPORAL_WORKFLOW_TASK_POLLERS/);
   // Required is still required: empty is as good as missing; an empty NODE_ENV is no environment (test above).
   expect(() => loadConfig({ ...PRODUCTION_ENV, METRICS_TOKEN: '' })).toThrow('METRICS_TOKEN is required when NODE_ENV=production');
+});
+
+test('production refuses placeholders that only meet the length, and names each one', () => {
+  const weak = {
+    'one character': 'a'.repeat(36),
+    'a word repeated': 'changeme'.repeat(5),
+    'a few characters': 'abcabcabdabcabcabdabcabcabdabcabcabdx',
+    'a pattern of many characters repeated, cut anywhere': 'Tr0ub4dor&3x'.repeat(3) + 'Tr0ub',
+  };
+  for (const [what, secret] of Object.entries(weak)) {
+    const refusal = /^Invalid configuration: JWT secret 1 (uses fewer than 10 different characters|repeats a string of \d+ characters); generate each with openssl rand -hex 32$/;
+    expect(() => loadConfig({ ...PRODUCTION_ENV, JWT_SECRET: secret })).toThrow(refusal);
+  }
+  expect(() => loadConfig({ ...PRODUCTION_ENV, METRICS_TOKEN: 'a'.repeat(16), SECRETS_KEYS: '5e'.repeat(32) })).toThrow(
+    'Invalid configuration: METRICS_TOKEN uses fewer than 10 different characters; SECRETS_KEYS key 1 has fewer than 16 different bytes; generate each with openssl rand -hex 32',
+  );
+  expect(() => loadConfig({ ...PRODUCTION_ENV, JWT_SECRETS: `${PRODUCTION_ENV.JWT_SECRET},${'ab'.repeat(20)}` })).toThrow(/JWT secret 2 uses fewer/);
+  // Generated values pass, and development keeps whatever it is given.
+  for (let i = 0; i < 200; i++) {
+    expect(() => loadConfig({ ...PRODUCTION_ENV, JWT_SECRET: randomBytes(32).toString('hex'), SECRETS_KEYS: randomBytes(32).toString('base64') })).not.toThrow();
+  }
+  expect(loadConfig({ JWT_SECRET: 'a'.repeat(36) }).auth.jwtSecrets).toEqual(['a'.repeat(36)]);
 });
