@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
 import type { PayloadVersion } from './payload-versions';
-import { type AttemptOutcome, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
+import { type AttemptOutcome, DELIVERY_STATUSES, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
 import type { DeliveryFacts } from '../delivery-rules/delivery-texts';
 import type { RetentionBatchResult } from '../delivery-rules/retention';
 import type { EndpointSettings } from './endpoint-store';
@@ -343,59 +343,56 @@ export interface RecordedAttempt extends DeliveryProgress {
 }
 
 /**
- * Writes the attempt row and the event's status transition in one transaction; a next attempt is due the pause
- * after this attempt's outcome. Idempotent per (event, attempt number): a retried write changes nothing and
- * answers the event as it stands. Undefined for an unknown event.
+ * Writes the attempt row and the event's status transition in one statement, so one round trip: the insert and the
+ * update happen together or not at all. The transition is the pure rule (statusAfterAttempt) worked out in advance for
+ * every status the event may be in, and Postgres picks the one for the status it finds when it locks the row (also
+ * when another transaction changed it meanwhile). A next attempt is due the pause after this attempt's outcome; a
+ * manual attempt leaves the time already scheduled. Idempotent per (event, attempt number): a retried write changes
+ * nothing and answers the event as it stands. Undefined for an unknown event.
  */
 export async function recordAttempt(db: Knex, record: AttemptToRecord): Promise<RecordedAttempt | undefined> {
   const { eventId, attemptNumber, attempt, result, responseBody, retryDelayMs } = record;
-  return db.transaction(async (trx) => {
-    const event: Pick<WebhookEventRow, 'status' | 'next_attempt_at'> | undefined = await trx(EVENTS)
-      .where({ id: eventId })
-      .forUpdate()
-      .first('status', 'next_attempt_at');
-    if (!event) return undefined;
-    const inserted = await trx(ATTEMPTS)
-      .insert({
-        event_id: eventId,
-        number: attemptNumber,
-        manual: attempt.kind === 'manual',
-        started_at: new Date(result.startedAtMs),
-        duration_ms: result.durationMs,
-        response_code: result.responseCode,
-        response_body: responseBody,
-        error: result.error,
-        outcome: result.outcome,
-      })
-      .onConflict(['event_id', 'number'])
-      .ignore()
-      .returning('id');
-    if (inserted.length === 0) return { status: event.status, nextAttemptAt: event.next_attempt_at, written: false };
-
-    const status = statusAfterAttempt(event.status, attempt);
-    const outcomeAtMs = result.startedAtMs + result.durationMs;
-    const nextAttemptAt =
-      status !== 'failed'
-        ? null
-        : attempt.kind === 'manual'
-          ? event.next_attempt_at
-          : retryDelayMs === null
-            ? null
-            : new Date(outcomeAtMs + retryDelayMs);
-    await trx(EVENTS)
-      .where({ id: eventId })
-      .update({
-        status,
-        attempts: trx.raw('attempts + 1'),
-        last_response_code: result.responseCode,
-        last_response_body: responseBody,
-        last_error: result.error,
-        next_attempt_at: nextAttemptAt,
-        delivered_at: result.outcome === 'delivered' ? new Date(outcomeAtMs) : trx.raw('delivered_at'),
-        updated_at: trx.fn.now(),
-      });
-    return { status, nextAttemptAt, written: true };
-  });
+  const outcomeAt = new Date(result.startedAtMs + result.durationMs);
+  // The status after this attempt, for the status the row has when it is locked.
+  const newStatus = db.raw(`CASE e.status ${DELIVERY_STATUSES.map(() => 'WHEN ? THEN ?').join(' ')} END`, [
+    ...DELIVERY_STATUSES.flatMap((current) => [current, statusAfterAttempt(current, attempt)]),
+  ]);
+  const nextWhileFailed =
+    attempt.kind === 'manual'
+      ? db.raw('e.next_attempt_at')
+      : db.raw('?::timestamptz', [retryDelayMs === null ? null : new Date(outcomeAt.getTime() + retryDelayMs)]);
+  const { rows } = await db.raw<{ rows: Array<Pick<WebhookEventRow, 'status' | 'next_attempt_at'>> }>(
+    `WITH attempt AS (
+       INSERT INTO ${ATTEMPTS} (event_id, number, manual, started_at, duration_ms, response_code, response_body, error, outcome)
+       SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM ${EVENTS} WHERE id = ?
+       ON CONFLICT (event_id, number) DO NOTHING
+       RETURNING event_id
+     )
+     UPDATE ${EVENTS} AS e SET
+       status = ?,
+       attempts = e.attempts + 1,
+       last_response_code = ?,
+       last_response_body = ?,
+       last_error = ?,
+       next_attempt_at = CASE ? WHEN 'failed' THEN ? END,
+       delivered_at = ?,
+       updated_at = now()
+     FROM attempt WHERE e.id = attempt.event_id
+     RETURNING e.status, e.next_attempt_at`,
+    [
+      ...[attemptNumber, attempt.kind === 'manual', new Date(result.startedAtMs), result.durationMs],
+      ...[result.responseCode, responseBody, result.error, result.outcome, eventId],
+      newStatus,
+      ...[result.responseCode, responseBody, result.error],
+      newStatus,
+      nextWhileFailed,
+      result.outcome === 'delivered' ? outcomeAt : db.raw('e.delivered_at'),
+    ],
+  );
+  if (rows.length > 0) return { status: rows[0].status, nextAttemptAt: rows[0].next_attempt_at, written: true };
+  // Not written: the event is unknown, or this attempt number was recorded before (a retried write).
+  const event: Pick<WebhookEventRow, 'status' | 'next_attempt_at'> | undefined = await db(EVENTS).where({ id: eventId }).first('status', 'next_attempt_at');
+  return event && { status: event.status, nextAttemptAt: event.next_attempt_at, written: false };
 }
 
 /** Where a delivery stands in Postgres, for a workflow that resends after the delivery workflow ended. */
