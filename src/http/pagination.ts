@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { notFound } from '../shared/errors';
 import { INTEGER_ID_MAX, positiveIntegerParam } from './params';
+import { requestUrl } from './request-origin';
 
 const MAX_PAGE_SIZE = 1000;
 const DEFAULT_PAGE_SIZE = 100;
@@ -31,18 +32,9 @@ export function assertPageExists(request: PageRequest, count: number): void {
   if (request.page > 1 && offsetOf(request) >= count) throw notFound('Page not found', 'page_not_found');
 }
 
-/** The request's absolute URL; a Host (or X-Forwarded-Host) that makes no URL falls back to localhost. */
-function absoluteUrl(ctx: Context): string {
-  try {
-    return new URL(ctx.href).toString();
-  } catch {
-    return new URL(ctx.originalUrl, 'http://localhost').toString();
-  }
-}
-
 /** `{count, next, previous, results}` with absolute links that keep every other query parameter. */
 export function pageBody<T>(ctx: Context, request: PageRequest, count: number, results: T[]) {
-  const href = absoluteUrl(ctx);
+  const href = requestUrl(ctx).toString();
   const linkTo = (page: number) => {
     const url = new URL(href);
     url.searchParams.set('page', String(page));
