@@ -5,6 +5,8 @@ export interface RawAnswer {
   /** Header names in lower case; a repeated header keeps its last value. */
   headers: Record<string, string>;
   body: string;
+  /** Everything the server sent, for pipelined requests (more than one answer). */
+  raw: string;
 }
 
 /**
@@ -30,7 +32,7 @@ export function rawExchange(baseUrl: string, request: string): Promise<RawAnswer
         const colon = line.indexOf(':');
         headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
       }
-      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4) });
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: text.slice(split + 4), raw: text });
     });
   });
 }
