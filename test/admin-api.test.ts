@@ -210,6 +210,8 @@ describe('webhook events', () => {
       ['page=0', 'page'],
       ['page_size=1001', 'page_size'],
       ['page=abc', 'page'],
+      ['page=01', 'page'],
+      ['page_size=05', 'page_size'],
     ]) {
       const response = await app.request('GET', `/admin/api/webhook-events?${query}`);
       expect([query, response.status, response.body.error]).toEqual([query, 400, expect.stringMatching(new RegExp(`^${name} `))]);

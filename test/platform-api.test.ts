@@ -682,6 +682,47 @@ describe('validation and access', () => {
     expect(await app.db('contacts').count('* as n')).toEqual(contactsBefore);
   });
 
+  test('currency, country and language are checked against the ISO lists, not only by shape', async () => {
+    const tablesBefore = await Promise.all(['contacts', 'checkouts', 'newsletter_subscriptions'].map((table) => app.db(table).count('* as n')));
+    const refused: [Record<string, unknown>, string, string][] = [
+      ...['XYZ', 'ABC', 'QQQ', 'chf', 'CHFX'].map((currency): [Record<string, unknown>, string, string] => [
+        checkoutBody({ currency }),
+        'currency',
+        'must be an ISO 4217 code such as CHF',
+      ]),
+      ...['ZZ', 'XX', 'QQ', 'EU', 'UK', 'AA', 'ch'].map((country): [Record<string, unknown>, string, string] => [
+        checkoutBody({ donor: { ...donor, country } }),
+        'donor.country',
+        'must be an ISO 3166-1 alpha-2 code such as CH',
+      ]),
+      ...['zz', 'xx', 'iw', 'qa', 'DE', 'deu'].map((language): [Record<string, unknown>, string, string] => [
+        checkoutBody({ donor: { ...donor, language } }),
+        'donor.language',
+        'must be an ISO 639-1 code such as de',
+      ]),
+    ];
+    for (const [body, name, message] of refused) {
+      const response = await postCheckout(body);
+      expect([name, response.status, response.body.code, response.body.problems]).toEqual([
+        name,
+        400,
+        'invalid_body',
+        [{ in: 'body', name, message }],
+      ]);
+    }
+    const signUp = await app.request('POST', '/platform/newsletter-subscriptions', { email: 'iso@example.ch', language: 'zz' });
+    expect([signUp.status, signUp.body.problems]).toEqual([400, [{ in: 'body', name: 'language', message: 'must be an ISO 639-1 code such as de' }]]);
+    expect(await Promise.all(['contacts', 'checkouts', 'newsletter_subscriptions'].map((table) => app.db(table).count('* as n')))).toEqual(tablesBefore);
+
+    // Real codes beyond the everyday ones pass: another currency, Liechtenstein, Kosovo (XK, see docs), Romansh.
+    for (const overrides of [
+      { currency: 'EUR', donor: { ...donor, country: 'LI', language: 'rm' } },
+      { currency: 'USD', donor: { ...donor, country: 'XK', language: 'sq' } },
+    ]) {
+      expect((await postCheckout(checkoutBody(overrides))).status).toBe(201);
+    }
+  });
+
   test('malformed JSON is a 400, another content type a 415', async () => {
     const malformed = await postCheckout('{"environment": ');
     expect(malformed.status).toBe(400);

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { Db } from '../db/knex';
 import { ApiError } from '../shared/errors';
+import { parseAuthorization } from './authorization-header';
 import type { LoginThrottle } from './login-throttle';
 import { tokenNotValid, type TokenSettings, verifyToken } from './tokens';
 import { findActiveUser, type User } from './user-store';
@@ -21,9 +22,10 @@ function parseBasic(encoded: string): { username: string; password: string } | u
 }
 
 async function authenticate(db: Db, tokens: TokenSettings, throttle: LoginThrottle, header: string, clientIp: string): Promise<User> {
-  const [scheme, credentials, ...rest] = header.trim().split(/\s+/);
-  if (!credentials || rest.length > 0) throw notAuthenticated('Malformed Authorization header');
-  switch (scheme.toLowerCase()) {
+  const parsed = parseAuthorization(header);
+  if (!parsed) throw notAuthenticated('Malformed Authorization header');
+  const { scheme, credentials } = parsed;
+  switch (scheme) {
     case 'bearer': {
       const claims = verifyToken(tokens, credentials, 'access');
       const user = await findActiveUser(db, claims.user_id);

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware, Next } from 'koa';
+import { parseAuthorization } from '../auth/authorization-header';
 import { requireStaff } from '../auth/require-staff';
 import { ApiError } from '../shared/errors';
 import type { RouteContext } from './context';
@@ -7,9 +8,13 @@ import type { Access } from './operation';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
-/** Compares digests, so that the time taken says nothing about how much of the token was right. */
+/**
+ * The Bearer scheme in any case, as on staff routes; compares digests, so that the time taken says nothing about how
+ * much of the token was right.
+ */
 function bearerMatches(header: string, token: string): boolean {
-  return timingSafeEqual(digest(header), digest(`Bearer ${token}`));
+  const parsed = parseAuthorization(header);
+  return parsed?.scheme === 'bearer' && timingSafeEqual(digest(parsed.credentials), digest(token));
 }
 
 /** `Authorization: Bearer <METRICS_TOKEN>` when a metrics token is configured; open otherwise. */

@@ -1,24 +1,21 @@
 import type { Context } from 'koa';
-import { z } from 'zod';
 import { notFound } from '../shared/errors';
+import { INTEGER_ID_MAX, positiveIntegerParam } from './params';
+import { requestUrl } from './request-origin';
 
 const MAX_PAGE_SIZE = 1000;
 const DEFAULT_PAGE_SIZE = 100;
 
-function positiveIntegerParam(name: string, max: number, fallback: number) {
-  return z
-    .string({ error: `${name} must be given once` })
-    .regex(/^[0-9]{1,10}$/, { error: `${name} must be a positive integer`, abort: true })
-    .transform(Number)
-    .refine((value) => value >= 1 && value <= max, { error: `${name} must be between 1 and ${max}` })
+/** An optional page parameter under the one integer rule of paths and queries. */
+const pageParam = (name: string, max: number, fallback: number) =>
+  positiveIntegerParam(name, max)
     .optional()
     .transform((value) => value ?? fallback);
-}
 
 /** `page` and `page_size` of every paginated list, for its query schema. */
 export const paginationParams = {
-  page: positiveIntegerParam('page', 2_147_483_647, 1).meta({ description: 'Page number, from 1' }),
-  page_size: positiveIntegerParam('page_size', MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE).meta({
+  page: pageParam('page', INTEGER_ID_MAX, 1).meta({ description: 'Page number, from 1' }),
+  page_size: pageParam('page_size', MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE).meta({
     description: `Results per page, default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}`,
   }),
 };
@@ -35,18 +32,9 @@ export function assertPageExists(request: PageRequest, count: number): void {
   if (request.page > 1 && offsetOf(request) >= count) throw notFound('Page not found', 'page_not_found');
 }
 
-/** The request's absolute URL; a Host (or X-Forwarded-Host) that makes no URL falls back to localhost. */
-function absoluteUrl(ctx: Context): string {
-  try {
-    return new URL(ctx.href).toString();
-  } catch {
-    return new URL(ctx.originalUrl, 'http://localhost').toString();
-  }
-}
-
 /** `{count, next, previous, results}` with absolute links that keep every other query parameter. */
 export function pageBody<T>(ctx: Context, request: PageRequest, count: number, results: T[]) {
-  const href = absoluteUrl(ctx);
+  const href = requestUrl(ctx).toString();
   const linkTo = (page: number) => {
     const url = new URL(href);
     url.searchParams.set('page', String(page));

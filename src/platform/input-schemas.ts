@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { DonorField } from '../shared/donor-fields';
+import { isCountryCode, isCurrencyCode, isLanguageCode } from '../shared/iso-codes';
 import { toMinor } from '../shared/money';
 import { storableText } from '../shared/value-schemas';
 
@@ -7,9 +8,14 @@ import { storableText } from '../shared/value-schemas';
 
 export const environmentInput = z.enum(['TEST', 'PRODUCTION']);
 
-export const currencyInput = z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as CHF');
-export const countryInput = z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as CH');
-export const languageInput = z.string().regex(/^[a-z]{2}$/, 'must be an ISO 639-1 code such as de');
+/** A code of a standard's list: spelled as the standard does (the shape shows in the OpenAPI document), then looked up. */
+function isoCode(shape: RegExp, isListed: (value: string) => boolean, message: string) {
+  return z.string().regex(shape, { error: message, abort: true }).refine(isListed, message);
+}
+
+export const currencyInput = isoCode(/^[A-Z]{3}$/, isCurrencyCode, 'must be an ISO 4217 code such as CHF');
+export const countryInput = isoCode(/^[A-Z]{2}$/, isCountryCode, 'must be an ISO 3166-1 alpha-2 code such as CH');
+export const languageInput = isoCode(/^[a-z]{2}$/, isLanguageCode, 'must be an ISO 639-1 code such as de');
 export const genderInput = z.enum(['male', 'female', 'prefer-not-to-say']);
 export const emailInput = z.email().max(254);
 

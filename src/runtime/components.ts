@@ -7,6 +7,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
 import { createApp, createMetricsApp } from '../http/app';
+import { answerClientErrors } from '../http/client-errors';
 import { createKeyring } from '../secrets/keyring';
 import { createTemporalClient } from '../temporal/client';
 import { createDeliveryWorker } from '../temporal/worker';
@@ -32,7 +33,7 @@ export function startTemporalClient({ config, lifecycle }: Runtime, address: str
 
 async function serve(app: Koa, port: number, host: string, lifecycle: Lifecycle): Promise<number> {
   const server = await new Promise<Server>((resolve, reject) => {
-    const listening = app.listen(port, host);
+    const listening = answerClientErrors(app.listen(port, host));
     listening.once('listening', () => resolve(listening));
     listening.once('error', reject);
   });

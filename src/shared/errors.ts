@@ -3,7 +3,7 @@
  * from and that the OpenAPI document shows. A code is a stable contract; its message may be reworded.
  */
 export const ERROR_CODES = {
-  bad_request: { status: 400, meaning: 'The request is malformed' },
+  bad_request: { status: 400, meaning: 'The request is malformed (also: not valid HTTP, refused before any route)' },
   invalid_parameter: { status: 400, meaning: 'A query or path parameter has a wrong value (`problems` names it)' },
   missing_parameter: { status: 400, meaning: 'A required query parameter is missing (`problems` names it)' },
   invalid_body: { status: 400, meaning: 'The JSON body does not match the operation (`problems` names each field)' },
@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   payment_not_found: { status: 404, meaning: 'No payment with that transaction id' },
   recovery_not_found: { status: 404, meaning: 'No bulk recovery with that id (its idempotency key)' },
   method_not_allowed: { status: 405, meaning: 'The path exists, not with this method (see `Allow`)' },
+  request_timeout: { status: 408, meaning: 'The request line, headers or body did not arrive in time' },
   transaction_id_in_use: { status: 409, meaning: 'The transaction id belongs to a different kind of payment' },
   recurring_donation_inactive: { status: 409, meaning: 'The recurring donation is no longer active' },
   not_reconcilable: { status: 409, meaning: 'Only completed payments through an online provider can be reconciled' },
@@ -36,6 +37,7 @@ export const ERROR_CODES = {
   payload_dropped: { status: 409, meaning: 'The event’s payload was dropped after its retention period; it cannot be sent again' },
   payload_too_large: { status: 413, meaning: 'The body is larger than the limit' },
   unsupported_media_type: { status: 415, meaning: 'The body is not `application/json` (or has an unsupported encoding)' },
+  headers_too_large: { status: 431, meaning: 'The request line and headers are larger than the limit (16 KiB)' },
   too_many_login_failures: { status: 429, meaning: 'Too many failed logins; wait as long as `Retry-After` says' },
   internal_error: { status: 500, meaning: 'A fault of the service; it has been logged' },
   service_unavailable: { status: 503, meaning: 'The database is not reachable; try again (`Retry-After`)' },

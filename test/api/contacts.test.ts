@@ -2,6 +2,7 @@ import { ANNA, CLAIRE, insertCheckout, insertContact, seedDonationScenario } fro
 import { startTestApp } from '../support/test-app';
 import { useDonationScenarioApp } from '../support/donation-scenario-app';
 import { presentedDonor } from '../support/platform-donor';
+import { rawExchange } from '../support/raw-http';
 
 const given = useDonationScenarioApp();
 
@@ -115,6 +116,85 @@ describe('GET crm/contacts/', () => {
       await behindProxy.close();
     }
     expect(direct.headers.get('strict-transport-security')).toBeNull();
+  });
+
+  describe('the links’ host comes from a Host header only when it is a valid host[:port]', () => {
+    const path = '/api/v1/crm/contacts/?page_size=1';
+    const nextOf = async (target: string, hostLines: string) => {
+      const auth = given.app.staff().Authorization;
+      const answer = await rawExchange(
+        given.app.baseUrl,
+        `GET ${target} HTTP/1.1\r\n${hostLines}Authorization: ${auth}\r\nConnection: close\r\n\r\n`,
+      );
+      expect(answer.status).toBe(200);
+      return (JSON.parse(answer.body) as Page).next;
+    };
+
+    test.each([
+      ['spenden.example.ch', 'http://spenden.example.ch'],
+      ['spenden.example.ch.:8443', 'http://spenden.example.ch.:8443'],
+      ['Spenden.Example.CH:65535', 'http://spenden.example.ch:65535'],
+      ['api_1:3000', 'http://api_1:3000'],
+      ['192.0.2.7:1', 'http://192.0.2.7:1'],
+      ['[::1]:3000', 'http://[::1]:3000'],
+      ['[2001:db8::7]', 'http://[2001:db8::7]'],
+    ])('Host: %s is used', async (host, origin) => {
+      expect(await nextOf(path, `Host: ${host}\r\n`)).toBe(`${origin}/api/v1/crm/contacts/?page_size=1&page=2`);
+    });
+
+    test.each([
+      '',
+      'evil.example/x?',
+      'evil.example#',
+      'user@evil.example',
+      'user:pw@evil.example',
+      'evil.example\\x',
+      'evil.example:0',
+      'evil.example:65536',
+      'evil.example:080',
+      'evil.example:',
+      'evil.example:80:80',
+      'evil example',
+      'evil.example, other.example',
+      '-evil.example',
+      'evil..example',
+      'evil.example%2F',
+      '[::1',
+      '[fe80::1%25eth0]',
+      '[evil.example]',
+      '999.0.0.1',
+      '1.2.3.4.5',
+    ])('Host: %j falls back to http://localhost', async (host) => {
+      expect(await nextOf(path, `Host: ${host}\r\n`)).toBe('http://localhost/api/v1/crm/contacts/?page_size=1&page=2');
+    });
+
+    test('an absolute-form target names the host (RFC 9112 §3.2.2), under the same rule; a fragment is dropped', async () => {
+      const target = (authority: string) => `http://${authority}/api/v1/crm/contacts/?page_size=1`;
+      expect(await nextOf(target('other.example:8080'), 'Host: spenden.example.ch\r\n')).toBe(
+        'http://other.example:8080/api/v1/crm/contacts/?page_size=1&page=2',
+      );
+      expect(await nextOf(target('user@evil.example'), 'Host: spenden.example.ch\r\n')).toBe(
+        'http://localhost/api/v1/crm/contacts/?page_size=1&page=2',
+      );
+      expect(await nextOf(`${path}#frag`, 'Host: spenden.example.ch\r\n')).toBe(
+        'http://spenden.example.ch/api/v1/crm/contacts/?page_size=1&page=2',
+      );
+    });
+
+    test('X-Forwarded-Host from a trusted proxy is held to the same rule', async () => {
+      const behindProxy = await startTestApp({ TRUST_PROXY: '1' });
+      try {
+        await seedDonationScenario(behindProxy.db);
+        const next = async (forwardedHost: string) => {
+          const response = await behindProxy.get(path, { ...behindProxy.staff(), 'X-Forwarded-Host': forwardedHost });
+          return ((await response.json()) as Page).next;
+        };
+        expect(await next('spenden.example.ch, proxy.internal')).toBe('http://spenden.example.ch/api/v1/crm/contacts/?page_size=1&page=2');
+        expect(await next('evil.example/x?')).toBe('http://localhost/api/v1/crm/contacts/?page_size=1&page=2');
+      } finally {
+        await behindProxy.close();
+      }
+    });
   });
 
   test('updatedSince keeps contacts changed on or after that Swiss day', async () => {

@@ -78,10 +78,15 @@ describe('other endpoints', () => {
 
   test('crm/contacts/ pagination and updatedSince', async () => {
     for (const [query, message] of [
-      ['page=0', /^page must be between 1 and/],
+      ['page=0', /^page must be a positive integer$/],
       ['page=abc', /^page must be a positive integer$/],
       ['page_size=1001', /^page_size must be between 1 and 1000$/],
-      ['page_size=0', /^page_size must be between 1 and 1000$/],
+      ['page_size=0', /^page_size must be a positive integer$/],
+      // The rule of ids: a leading zero is refused, so that `01` is not a second spelling of 1.
+      ['page=01', /^page must be a positive integer$/],
+      ['page=00', /^page must be a positive integer$/],
+      ['page_size=010', /^page_size must be a positive integer$/],
+      ['page=2147483648', /^page must be between 1 and 2147483647$/],
       ['page=1&page=2', /^page must be given once$/],
       ['updatedSince=10/26/2025', /^updatedSince must be a date in the format MM-DD-YYYY$/],
       ['updatedSince=13-01-2025', /^updatedSince is not a real calendar date$/],

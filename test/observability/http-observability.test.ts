@@ -171,4 +171,21 @@ describe('/metrics', () => {
     await scrape(baseUrl, { authorization: `Bearer ${METRICS_TOKEN}` });
     expect(logs.text()).not.toContain(METRICS_TOKEN);
   });
+
+  test('the metrics token’s scheme is case-insensitive, as on staff routes (RFC 9110 §11.1), and nothing else is loosened', async () => {
+    const { baseUrl } = await serve({ METRICS_TOKEN });
+    for (const authorization of [`bearer ${METRICS_TOKEN}`, `BEARER ${METRICS_TOKEN}`, `bEaReR  ${METRICS_TOKEN}`]) {
+      await scrape(baseUrl, { authorization });
+    }
+    for (const authorization of [
+      `bearer ${METRICS_TOKEN.toUpperCase()}`,
+      `Bearer${METRICS_TOKEN}`,
+      `Bearerx ${METRICS_TOKEN}`,
+      `Bearer ${METRICS_TOKEN} ${METRICS_TOKEN}`,
+      `Token ${METRICS_TOKEN}`,
+      'Bearer',
+    ]) {
+      expect([authorization, (await fetch(`${baseUrl}/metrics`, { headers: { authorization } })).status]).toEqual([authorization, 401]);
+    }
+  });
 });

@@ -7,7 +7,7 @@ import { basicAuth, NON_STAFF, STAFF, startTestApp, type TestApp } from '../supp
 /*
  * Authorization by construction, checked from the outside: every route the app mounts is found in its router (no
  * hand-kept list), and every spelling of its path is requested without and with wrong credentials. Only routes
- * declared public may ever answer 2xx, and nothing may answer 5xx.
+ * declared public may ever answer 2xx (OPTIONS excepted, see the last test), and nothing may answer 5xx.
  */
 
 let app: TestApp;
@@ -158,4 +158,21 @@ test('a wrong method is a 405 naming the allowed ones in Allow', async () => {
   expect(await response.json()).toEqual({ error: 'Method DELETE is not allowed here', code: 'method_not_allowed' });
   const trace = await send('TRACE', '/healthz', {});
   expect(trace).toBe(405);
+});
+
+/*
+ * The one exception to "only public routes answer 2xx": OPTIONS, on every path, answers without credentials with an
+ * empty body and `Allow` (the router's allowedMethods), because a CORS preflight never carries credentials. It
+ * reveals only the method list, which the OpenAPI document publishes anyway (docs/api.md).
+ */
+test('OPTIONS on a guarded route answers without credentials, with Allow and an empty body, and nothing else', async () => {
+  const guarded = mountedRoutes().filter(({ access }) => access !== 'public');
+  expect(guarded.length).toBeGreaterThan(20);
+  for (const path of new Set(guarded.map((route) => concrete(route.path)))) {
+    const response = await fetch(`${app.baseUrl}${path}`, { method: 'OPTIONS' });
+    const allowed = guarded.filter((route) => concrete(route.path) === path).map((route) => route.method);
+    expect({ path, status: response.status, body: await response.text() }).toEqual({ path, status: 200, body: '' });
+    expect(response.headers.get('allow')?.split(', ')).toEqual(expect.arrayContaining(allowed));
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  }
 });

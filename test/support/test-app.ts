@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type Koa from 'koa';
 import { createApp } from '../../src/http/app';
+import { answerClientErrors } from '../../src/http/client-errors';
 import type { AppDependencies } from '../../src/http/context';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/users';
@@ -104,7 +105,7 @@ export async function startTestApp(
   const config = loadConfig({ ...(env.JWT_SECRETS === undefined && { JWT_SECRET: TEST_JWT_SECRET }), ...env });
   const clock = { now: Math.floor(Date.parse(TEST_APP_TIME) / 1000) };
   const koa = createApp({ db: appDb ?? db, config, log, clock: () => clock.now, resolveHost, ...dependencies });
-  const server: Server = koa.listen(0, '127.0.0.1');
+  const server: Server = answerClientErrors(koa.listen(0, '127.0.0.1'));
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 

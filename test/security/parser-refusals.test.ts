@@ -1,0 +1,110 @@
+import net from 'node:net';
+import { clientErrorAnswer } from '../../src/http/client-errors';
+import { ERROR_CODES } from '../../src/shared/errors';
+import { rawExchange, type RawAnswer } from '../support/raw-http';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+/*
+ * What Node's HTTP parser refuses never reaches the app; the server's clientError handler answers it with the same
+ * JSON error shape as every other refusal (docs/api.md, "Every operation").
+ */
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+
+afterAll(async () => {
+  await app.close();
+});
+
+function expectJsonRefusal(answer: RawAnswer, status: number, code: string) {
+  expect(answer.status).toBe(status);
+  expect(answer.headers).toMatchObject({
+    'content-type': 'application/json; charset=utf-8',
+    connection: 'close',
+    'x-content-type-options': 'nosniff',
+    'cache-control': 'no-store',
+  });
+  expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
+  expect(JSON.parse(answer.body)).toEqual({ error: expect.any(String), code });
+  expect(Object.keys(ERROR_CODES)).toContain(code);
+}
+
+describe('requests Node’s parser refuses get a JSON error and a closed connection', () => {
+  test.each([
+    ['an unknown method', 'FOO /admin/api/info HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a lower-case method', 'get /admin/api/info HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a target starting with a backslash', 'GET \\admin/api/info HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a target starting with %c0%af', 'GET %c0%afadmin/api/info HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['a header without a colon', 'GET /healthz HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n'],
+    ['an unknown HTTP version', 'GET /healthz HTTP/9.1\r\nHost: x\r\n\r\n'],
+    ['Content-Length and Transfer-Encoding together', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+    ['two different Content-Length values', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{}'],
+    ['Transfer-Encoding: xchunked', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n0\r\n\r\n'],
+  ])('%s: 400 bad_request', async (_, request) => {
+    expectJsonRefusal(await rawExchange(app.baseUrl, request), 400, 'bad_request');
+  });
+
+  test('a request line and headers over the limit: 431 headers_too_large', async () => {
+    expectJsonRefusal(await rawExchange(app.baseUrl, `GET /admin/api/info${'x'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`), 431, 'headers_too_large');
+    const manyHeaders = Array.from({ length: 400 }, (_, i) => `X-Filler-${i}: ${'y'.repeat(60)}\r\n`).join('');
+    expectJsonRefusal(await rawExchange(app.baseUrl, `GET /healthz HTTP/1.1\r\nHost: x\r\n${manyHeaders}\r\n`), 431, 'headers_too_large');
+  });
+
+  test('a request smuggled behind conflicting lengths is never answered', async () => {
+    const smuggled = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+    const answer = await rawExchange(
+      app.baseUrl,
+      `POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nContent-Length: ${4 + smuggled.length}\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${smuggled}`,
+    );
+    expectJsonRefusal(answer, 400, 'bad_request');
+    expect(answer.raw.match(/HTTP\/1\.1 /g)).toHaveLength(1);
+  });
+
+  test('a body that fails to parse while the app is reading it is answered at once, not left waiting', async () => {
+    const auth = app.staff().Authorization;
+    const answer = await rawExchange(
+      app.baseUrl,
+      `POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n`,
+    );
+    expectJsonRefusal(answer, 400, 'bad_request');
+    expect(Number((await app.db('checkouts').count({ n: '*' }).first())?.n)).toBe(0);
+  });
+
+  test('after a normal answer on the same connection, the bad request that follows still gets its own JSON answer', async () => {
+    const answer = await rawExchange(app.baseUrl, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nFOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    const answers = answer.raw.split(/(?=HTTP\/1\.1 \d{3} )/);
+    expect(answers.map((text) => text.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400']);
+    expect(answers[1]).toMatch(/\r\n\r\n\{"error":"[^"]+","code":"bad_request"\}$/);
+  });
+
+  test('a client that resets right after a bad request costs nothing: the server goes on answering', async () => {
+    const { port } = new URL(app.baseUrl);
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        new Promise<void>((resolve) => {
+          const socket = net.connect(Number(port), '127.0.0.1', () => {
+            socket.write(`FOO / HTTP/1.1\r\nHost: x\r\n${'X-Filler: z\r\n'.repeat(50)}\r\n`);
+            socket.resetAndDestroy();
+          });
+          socket.on('close', () => resolve());
+          socket.on('error', () => undefined);
+        }),
+      ),
+    );
+    expect((await app.anonymous.get('/healthz')).status).toBe(200);
+  });
+});
+
+test('each refusal of Node’s maps to a code of the one list, with its status', () => {
+  const statusOf = (code?: string) => Number(clientErrorAnswer(Object.assign(new Error('x'), { code })).split(' ')[1]);
+  expect(statusOf('HPE_HEADER_OVERFLOW')).toBe(431);
+  expect(statusOf('HPE_CHUNK_EXTENSIONS_OVERFLOW')).toBe(413);
+  expect(statusOf('ERR_HTTP_REQUEST_TIMEOUT')).toBe(408);
+  expect(statusOf('HPE_INVALID_METHOD')).toBe(400);
+  expect(statusOf(undefined)).toBe(400);
+  const timeout = clientErrorAnswer(Object.assign(new Error('x'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }));
+  expect(JSON.parse(timeout.slice(timeout.indexOf('\r\n\r\n') + 4))).toEqual({ error: expect.any(String), code: 'request_timeout' });
+});
