@@ -21,9 +21,9 @@ const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD',
 // Hex of random bytes, as .env.example tells to make them: production refuses a repeated placeholder.
 const testSecrets = Object.fromEntries(SECRETS.map((name, index) => [name, createHash('sha256').update(`compose-test-${index}`).digest('hex')]));
 /** Each application service and the role of `node dist/src/main.js <role>` (src/main.ts) it runs. */
-const APP_SERVICES: Record<string, string> = { migrate: 'migrate', api: 'api', worker: 'worker', relay: 'relay' };
+const APP_SERVICES: Record<string, string> = { migrate: 'migrate', api: 'api', delivery: 'delivery' };
 /** Node options per service: their resident memory follows the heap limit, not the work (BENCHMARKS.md, parts 2, 3). */
-const NODE_OPTIONS: Record<string, string[]> = { api: ['--max-old-space-size=256'], worker: ['--max-old-space-size=256'] };
+const NODE_OPTIONS: Record<string, string[]> = { api: ['--max-old-space-size=256'], delivery: ['--max-old-space-size=256'] };
 
 type Env = Record<string, string | undefined>;
 type Service = {
@@ -144,7 +144,7 @@ test('runs each application role from the one application image', () => {
 test('runs migrations and Temporal set-up as one-off jobs that gate the services needing them', () => {
   for (const job of ['migrate', 'temporal-schema', 'temporal-namespace']) expect(services[job].restart).toBe('no');
   const completed = { condition: 'service_completed_successfully' };
-  for (const name of ['api', 'worker', 'relay']) {
+  for (const name of ['api', 'delivery']) {
     expect(services[name].depends_on).toEqual({ migrate: completed, 'temporal-namespace': completed });
   }
   expect(services.migrate.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
@@ -152,8 +152,8 @@ test('runs migrations and Temporal set-up as one-off jobs that gate the services
   expect(services.temporal.depends_on).toEqual({ 'temporal-schema': completed });
 });
 
-test('runs several API, worker and relay replicas that can be scaled', () => {
-  for (const name of ['api', 'worker', 'relay']) {
+test('runs several API and delivery (worker and relay) replicas that can be scaled', () => {
+  for (const name of ['api', 'delivery']) {
     expect(services[name].deploy?.replicas).toBeGreaterThanOrEqual(2);
     // A fixed host port or container name would stop a second replica from starting.
     expect(services[name]).not.toHaveProperty('ports');
@@ -163,9 +163,9 @@ test('runs several API, worker and relay replicas that can be scaled', () => {
   expect(read('deploy/caddy/Caddyfile')).toMatch(/dynamic a api 3000/);
 });
 
-test('keeps /metrics off the public load balancer and gives workers and relays a metrics port', () => {
+test('keeps /metrics off the public load balancer and gives the delivery replicas a metrics port', () => {
   expect(read('deploy/caddy/Caddyfile')).toMatch(/^\s*respond \/metrics\* 404$/m);
-  for (const name of ['worker', 'relay']) expect(loadConfig(services[name].environment ?? {}).metrics.port).toBe(9464);
+  expect(loadConfig(services.delivery.environment ?? {}).metrics.port).toBe(9464);
 });
 
 test('pins every pulled image and mounts only files that exist', () => {
@@ -192,4 +192,13 @@ test('the namespace job registers every search attribute the delivery workflows 
   const script = read('deploy/temporal/ensure-namespace.sh').replace(/^\s*#.*$/gm, '');
   const registered = [...script.matchAll(/--name (\w+) --type (\w+)/g)].map(([, name, type]) => [name, type]);
   expect(registered).toEqual(DELIVERY_SEARCH_ATTRIBUTES.map(({ name, type }) => [name, TypedSearchAttributes.toMetadataType(type)]));
+});
+
+test('the Temporal server lets the delivery role start workflows eagerly (its dynamic config)', () => {
+  const file = services.temporal.environment?.DYNAMIC_CONFIG_FILE_PATH ?? '';
+  const mounted = (services.temporal.volumes ?? []).map((volume) => volume.split(':')).find(([, target]) => file.startsWith(`${target}/`));
+  expect(mounted).toBeDefined();
+  const config = parse(read(path.join(mounted![0], file.slice(mounted![1].length + 1)))) as Record<string, Array<{ value: unknown }>>;
+  expect(config['system.enableEagerWorkflowStart']).toEqual([{ value: true, constraints: {} }]);
+  expect(services.delivery.command).toEqual(['node', '--max-old-space-size=256', 'dist/src/main.js', 'delivery']);
 });
