@@ -5,7 +5,8 @@
  * It cannot prove a secret random; it catches the placeholders that reach production.
  */
 export function secretWeakness(secret: string): string | undefined {
-  const characters = [...secret];
+  // Code units: secrets are ASCII in practice, and a surrogate half counts as a character like any other.
+  const characters = secret.split('');
   if (new Set(characters).size < MIN_DISTINCT_CHARACTERS) return `uses fewer than ${MIN_DISTINCT_CHARACTERS} different characters`;
   const period = shortestPeriod(characters);
   if (period <= characters.length / 2) return `repeats a string of ${period} characters`;
