@@ -14,6 +14,7 @@ import * as m013a from './013_count_login_failures_with_rate_limiter';
 import * as m013b from './013_add_users_token_version';
 import * as m014a from './014_add_webhook_event_operator_columns';
 import * as m014b from './014_index_webhook_event_search_and_health';
+import * as m015 from './015_add_webhook_event_relay_claims';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -40,6 +41,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['013_add_users_token_version', m013b],
   ['014_add_webhook_event_operator_columns', m014a],
   ['014_index_webhook_event_search_and_health', m014b],
+  ['015_add_webhook_event_relay_claims', m015],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

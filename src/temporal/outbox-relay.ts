@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { createWakeUp } from '../shared/wake-up';
-import { type EventListener, listenForNewEvents, startUnstartedEvents } from '../webhooks/event-store';
+import { claimUnstartedEvents, endClaims, type EventListener, listenForNewEvents } from '../webhooks/event-store';
 import { deliveryWorkflowId, startDeliveryWorkflow } from './delivery-workflows';
 
 export interface RelayPassOptions {
@@ -11,8 +11,8 @@ export interface RelayPassOptions {
   taskQueue: string;
   batchSize?: number;
   /**
-   * Deadline of each workflow start. The pass holds its rows locked in a transaction meanwhile, so a Temporal
-   * frontend that accepts connections but never answers must fail the start (like Temporal down), not hang it.
+   * Deadline of each workflow start. The pass holds its claims meanwhile, so a Temporal frontend that accepts
+   * connections but never answers must fail the start (like Temporal down), not hang it.
    */
   startTimeoutMs?: number;
   /** Where each start (or failed start) is logged with its event id and workflow id. */
@@ -35,11 +35,15 @@ export interface OutboxRelay {
 
 const DEFAULTS = { batchSize: 100, pollIntervalMs: 1_000, maxBackoffMs: 30_000, startTimeoutMs: 5_000 };
 
+/** A claim lasts this many start deadlines: a pass ends its claims long before, a dead relay's run out in 30 s. */
+const CLAIM_TO_START_TIMEOUT = 6;
+
 /**
- * One pass of the relay: takes up to `batchSize` events whose workflow was not started yet, oldest first, locked so
- * that parallel relays share the work (SKIP LOCKED), starts their workflows and marks them started. Rows whose start
- * failed or timed out stay unmarked for the next pass; that error is rethrown after the others are committed.
- * Returns the number of events marked.
+ * One pass of the relay: claims up to `batchSize` events whose workflow was not started yet, oldest first (parallel
+ * relays claim different rows), starts their workflows, then marks the started ones and frees the others, whose
+ * start failed or timed out, for the next pass; that error is rethrown once the claims are ended. No row stays
+ * locked while Temporal answers, so an attempt that an eager start ran at once never waits for this pass. Returns
+ * the number of events marked started.
  */
 export async function relayPendingEvents({
   db,
@@ -50,22 +54,26 @@ export async function relayPendingEvents({
   log,
   eagerStart = false,
 }: RelayPassOptions): Promise<number> {
-  let failure: unknown;
-  const marked = await startUnstartedEvents(db, batchSize, async (events) => {
-    const deadline = Date.now() + startTimeoutMs;
-    const starts = await Promise.allSettled(
-      events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event, { eager: eagerStart }))),
-    );
-    starts.forEach((start, index) => {
-      const fields = { eventId: events[index].eventId, workflowId: deliveryWorkflowId(events[index].eventId) };
-      if (start.status === 'fulfilled') log?.info({ ...fields, start: start.value }, 'delivery workflow started');
-      else log?.debug({ ...fields, err: start.reason }, 'delivery workflow not started; the event stays queued');
-    });
-    failure = starts.find((start): start is PromiseRejectedResult => start.status === 'rejected')?.reason;
-    return events.filter((_, index) => starts[index].status === 'fulfilled').map((event) => event.eventId);
+  // Longer than any pass can take, so that only a relay that died leaves a claim to run out.
+  const events = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT);
+  const deadline = Date.now() + startTimeoutMs;
+  const starts = await Promise.allSettled(
+    events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event, { eager: eagerStart }))),
+  );
+  starts.forEach((start, index) => {
+    const fields = { eventId: events[index].eventId, workflowId: deliveryWorkflowId(events[index].eventId) };
+    if (start.status === 'fulfilled') log?.info({ ...fields, start: start.value }, 'delivery workflow started');
+    else log?.debug({ ...fields, err: start.reason }, 'delivery workflow not started; the event stays queued');
   });
-  if (failure !== undefined) throw failure;
-  return marked;
+  const started = events.filter((_, index) => starts[index].status === 'fulfilled').map((event) => event.eventId);
+  await endClaims(
+    db,
+    events.map((event) => event.eventId),
+    started,
+  );
+  const failure = starts.find((start): start is PromiseRejectedResult => start.status === 'rejected');
+  if (failure) throw failure.reason;
+  return started.length;
 }
 
 /**

@@ -145,29 +145,44 @@ function deliveryFactsOf(row: DeliveryFactsRow): DeliveryFacts {
 }
 
 /**
- * Takes up to `batchSize` events whose delivery workflow is not started yet, oldest first, locked so that parallel
- * relays share the work (SKIP LOCKED); `start` starts their workflows and answers the ids it started, which are
- * marked started when the transaction commits. Rows it did not start stay for the next pass. Returns how many
- * were marked.
+ * Claims up to `batchSize` events whose delivery workflow is not started yet and that no relay holds a live claim
+ * on, oldest first, for `claimMs`, in one statement: SKIP LOCKED lets parallel relays claim different rows, and no
+ * lock outlives the statement. A relay that dies holding a claim leaves the event to the next relay once the claim
+ * runs out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice).
  */
-export async function startUnstartedEvents(
-  db: Knex,
-  batchSize: number,
-  start: (events: DeliveryFacts[]) => Promise<number[]>,
-): Promise<number> {
-  return db.transaction(async (trx) => {
-    const rows: DeliveryFactsRow[] = await trx(`${EVENTS} as e`)
-      .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
-      .select(DELIVERY_FACTS_COLUMNS)
-      .whereNull('e.workflow_started_at')
-      .orderBy('e.id')
-      .limit(batchSize)
-      .forUpdate('e')
-      .skipLocked();
-    const started = await start(rows.map(deliveryFactsOf));
-    if (started.length > 0) await trx(EVENTS).whereIn('id', started).update({ workflow_started_at: trx.fn.now() });
-    return started.length;
-  });
+export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number): Promise<DeliveryFacts[]> {
+  const { rows } = await db.raw<{ rows: DeliveryFactsRow[] }>(
+    `WITH claimed AS (
+       UPDATE ${EVENTS} SET relay_claimed_until = now() + ? * interval '1 millisecond'
+       WHERE id IN (
+         SELECT id FROM ${EVENTS}
+         WHERE workflow_started_at IS NULL AND (relay_claimed_until IS NULL OR relay_claimed_until < now())
+         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED
+       )
+       RETURNING id, event_type, payload_version, payload, endpoint_id
+     )
+     SELECT e.id, e.event_type, e.payload_version, e.payload, p.url
+     FROM claimed AS e JOIN ${ENDPOINTS} AS p ON p.id = e.endpoint_id
+     ORDER BY e.id`,
+    [claimMs, batchSize],
+  );
+  return rows.map(deliveryFactsOf);
+}
+
+/**
+ * Ends a relay's claims in one statement: the events in `started` are marked started, the others are free for the
+ * next pass at once (their start failed; the relay backs off before it tries again).
+ */
+export async function endClaims(db: Knex, claimed: number[], started: number[]): Promise<void> {
+  if (claimed.length === 0) return;
+  await db(EVENTS)
+    .whereIn('id', claimed)
+    // A claim that ran out while Temporal was slow may have been taken and ended by another relay meanwhile.
+    .whereNull('workflow_started_at')
+    .update({
+      workflow_started_at: started.length === 0 ? null : db.raw(`CASE WHEN id IN (${started.map(() => '?').join(', ')}) THEN now() END`, started),
+      relay_claimed_until: null,
+    });
 }
 
 /** Where an event's delivery stands, with what its workflow is started with (for a resend, or a test). */

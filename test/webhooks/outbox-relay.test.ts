@@ -165,3 +165,47 @@ test('a Temporal that accepts connections but never answers fails the pass withi
     await new Promise((resolve) => silent.close(resolve));
   }
 });
+
+test('no row stays locked while Temporal answers: an attempt started eagerly can record its status meanwhile', async () => {
+  const taskQueue = newTaskQueue();
+  const event = await insertEvent(db, endpointId);
+  // A client whose start waits until the test has looked at the row.
+  const client = new Client({ connection: env.connection });
+  const start = client.workflow.start.bind(client.workflow);
+  let startAsked!: () => void;
+  const asked = new Promise<void>((resolve) => (startAsked = resolve));
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  client.workflow.start = (async (...args: Parameters<typeof start>) => {
+    startAsked();
+    await answered;
+    return start(...args);
+  }) as typeof start;
+
+  const pass = relayPendingEvents({ db, client, taskQueue, log });
+  await asked;
+  const duringStart = await db.transaction(async (trx) => {
+    // NOWAIT: fails at once (lock_not_available) while the relay holds the row locked.
+    await trx.raw('SELECT id FROM webhook_events WHERE id = ? FOR UPDATE NOWAIT', [event.id]);
+    return trx('webhook_events').where({ id: event.id }).first('workflow_started_at', db.raw('relay_claimed_until > now() AS claimed'));
+  });
+  expect(duringStart).toEqual({ workflow_started_at: null, claimed: true });
+  answer();
+  expect(await pass).toBe(1);
+  expect(await db('webhook_events').where({ id: event.id }).first(db.raw('workflow_started_at IS NOT NULL AS started'), 'relay_claimed_until')).toEqual({
+    started: true,
+    relay_claimed_until: null,
+  });
+  await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).terminate('test done');
+});
+
+test('a live claim keeps other relays off an event; a claim that ran out (its relay died) is taken again', async () => {
+  const taskQueue = newTaskQueue();
+  const event = await insertEvent(db, endpointId);
+  await db('webhook_events').where({ id: event.id }).update({ relay_claimed_until: db.raw("now() + interval '1 hour'") });
+  expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(0);
+  await db('webhook_events').where({ id: event.id }).update({ relay_claimed_until: db.raw("now() - interval '1 second'") });
+  expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(1);
+  expect((await eventRow(db, event.id)).workflow_started_at).toBeInstanceOf(Date);
+  await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).terminate('test done');
+});
