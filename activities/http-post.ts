@@ -15,7 +15,11 @@ export interface PostOptions {
   connections?: SubscriberConnections;
 }
 
-/** Errors of a kept-alive socket the subscriber closed while it lay idle: the request never reached it. */
+/**
+ * Errors of a kept-alive socket that the subscriber closed while it lay idle: the request almost surely never reached
+ * it. (A subscriber that took the request and then reset the connection without answering gets it a second time;
+ * deliveries are at least once, and the envelope id tells the repeat.)
+ */
 const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
 
 /**
@@ -72,10 +76,12 @@ export function postRequest(url: string, headers: Record<string, string>, body: 
           }
           const sent = request;
           sent.on('error', (err: NodeJS.ErrnoException) => {
+            // Settled: the deadline destroyed this request (which then fails with ECONNRESET); nothing is sent again.
+            if (settled || cutBody) return;
             // Node's advice for kept-alive sockets: a request on a reused socket that the subscriber had closed is
-            // sent once more on a new connection. Only then, and only before any answer.
-            if (mayRetry && sent.reusedSocket && !cutBody && STALE_SOCKET_ERRORS.has(err.code ?? '')) send(agent, false);
-            else if (!cutBody) finish({ kind: 'connection-error', message: err.message });
+            // sent once more, on a connection of its own (another pooled one may be just as stale), before any answer.
+            if (mayRetry && sent.reusedSocket && STALE_SOCKET_ERRORS.has(err.code ?? '')) send(false, false);
+            else finish({ kind: 'connection-error', message: err.message });
           });
           sent.on('response', (res) => {
             const response = { status: res.statusCode ?? 0, location: res.headers.location, chunks: [] as Buffer[], size: 0 };
