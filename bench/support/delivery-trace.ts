@@ -50,7 +50,7 @@ export function sample<T>(items: readonly T[], count: number): T[] {
   return Array.from({ length: count }, (_, index) => items[Math.floor((index * items.length) / count)]);
 }
 
-/** The relay's side of an event of the service: its pass (the transaction's start) and its workflow start. */
+/** The relay's side of an event of the service: its pass (the claim's time) and its workflow start. */
 export interface RelaySide {
   passBeganMs: number;
   /** The pass's last start answered: the pass commits right after it. */
@@ -71,13 +71,14 @@ export function readRelayTrace(file: string): Map<string, TracedStart> {
 }
 
 /**
- * The relay's passes over these events: each pass is one transaction, whose `now()` every event it started got as
- * `workflow_started_at`. Returns each event's pass and workflow start, and a summary of the passes.
+ * The relay's passes over these events: each pass claims its events in one statement, whose `now()` every event it
+ * claimed got as `relay_claimed_at` (kept once the event is started). Returns each event's pass and workflow start,
+ * and a summary of the passes.
  */
 export async function relayPasses(db: Db, eventIds: number[], trace: Map<string, TracedStart>, workflowIdOf: (eventId: number) => string) {
   const rows: Array<{ id: number; began_ms: number; created_ms: number; attempt_ms: number | null }> = (
     await db.raw(
-      `SELECT e.id, extract(epoch FROM e.workflow_started_at) * 1000 AS began_ms, extract(epoch FROM e.created_at) * 1000 AS created_ms,
+      `SELECT e.id, extract(epoch FROM e.relay_claimed_at) * 1000 AS began_ms, extract(epoch FROM e.created_at) * 1000 AS created_ms,
               extract(epoch FROM a.started_at) * 1000 AS attempt_ms
          FROM webhook_events e LEFT JOIN webhook_delivery_attempts a ON a.event_id = e.id AND a.number = 1
         WHERE e.id = ANY(?) AND e.workflow_started_at IS NOT NULL`,
@@ -101,9 +102,9 @@ export async function relayPasses(db: Db, eventIds: number[], trace: Map<string,
   const summary = {
     passes: ordered.length,
     eventsPerPass: summarize(ordered.map((pass) => pass.size)),
-    /** From the transaction's start to its last workflow start answered. */
+    /** From the claim to its last workflow start answered. */
     passMs: summarize(ordered.map((pass) => pass.lastAnswered - pass.began).filter(Number.isFinite)),
-    /** From a pass's last start answered to the next pass's transaction start (commit, pause, wake-up). */
+    /** From a pass's last start answered to the next pass's claim (ending the claim, pause, wake-up). */
     gapMs: summarize(gaps),
     /** Share of the phase the relay spent inside passes. */
     busyShare:
@@ -126,7 +127,7 @@ export interface StageEvent {
 export function stageRows(events: StageEvent[]) {
   const stages: Array<[string, (event: StageEvent) => number | undefined]> = [
     ['offer: due → answered (platform call / workflow start)', (e) => e.timing.answeredAt! - e.timing.sentAt],
-    ['offer answered → relay pass began (transaction start)', (e) => e.relay && e.relay.passBeganMs - wallClock(e.timing.answeredAt!)],
+    ['offer answered → relay pass began (its claim)', (e) => e.relay && e.relay.passBeganMs - wallClock(e.timing.answeredAt!)],
     ['relay pass began → its workflow start sent', (e) => e.relay?.start && e.relay.start.sentAtMs - e.relay.passBeganMs],
     ['start sent → answered by Temporal', (e) => e.relay?.start && e.relay.start.answeredAtMs - e.relay.start.sentAtMs],
     ['start answered → pass commits (its slowest start)', (e) => e.relay?.start && e.relay.passLastAnsweredMs! - e.relay.start.answeredAtMs],

@@ -17,7 +17,7 @@ export async function stages(stack: Stack, receiver: Receiver, load: EventLoad, 
   }
   const rows: Array<{ id: number; picked_ms: number; attempt_ms: number }> = (
     await stack.db.raw(
-      `SELECT e.id, extract(epoch FROM e.workflow_started_at) * 1000 AS picked_ms,
+      `SELECT e.id, extract(epoch FROM e.relay_claimed_at) * 1000 AS picked_ms,
               extract(epoch FROM a.started_at) * 1000 AS attempt_ms
          FROM webhook_events e JOIN webhook_delivery_attempts a ON a.event_id = e.id AND a.number = 1
         WHERE e.id = ANY(?)`,

@@ -18,8 +18,10 @@ export function keyWeakness(key: Buffer): string | undefined {
   return new Set(key).size < MIN_DISTINCT_KEY_BYTES ? `has fewer than ${MIN_DISTINCT_KEY_BYTES} different bytes` : undefined;
 }
 
-// 64 hex digits use all 16 with near certainty, base64 of 32 random bytes about 30; a word has fewer than 10.
-const MIN_DISTINCT_CHARACTERS = 10;
+// Low enough that random tokens from small alphabets pass (16 hex digits have fewer than 5 different ones with a
+// chance below one in a million, 16 decimal digits about one in 10,000); placeholders made of a few characters fail,
+// and a word repeated fails by its period.
+const MIN_DISTINCT_CHARACTERS = 5;
 const MIN_DISTINCT_KEY_BYTES = 16;
 
 /** The smallest p such that the text is a prefix of its first p characters repeated (its length when none is). */

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { createWakeUp } from '../shared/wake-up';
-import { claimUnstartedEvents, endClaims, type EventListener, listenForNewEvents } from '../webhooks/event-store';
+import { claimUnstartedEvents, endClaim, type EventListener, listenForNewEvents } from '../webhooks/event-store';
 import { deliveryWorkflowId, startDeliveryWorkflow } from './delivery-workflows';
 
 export interface RelayPassOptions {
@@ -55,7 +55,8 @@ export async function relayPendingEvents({
   eagerStart = false,
 }: RelayPassOptions): Promise<number> {
   // Longer than any pass can take, so that only a relay that died leaves a claim to run out.
-  const events = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT);
+  const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT);
+  const { events } = claim;
   const deadline = Date.now() + startTimeoutMs;
   const starts = await Promise.allSettled(
     events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event, { eager: eagerStart }))),
@@ -66,11 +67,7 @@ export async function relayPendingEvents({
     else log?.debug({ ...fields, err: start.reason }, 'delivery workflow not started; the event stays queued');
   });
   const started = events.filter((_, index) => starts[index].status === 'fulfilled').map((event) => event.eventId);
-  await endClaims(
-    db,
-    events.map((event) => event.eventId),
-    started,
-  );
+  await endClaim(db, claim, started);
   const failure = starts.find((start): start is PromiseRejectedResult => start.status === 'rejected');
   if (failure) throw failure.reason;
   return started.length;

@@ -96,7 +96,7 @@ export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metri
 }
 
 /** A worker for the delivery workflows and their activities; run it with `run()` or `runUntil()`. */
-export function createDeliveryWorker({
+export async function createDeliveryWorker({
   connection,
   namespace,
   taskQueue,
@@ -107,6 +107,20 @@ export function createDeliveryWorker({
   tuning,
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
+  const settings = deliveryWorkerSettings({
+    ...tuning,
+    maxCachedWorkflows: maxCachedWorkflows ?? tuning?.maxCachedWorkflows,
+    workflowTaskPollerBehavior:
+      workflowTaskPollers === undefined ? tuning?.workflowTaskPollerBehavior : { type: 'simple-maximum', maximum: workflowTaskPollers },
+  });
+  const { maxCachedWorkflows: cached = 0, maxConcurrentWorkflowTaskExecutions: slots = 0 } = settings;
+  if (cached > 0 && cached < slots) {
+    // The SDK would quietly cut the slots to the cache, and the pollers, which hold slots, would take the attempts'.
+    throw new Error(
+      `TEMPORAL_MAX_CACHED_WORKFLOWS is ${cached}, fewer than the worker's ${slots} workflow task slots (${CONCURRENT_ATTEMPTS} attempts ` +
+        `and one per workflow task poller): raise it, or lower TEMPORAL_WORKFLOW_TASK_POLLERS`,
+    );
+  }
   const workflows = workflowBundle
     ? { workflowBundle }
     : existsSync(prebuiltWorkflowBundlePath)
@@ -121,12 +135,7 @@ export function createDeliveryWorker({
       ...createRetentionActivities({ ...dependencies, client }),
       ...createRecoveryActivities({ ...dependencies, client, taskQueue }),
     },
-    ...deliveryWorkerSettings({
-      ...tuning,
-      maxCachedWorkflows: maxCachedWorkflows ?? tuning?.maxCachedWorkflows,
-      workflowTaskPollerBehavior:
-        workflowTaskPollers === undefined ? tuning?.workflowTaskPollerBehavior : { type: 'simple-maximum', maximum: workflowTaskPollers },
-    }),
+    ...settings,
     ...workflows,
   });
 }

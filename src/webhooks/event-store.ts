@@ -144,44 +144,59 @@ function deliveryFactsOf(row: DeliveryFactsRow): DeliveryFacts {
   };
 }
 
+/** Events a relay claimed in one statement, and the claim's time, which tells its claims from later ones. */
+export interface RelayClaim {
+  events: DeliveryFacts[];
+  /** Postgres's timestamp of the claim, as text: a JavaScript Date would drop its microseconds. */
+  claimedAt: string | null;
+}
+
 /**
- * Claims up to `batchSize` events whose delivery workflow is not started yet and that no relay holds a live claim
- * on, oldest first, for `claimMs`, in one statement: SKIP LOCKED lets parallel relays claim different rows, and no
- * lock outlives the statement. A relay that dies holding a claim leaves the event to the next relay once the claim
- * runs out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice).
+ * Claims up to `batchSize` events whose delivery workflow is not started yet and that no relay claimed within the
+ * last `claimMs`, oldest first, in one statement: SKIP LOCKED lets parallel relays claim different rows, and no lock
+ * outlives the statement. A relay that dies holding a claim leaves the event to the next relay once the claim runs
+ * out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice).
  */
-export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number): Promise<DeliveryFacts[]> {
-  const { rows } = await db.raw<{ rows: DeliveryFactsRow[] }>(
+export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number): Promise<RelayClaim> {
+  const { rows } = await db.raw<{ rows: Array<DeliveryFactsRow & { claimed_at: string }> }>(
     `WITH claimed AS (
-       UPDATE ${EVENTS} SET relay_claimed_until = now() + ? * interval '1 millisecond'
+       UPDATE ${EVENTS} SET relay_claimed_at = now()
        WHERE id IN (
          SELECT id FROM ${EVENTS}
-         WHERE workflow_started_at IS NULL AND (relay_claimed_until IS NULL OR relay_claimed_until < now())
+         WHERE workflow_started_at IS NULL AND (relay_claimed_at IS NULL OR relay_claimed_at < now() - ? * interval '1 millisecond')
          ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED
        )
-       RETURNING id, event_type, payload_version, payload, endpoint_id
+       RETURNING id, event_type, payload_version, payload, endpoint_id, relay_claimed_at
      )
-     SELECT e.id, e.event_type, e.payload_version, e.payload, p.url
+     SELECT e.id, e.event_type, e.payload_version, e.payload, p.url, e.relay_claimed_at::text AS claimed_at
      FROM claimed AS e JOIN ${ENDPOINTS} AS p ON p.id = e.endpoint_id
      ORDER BY e.id`,
     [claimMs, batchSize],
   );
-  return rows.map(deliveryFactsOf);
+  return { events: rows.map(deliveryFactsOf), claimedAt: rows[0]?.claimed_at ?? null };
 }
 
 /**
- * Ends a relay's claims in one statement: the events in `started` are marked started, the others are free for the
- * next pass at once (their start failed; the relay backs off before it tries again).
+ * Ends a relay's claim in one statement: the events in `started` are marked started (keeping the claim's time), the
+ * others are freed for the next pass at once (their start failed; the relay backs off before it tries again), unless
+ * their claim ran out meanwhile and another relay claimed them since: that claim stays.
  */
-export async function endClaims(db: Knex, claimed: number[], started: number[]): Promise<void> {
-  if (claimed.length === 0) return;
+export async function endClaim(db: Knex, claim: RelayClaim, started: number[]): Promise<void> {
+  if (claim.events.length === 0) return;
+  const isStarted = started.length === 0 ? 'false' : `id IN (${started.map(() => '?').join(', ')})`;
   await db(EVENTS)
-    .whereIn('id', claimed)
-    // A claim that ran out while Temporal was slow may have been taken and ended by another relay meanwhile.
+    .whereIn(
+      'id',
+      claim.events.map((event) => event.eventId),
+    )
+    // Started by another relay meanwhile (a claim that ran out while Temporal was slow): nothing left to end.
     .whereNull('workflow_started_at')
     .update({
-      workflow_started_at: started.length === 0 ? null : db.raw(`CASE WHEN id IN (${started.map(() => '?').join(', ')}) THEN now() END`, started),
-      relay_claimed_until: null,
+      workflow_started_at: db.raw(`CASE WHEN ${isStarted} THEN now() END`, started),
+      relay_claimed_at: db.raw(`CASE WHEN ${isStarted} OR relay_claimed_at <> ?::timestamptz THEN relay_claimed_at END`, [
+        ...started,
+        claim.claimedAt,
+      ]),
     });
 }
 

@@ -7,6 +7,7 @@ import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
+import { claimUnstartedEvents, endClaim } from '../../src/webhooks/event-store';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -107,12 +108,13 @@ test('starting is idempotent: a second start of the same event counts as done an
   const event = await insertEvent(db, endpointId);
   await withWorker(taskQueue, async () => {
     expect(await relayPendingEvents({ db, client: env.client, taskQueue })).toBe(1);
-    // As if the relay had crashed between starting the workflow and marking the row.
-    await db('webhook_events').where({ id: event.id }).update({ workflow_started_at: null });
+    // As if the relay had crashed between starting the workflow and marking the row, and its claim had run out.
+    const crashed = { workflow_started_at: null, relay_claimed_at: db.raw("now() - interval '31 seconds'") };
+    await db('webhook_events').where({ id: event.id }).update(crashed);
     expect(await relayPendingEvents({ db, client: env.client, taskQueue })).toBe(1);
     expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('delivered');
     // Even after it finished, the same id is not run again.
-    await db('webhook_events').where({ id: event.id }).update({ workflow_started_at: null });
+    await db('webhook_events').where({ id: event.id }).update(crashed);
     expect(await relayPendingEvents({ db, client: env.client, taskQueue })).toBe(1);
   });
   expect(subscriber.requests).toHaveLength(1);
@@ -187,14 +189,14 @@ test('no row stays locked while Temporal answers: an attempt started eagerly can
   const duringStart = await db.transaction(async (trx) => {
     // NOWAIT: fails at once (lock_not_available) while the relay holds the row locked.
     await trx.raw('SELECT id FROM webhook_events WHERE id = ? FOR UPDATE NOWAIT', [event.id]);
-    return trx('webhook_events').where({ id: event.id }).first('workflow_started_at', db.raw('relay_claimed_until > now() AS claimed'));
+    return trx('webhook_events').where({ id: event.id }).first('workflow_started_at', db.raw('relay_claimed_at IS NOT NULL AS claimed'));
   });
   expect(duringStart).toEqual({ workflow_started_at: null, claimed: true });
   answer();
   expect(await pass).toBe(1);
-  expect(await db('webhook_events').where({ id: event.id }).first(db.raw('workflow_started_at IS NOT NULL AS started'), 'relay_claimed_until')).toEqual({
-    started: true,
-    relay_claimed_until: null,
+  // Started, keeping the time of its claim (when the pass began).
+  expect(await db('webhook_events').where({ id: event.id }).first(db.raw('workflow_started_at >= relay_claimed_at AS started_after_claim'))).toEqual({
+    started_after_claim: true,
   });
   await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).terminate('test done');
 });
@@ -202,10 +204,27 @@ test('no row stays locked while Temporal answers: an attempt started eagerly can
 test('a live claim keeps other relays off an event; a claim that ran out (its relay died) is taken again', async () => {
   const taskQueue = newTaskQueue();
   const event = await insertEvent(db, endpointId);
-  await db('webhook_events').where({ id: event.id }).update({ relay_claimed_until: db.raw("now() + interval '1 hour'") });
+  await db('webhook_events').where({ id: event.id }).update({ relay_claimed_at: db.fn.now() });
   expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(0);
-  await db('webhook_events').where({ id: event.id }).update({ relay_claimed_until: db.raw("now() - interval '1 second'") });
+  // The relay's claims last 30 s (six start deadlines of 5 s).
+  await db('webhook_events').where({ id: event.id }).update({ relay_claimed_at: db.raw("now() - interval '31 seconds'") });
   expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(1);
   expect((await eventRow(db, event.id)).workflow_started_at).toBeInstanceOf(Date);
   await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).terminate('test done');
+});
+
+test('a relay whose claim ran out does not free the claim another relay took since', async () => {
+  const [first, second] = [await insertEvent(db, endpointId), await insertEvent(db, endpointId)];
+  const slow = await claimUnstartedEvents(db, 10, 30_000);
+  expect(slow.events.map((event) => event.eventId)).toEqual([first.id, second.id]);
+  // Its claim runs out (it stalled); another relay claims the events and is starting them.
+  await db('webhook_events').whereIn('id', [first.id, second.id]).update({ relay_claimed_at: db.raw("now() - interval '1 minute'") });
+  const other = await claimUnstartedEvents(db, 10, 30_000);
+  expect(other.events).toHaveLength(2);
+  // The slow relay started the first; the second failed: it must not free the other relay's claim on it.
+  await endClaim(db, slow, [first.id]);
+  expect(await claimUnstartedEvents(db, 10, 30_000)).toEqual({ events: [], claimedAt: null });
+  await endClaim(db, other, []);
+  expect((await claimUnstartedEvents(db, 10, 30_000)).events.map((event) => event.eventId)).toEqual([second.id]);
+  expect((await eventRow(db, first.id)).workflow_started_at).toBeInstanceOf(Date);
 });
