@@ -44,12 +44,13 @@ export function postRequest(url: string, headers: Record<string, string>, body: 
   return new Promise((resolve) => {
     let settled = false;
     let request: http.ClientRequest | undefined;
-    const finish = (exchange: HttpExchange) => {
+    /** `keepConnection`: the answer was read to its end, so the connection may serve the next POST. */
+    const finish = (exchange: HttpExchange, { keepConnection = false } = {}) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
       resolve(exchange);
-      request?.destroy();
+      if (!keepConnection) request?.destroy();
     };
     // A status line that arrived in time decides the outcome; a body still trickling in at the deadline is cut.
     let cutBody: (() => void) | undefined;
@@ -85,7 +86,8 @@ export function postRequest(url: string, headers: Record<string, string>, body: 
           });
           sent.on('response', (res) => {
             const response = { status: res.statusCode ?? 0, location: res.headers.location, chunks: [] as Buffer[], size: 0 };
-            const answered = () => finish({ kind: 'response', status: response.status, location: response.location, body: Buffer.concat(response.chunks) });
+            const answered = (how?: { keepConnection: boolean }) =>
+              finish({ kind: 'response', status: response.status, location: response.location, body: Buffer.concat(response.chunks) }, how);
             cutBody = answered;
             res.on('data', (chunk: Buffer) => {
               const room = options.maxBodyBytes - response.size;
@@ -96,15 +98,9 @@ export function postRequest(url: string, headers: Record<string, string>, body: 
               }
               if (response.size >= options.maxBodyBytes) answered();
             });
-            res.on('end', () => {
-              // Read to the end: the connection may serve the next POST. Settled without destroying it.
-              if (settled) return;
-              settled = true;
-              clearTimeout(deadline);
-              resolve({ kind: 'response', status: response.status, location: response.location, body: Buffer.concat(response.chunks) });
-            });
-            res.on('error', answered);
-            res.on('close', answered);
+            res.on('end', () => answered({ keepConnection: true }));
+            res.on('error', () => answered());
+            res.on('close', () => answered());
           });
           sent.end(body);
         };

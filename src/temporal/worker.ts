@@ -35,7 +35,7 @@ export const CONCURRENT_ATTEMPTS = 100;
  * Workflow task pollers of a delivery worker (the SDK's default is 10, of which a fifth poll the task queue where
  * every new workflow's first task waits). Almost every task of a delivery is such a first task: the workflow ends
  * after one attempt. Too few pollers leave the worker idle under a backlog while tasks wait in Temporal; the number
- * comes from bench/ceiling.ts (BENCHMARKS.md, "Worker settings").
+ * comes from bench/ceiling.ts (BENCHMARKS.md, third-session summary).
  */
 export const WORKFLOW_TASK_POLLERS = 50;
 
@@ -60,7 +60,7 @@ export type WorkerTuning = Partial<
 
 /**
  * The settings a delivery worker runs with: ours, overridden by whatever `tuning` sets. The benchmark gives the same
- * settings to its trivial-workflow ceiling (bench/ceiling-worker.ts), so that both are measured alike.
+ * settings to its trivial-workflow ceiling (bench/ceiling/worker.ts), so that both are measured alike.
  */
 export function deliveryWorkerSettings(tuning: WorkerTuning = {}): WorkerTuning {
   const pollers = tuning.workflowTaskPollerBehavior ?? { type: 'simple-maximum', maximum: WORKFLOW_TASK_POLLERS };

@@ -158,21 +158,22 @@ export interface RelayClaim {
  * out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice).
  */
 export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number): Promise<RelayClaim> {
-  const { rows } = await db.raw<{ rows: Array<DeliveryFactsRow & { claimed_at: string }> }>(
-    `WITH claimed AS (
-       UPDATE ${EVENTS} SET relay_claimed_at = now()
-       WHERE id IN (
-         SELECT id FROM ${EVENTS}
-         WHERE workflow_started_at IS NULL AND (relay_claimed_at IS NULL OR relay_claimed_at < now() - ? * interval '1 millisecond')
-         ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED
-       )
-       RETURNING id, event_type, payload_version, payload, endpoint_id, relay_claimed_at
+  const claim = db.raw(
+    `UPDATE ${EVENTS} SET relay_claimed_at = now()
+     WHERE id IN (
+       SELECT id FROM ${EVENTS}
+       WHERE workflow_started_at IS NULL AND (relay_claimed_at IS NULL OR relay_claimed_at < now() - ? * interval '1 millisecond')
+       ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED
      )
-     SELECT e.id, e.event_type, e.payload_version, e.payload, p.url, e.relay_claimed_at::text AS claimed_at
-     FROM claimed AS e JOIN ${ENDPOINTS} AS p ON p.id = e.endpoint_id
-     ORDER BY e.id`,
+     RETURNING *`,
     [claimMs, batchSize],
   );
+  const rows: Array<DeliveryFactsRow & { claimed_at: string }> = await db
+    .with('claimed', claim)
+    .from('claimed as e')
+    .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
+    .select([...DELIVERY_FACTS_COLUMNS, db.raw('e.relay_claimed_at::text AS claimed_at')])
+    .orderBy('e.id');
   return { events: rows.map(deliveryFactsOf), claimedAt: rows[0]?.claimed_at ?? null };
 }
 
