@@ -20,8 +20,8 @@ import {
 } from './support/delivery-trace';
 import { LockWaitSampler } from './support/lock-waits';
 import { machineInfo } from './support/machine';
-import { type Phase, phaseName, type PhaseReport, runPhase } from './support/phase-report';
-import { EventLoad, platformCall, settle } from './support/platform-load';
+import { type Phase, phaseName, type PhaseReport, phaseReport, runPhase } from './support/phase-report';
+import { closedCallLoop, EventLoad, platformCall, settle } from './support/platform-load';
 import { CpuMeter } from './support/processes';
 import { Receiver } from './support/receiver';
 import { startStack } from './support/stack';
@@ -33,12 +33,15 @@ import { type NamedTuning, parseTunings } from './support/worker-tuning';
  * service's real envelope to the same subscriber), on the same dev server binary, with the same worker settings, the
  * same subscriber and the same offered load; run alternately, round after round, for each worker tuning given.
  * Prints service ÷ ceiling for rate, CPU per event and latency, the stages of each event, and the relay's passes.
+ * The third system, `platform`, is the part of the service the ceiling has not: platform calls alone, their events
+ * left in the outbox; the service's CPU per event cannot fall below the ceiling's plus the platform's.
  */
 const options = flags({
   rounds: 3,
   /** Worker settings to compare (bench/support/worker-tuning.ts): `default;polls50:maxConcurrentWorkflowTaskPolls=50`. */
   tunings: 'default',
-  systems: 'service,ceiling',
+  /** `service`, `ceiling` (needs a service run before it: it sends the envelope the service rendered), `platform`. */
+  systems: 'service,ceiling,platform',
   rates: '50,200',
   duration: 20,
   warmup: 10,
@@ -52,12 +55,15 @@ const options = flags({
   out: '',
 });
 
-type System = 'service' | 'ceiling';
+const SYSTEMS = ['service', 'ceiling', 'platform'] as const;
+type System = (typeof SYSTEMS)[number];
 
-/** Processes whose CPU counts for each system (the bench process, which offers the load, for neither). */
+/** Processes whose CPU counts for each system (the bench process, which offers the load, for none). */
 const COUNTED: Record<System, string[]> = {
   service: ['api', 'relay', 'worker', 'delivery', 'postgres', 'temporal'],
+  // The ceiling's worker process starts its workflows too (bench/ceiling/worker.ts).
   ceiling: ['worker', 'temporal'],
+  platform: ['api', 'postgres'],
 };
 
 /** The counted processes that ran (the service has `delivery` or `relay` and `worker`, by its layout). */
@@ -157,10 +163,11 @@ async function runCeiling(receiver: Receiver, { name, tuning }: NamedTuning, rou
   const stack = await startCeilingStack({
     subscriberUrl: receiver.url,
     tuning,
+    template: envelope,
     temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
   });
   try {
-    const load = new EventLoad(stack.offer(envelope), receiver, `ceil-${randomUUID().slice(0, 8)}`);
+    const load = new EventLoad(stack.offer, receiver, `ceil-${randomUUID().slice(0, 8)}`);
     const processes = new Map<string, number>([
       ['worker', stack.worker.pid],
       ['temporal', stack.temporal.pid],
@@ -186,6 +193,40 @@ async function runCeiling(receiver: Receiver, { name, tuning }: NamedTuning, rou
     await stack.stop();
   }
 }
+
+/**
+ * The platform calls alone, as the closed loop makes them (same concurrency and duration): only the `api` role, no
+ * relay and no Temporal, the endpoint configured so that each call renders and stores its event in the outbox.
+ */
+async function runPlatform(receiver: Receiver, { name }: NamedTuning, round: number): Promise<SystemRun> {
+  const stack = await startStack({ roles: ['api'], withoutTemporal: true });
+  try {
+    await stack.configureEndpoint(receiver.url);
+    const offer = platformCall(stack.apiUrl, stack.staffToken);
+    const processes = new Map<string, number>([
+      ['api', stack.services.get('api')!.pid],
+      ['postgres', stack.postgresPid],
+      ['bench', process.pid],
+    ]);
+    if (options.warmup > 0) await closedCallLoop(offer, options.concurrency, options.warmup);
+    const run: SystemRun = { system: 'platform', tuning: name, round, loadAverage: { before: os.loadavg()[0], after: 0 }, phases: [], stages: {}, relay: {}, lockWaits: {} };
+    const phase: Phase = { concurrency: options.concurrency, durationS: options['max-duration'] };
+    process.stderr.write(`  platform: ${phaseName(phase)}, calls only\n`);
+    const cpu = new CpuMeter(processes);
+    const result = await closedCallLoop(offer, options.concurrency, options['max-duration']);
+    run.phases.push(phaseReport(phaseName(phase), 'max', result, cpu.used()));
+    run.loadAverage.after = os.loadavg()[0];
+    return run;
+  } finally {
+    await stack.stop();
+  }
+}
+
+const RUNNERS: Record<System, (receiver: Receiver, tuning: NamedTuning, round: number) => Promise<SystemRun>> = {
+  service: runService,
+  ceiling: runCeiling,
+  platform: runPlatform,
+};
 
 /** The figures compared, per phase: rate, latency, CPU per event and cores busy over the system's processes. */
 function metricsOf(run: SystemRun): Record<string, number> {
@@ -224,21 +265,31 @@ function report(runs: SystemRun[], tunings: NamedTuning[], machine: Record<strin
     const of = (system: System) => runs.filter((run) => run.tuning === name && run.system === system);
     const service = medians(of('service'));
     const ceiling = medians(of('ceiling'));
-    const keys = [...new Set([...Object.keys(service), ...Object.keys(ceiling)])];
+    const platform = medians(of('platform'));
+    const keys = [...new Set([...Object.keys(service), ...Object.keys(ceiling), ...Object.keys(platform)])];
+    const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined ? (a / b).toFixed(2) : '');
     lines.push(
-      `### Tuning "${name}": ${JSON.stringify(tunings.find((t) => t.name === name))}; medians of ${of('service').length} service and ${of('ceiling').length} ceiling runs`,
+      `### Tuning "${name}": ${JSON.stringify(tunings.find((t) => t.name === name))}; medians of ${of('service').length} service, ${of('ceiling').length} ceiling and ${of('platform').length} platform runs`,
       '',
       markdownTable(
         keys.map((key) => ({
           metric: key,
           service: service[key] ?? '',
           ceiling: ceiling[key] ?? '',
-          'service ÷ ceiling': service[key] !== undefined && ceiling[key] !== undefined ? (service[key] / ceiling[key]).toFixed(2) : '',
+          'service ÷ ceiling': ratio(service[key], ceiling[key]),
+          'platform calls alone': platform[key] ?? '',
         })),
       ),
       '',
     );
-    for (const system of ['service', 'ceiling'] as const) {
+    const closedCpu = `${phaseName(phases[phases.length - 1])}: CPU ms per event`;
+    if (ceiling[closedCpu] !== undefined && platform[closedCpu] !== undefined) {
+      lines.push(
+        `Floor of service ÷ ceiling CPU per event, closed loop: (ceiling ${ceiling[closedCpu].toFixed(1)} + platform calls ${platform[closedCpu].toFixed(1)} ms) ÷ ceiling = ${ratio(ceiling[closedCpu] + platform[closedCpu], ceiling[closedCpu])}`,
+        '',
+      );
+    }
+    for (const system of SYSTEMS) {
       for (const phase of phases.map(phaseName)) {
         const rows = stageMedians(of(system), phase);
         if (rows.length > 0) lines.push(`Stages, ${system}, ${phase} (ms, medians of the runs' p50 / p95 / max):`, markdownTable(rows), '');
@@ -250,7 +301,7 @@ function report(runs: SystemRun[], tunings: NamedTuning[], machine: Record<strin
     lines.push('');
   }
   if (tunings.length > 1) {
-    for (const system of ['service', 'ceiling'] as const) {
+    for (const system of SYSTEMS) {
       const bySetting = tunings.map(({ name }) => [name, medians(runs.filter((run) => run.tuning === name && run.system === system))] as const);
       const keys = Object.keys(bySetting[0][1]).filter((key) => !key.includes('CPU ms per event,'));
       if (keys.length === 0) continue;
@@ -263,7 +314,11 @@ function report(runs: SystemRun[], tunings: NamedTuning[], machine: Record<strin
 async function main() {
   const tunings = parseTunings(options.tunings);
   const systems = list(options.systems) as System[];
-  if (systems[0] !== 'service') throw new Error('--systems must begin with service: the ceiling sends the envelope the service rendered');
+  const unknown = systems.filter((system) => !SYSTEMS.includes(system));
+  if (unknown.length > 0) throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${SYSTEMS.join(', ')})`);
+  if (systems.includes('ceiling') && systems.indexOf('service') !== 0) {
+    throw new Error('--systems must begin with service when it has ceiling: the ceiling sends the envelope the service rendered');
+  }
   const receiver = new Receiver();
   await receiver.listen();
   const runs: SystemRun[] = [];
@@ -276,7 +331,7 @@ async function main() {
       const turn = round % 2 === 1 ? [...order].reverse() : order;
       for (const { tuning, system } of turn) {
         process.stderr.write(`round ${round + 1}: ${system}, tuning ${tuning.name} (load ${os.loadavg()[0].toFixed(1)})\n`);
-        const run = system === 'service' ? await runService(receiver, tuning, round) : await runCeiling(receiver, tuning, round);
+        const run = await RUNNERS[system](receiver, tuning, round);
         runs.push(run);
         if (options.out) writeFileSync(options.out, JSON.stringify({ machine, options, runs }, null, 2));
       }

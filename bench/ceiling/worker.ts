@@ -1,15 +1,20 @@
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { deliveryWorkerSettings, type WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE, createCeilingActivities } from './activities';
+import { ceilingStarter, type EnvelopeTemplate, type StartRequest } from './starts';
 
 /**
- * The worker of the trivial-workflow ceiling, a process of its own like the service's worker:
- * `node dist/bench/ceiling/worker.js <temporal address> <task queue> <subscriber url> <tuning JSON>`. It runs with the
+ * The trivial-workflow ceiling in one process, as the service's `delivery` role runs relay and worker:
+ * `node dist/bench/ceiling/worker.js <temporal address> <task queue> <subscriber url> <tuning JSON> <template JSON>`,
+ * started with an IPC channel over which the bench asks for one workflow start per event. The worker runs with the
  * delivery worker's settings (src/temporal/worker.ts), overridden by the same tuning the service's worker gets.
  */
 async function main() {
-  const [address, taskQueue, subscriberUrl, tuningJson = '{}'] = process.argv.slice(2);
-  if (!address || !taskQueue || !subscriberUrl) throw new Error('usage: worker.js <address> <task queue> <subscriber url> [tuning JSON]');
+  const [address, taskQueue, subscriberUrl, tuningJson, templateJson] = process.argv.slice(2);
+  if (!address || !taskQueue || !subscriberUrl || !tuningJson || !templateJson || !process.send) {
+    throw new Error('usage (with an IPC channel): worker.js <address> <task queue> <subscriber url> <tuning JSON> <template JSON>');
+  }
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
@@ -20,6 +25,10 @@ async function main() {
     activities: createCeilingActivities(subscriberUrl),
     ...deliveryWorkerSettings(JSON.parse(tuningJson) as WorkerTuning),
   });
+  const start = ceilingStarter(new Client({ connection, namespace: 'default' }), taskQueue, JSON.parse(templateJson) as EnvelopeTemplate);
+  process.on('message', (request: StartRequest) => void start(request).then((answer) => process.send?.(answer)));
+  // The channel must not keep the process alive once the worker has shut down.
+  process.channel?.unref();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => worker.shutdown());
   const running = worker.run();
   process.stdout.write(`${CEILING_READY_MESSAGE}\n`);

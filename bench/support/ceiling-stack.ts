@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -5,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import { createTemporalClient } from '../../src/temporal/client';
 import type { WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE } from '../ceiling/activities';
+import type { EnvelopeTemplate, StartAnswer } from '../ceiling/starts';
 import type { Offer } from './platform-load';
 import { type ServiceProcess, startService } from './service-process';
 import { stopOnSignals } from './stack';
@@ -12,29 +14,45 @@ import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-s
 
 export const CEILING_TASK_QUEUE = 'bench-ceiling';
 
-/** A delivered envelope of the service and the transaction id in it, which the ceiling replaces by each event's key. */
-export interface EnvelopeTemplate {
-  payload: string;
-  transactionId: string;
-}
+export type { EnvelopeTemplate };
 
 export interface CeilingStack {
   temporal: TemporalDevServer;
   worker: ServiceProcess;
+  /** For reading the ceiling's workflow histories. */
   client: Client;
-  /** Starts one ceiling workflow per event, its body the template with the event's key as transaction id. */
-  offer(template: EnvelopeTemplate): Offer;
+  /** Asks the ceiling's process to start one workflow per event, its body the template with the event's key. */
+  offer: Offer;
   stop(): Promise<void>;
 }
 
+/** Sends start requests over the IPC channel and resolves each with the process's answer for its key. */
+function startRequests(child: ChildProcess): Offer {
+  const waiting = new Map<string, (started: boolean) => void>();
+  child.on('message', ({ key, started }: StartAnswer) => {
+    waiting.get(key)?.(started);
+    waiting.delete(key);
+  });
+  child.once('exit', () => {
+    for (const answer of waiting.values()) answer(false);
+    waiting.clear();
+  });
+  return (key) =>
+    new Promise((resolve) => {
+      waiting.set(key, resolve);
+      child.send({ key });
+    });
+}
+
 /**
- * The ceiling of one workflow per event: the same Temporal dev server, a worker process with the same settings
- * (bench/ceiling/worker.ts), and a client in the bench process starting one workflow per event whose local activity
- * POSTs the service's real envelope to the same subscriber. No Postgres, no API, no relay.
+ * The ceiling of one workflow per event: the same Temporal dev server and one process (bench/ceiling/worker.ts) with
+ * a worker of the same settings and a client on its connection, which starts one workflow per event when the bench
+ * asks; the workflow's local activity POSTs the service's real envelope to the same subscriber. No Postgres, no API.
  */
 export async function startCeilingStack(options: {
   subscriberUrl: string;
   tuning: WorkerTuning;
+  template: EnvelopeTemplate;
   temporalDynamicConfig?: string[];
 }): Promise<CeilingStack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-ceiling-'));
@@ -55,31 +73,19 @@ export async function startCeilingStack(options: {
       logFile: path.join(dir, 'worker.log'),
       script: {
         path: path.join(__dirname, '..', 'ceiling', 'worker.js'),
-        args: [temporal.address, CEILING_TASK_QUEUE, options.subscriberUrl, JSON.stringify(options.tuning)],
+        args: [temporal.address, CEILING_TASK_QUEUE, options.subscriberUrl, JSON.stringify(options.tuning), JSON.stringify(options.template)],
         readyMessage: CEILING_READY_MESSAGE,
       },
+      ipc: true,
     });
     stops.push(() => worker.stop());
-    // The relay's client: the same connection settings and retries.
     const client = createTemporalClient({ address: temporal.address, namespace: 'default' });
     stops.push(() => client.connection.close());
     return {
       temporal,
       worker,
       client,
-      offer: (template) => async (key) => {
-        try {
-          await client.workflow.start('ceilingDelivery', {
-            taskQueue: CEILING_TASK_QUEUE,
-            workflowId: key,
-            args: [template.payload.replaceAll(template.transactionId, key)],
-            workflowTaskTimeout: '10 seconds',
-          });
-          return true;
-        } catch {
-          return false;
-        }
-      },
+      offer: startRequests(worker.child),
       stop,
     };
   } catch (err) {

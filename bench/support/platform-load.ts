@@ -117,6 +117,37 @@ export class EventLoad {
   }
 }
 
+/**
+ * Platform calls alone, `concurrency` callers each making the next call once the last is answered, for `durationS`:
+ * what the service spends on taking an event, without delivering it.
+ */
+export async function closedCallLoop(offer: Offer, concurrency: number, durationS: number): Promise<PhaseResult> {
+  const endAt = performance.now() + durationS * 1000;
+  const started = performance.now();
+  const apiLatenciesMs: number[] = [];
+  let sent = 0;
+  let counter = 0;
+  const runId = `calls-${Math.round(started)}`;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < endAt) {
+        const sentAt = performance.now();
+        sent += 1;
+        if (await offer(`${runId}-${++counter}`)) apiLatenciesMs.push(performance.now() - sentAt);
+      }
+    }),
+  );
+  const elapsedS = (performance.now() - started) / 1000;
+  return {
+    sent,
+    delivered: apiLatenciesMs.length,
+    failedCalls: sent - apiLatenciesMs.length,
+    ratePerS: apiLatenciesMs.length / elapsedS,
+    latenciesMs: apiLatenciesMs,
+    apiLatenciesMs,
+  };
+}
+
 export interface PhaseResult {
   sent: number;
   delivered: number;

@@ -18,6 +18,8 @@ export interface ServiceProcess {
   role: Role;
   pid: number;
   logFile: string;
+  /** The process itself, for a script started with an IPC channel (`ipc`). */
+  child: ChildProcess;
   /** SIGTERM, then wait for the exit (a CPU profile is written on exit). */
   stop(): Promise<void>;
 }
@@ -33,19 +35,21 @@ export interface ServiceOptions {
    * it, e.g. support/tuned-worker.ts), with its arguments, and the line it logs when ready if not the role's.
    */
   script?: { path: string; args: string[]; readyMessage?: string };
+  /** Open a Node IPC channel to the process (`child.send`, `process.on('message')`). */
+  ipc?: boolean;
 }
 
 /** Starts `node dist/src/main.js <role>` with its output in a log file and waits until it says it is ready. */
 export async function startService(
   role: Role,
-  { env, logFile, nodeArgs = [], root = projectRoot, script }: ServiceOptions,
+  { env, logFile, nodeArgs = [], root = projectRoot, script, ipc = false }: ServiceOptions,
 ): Promise<ServiceProcess> {
   const log = openSync(logFile, 'a');
   const command = script ? [script.path, ...script.args] : [path.join(root, 'dist', 'src', 'main.js'), role];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, ...command], {
     cwd: root,
     env: { ...process.env, ...env },
-    stdio: ['ignore', log, log],
+    stdio: ipc ? ['ignore', log, log, 'ipc'] : ['ignore', log, log],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 120_000;
@@ -59,6 +63,7 @@ export async function startService(
     role,
     pid: child.pid ?? 0,
     logFile,
+    child,
     async stop() {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
