@@ -15,6 +15,7 @@ import * as m013b from './013_add_users_token_version';
 import * as m014a from './014_add_webhook_event_operator_columns';
 import * as m014b from './014_index_webhook_event_search_and_health';
 import * as m015 from './015_add_webhook_event_relay_claims';
+import * as m016 from './016_add_new_donations_to_contact_totals';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -42,6 +43,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['014_add_webhook_event_operator_columns', m014a],
   ['014_index_webhook_event_search_and_health', m014b],
   ['015_add_webhook_event_relay_claims', m015],
+  ['016_add_new_donations_to_contact_totals', m016],
 ];
 
 export const migrationSource: Knex.MigrationSource<[string, Migration]> = {

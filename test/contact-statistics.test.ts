@@ -104,3 +104,62 @@ test('contacts are counted per environment, and a contact cannot change its envi
   await db('contacts').where('email', 'like', 'bulk%').del();
   expect(await countsKept()).toEqual(await countsRecomputed());
 });
+
+/** A further position of a checkout, added by a statement of its own. */
+async function addPosition(checkout: { id: number }, position: number, fields: { contactId: number; amountMinor: number; createdAt: string }) {
+  const { rows } = await db.raw("SELECT nextval('donation_number_seq')::text AS number");
+  await db('donations').insert({
+    number: rows[0].number,
+    checkout_id: checkout.id,
+    position,
+    environment: 'TEST',
+    contact_id: fields.contactId,
+    created_at: fields.createdAt,
+    amount_minor: fields.amountMinor,
+    payment_type: 'single',
+  });
+}
+
+test('a position added later to a counted checkout adds to the positions and the sum, not to the checkouts', async () => {
+  const anna = await insertContact(db, 'TEST', { ...ANNA, email: 'later-position@example.ch' });
+  const checkout = await insertCheckout(db, { environment: 'TEST', contactId: anna, createdAt: '2025-06-01T10:00:00Z', positions: [{ amountMinor: 1000 }] });
+  await addPosition(checkout, 2, { contactId: anna, amountMinor: 400, createdAt: '2025-05-30T10:00:00Z' });
+  await addPosition(checkout, 3, { contactId: anna, amountMinor: 600, createdAt: '2025-06-02T10:00:00Z' });
+
+  expect(await db('contact_donation_totals').where({ contact_id: anna })).toEqual([
+    expect.objectContaining({
+      currency: 'CHF',
+      position_count: 3,
+      checkout_count: 1,
+      amount_minor: 2000,
+      first_donation_at: new Date('2025-05-30T10:00:00Z'),
+      last_donation_at: new Date('2025-06-02T10:00:00Z'),
+    }),
+  ]);
+  expect(await kept()).toEqual(await recomputed());
+});
+
+test("a new donation reads only its own checkout's donations, however many its donor made before", async () => {
+  const regular = await insertContact(db, 'TEST', { ...ANNA, email: 'regular-donor@example.ch' });
+  for (let month = 1; month <= 60; month++) {
+    const createdAt = new Date(Date.UTC(2020, month - 1, 1)).toISOString();
+    await insertCheckout(db, { environment: 'TEST', contactId: regular, createdAt, positions: [{ amountMinor: 2000 }] });
+  }
+  // Rows of `donations` and its indexes read by the insert, the trigger's reads included (Postgres' counters of the
+  // transaction under way; they also hold what this connection read before and has not reported yet, hence the difference).
+  const readsSoFar = async (trx: Db) =>
+    (
+      await trx.raw(`SELECT sum(pg_stat_get_xact_tuples_returned(oid) + pg_stat_get_xact_tuples_fetched(oid))::int AS n
+                       FROM pg_class WHERE relname = 'donations' OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'donations'::regclass)`)
+    ).rows[0].n as number;
+  const fetched = await db.transaction(async (trx) => {
+    const before = await readsSoFar(trx as unknown as Db);
+    await insertCheckout(trx as unknown as Db, { environment: 'TEST', contactId: regular, createdAt: '2025-01-01T00:00:00Z', positions: [{ amountMinor: 2000 }] });
+    return (await readsSoFar(trx as unknown as Db)) - before;
+  });
+  // Recounting the donor's totals read 124 (each of the 61 donations by index and from the table).
+  expect(fetched).toBeLessThan(10);
+  expect(await db('contact_donation_totals').where({ contact_id: regular })).toEqual([
+    expect.objectContaining({ position_count: 61, checkout_count: 61, amount_minor: 122000 }),
+  ]);
+});
