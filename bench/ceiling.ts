@@ -33,15 +33,16 @@ import { type NamedTuning, parseTunings } from './support/worker-tuning';
  * service's real envelope to the same subscriber), on the same dev server binary, with the same worker settings, the
  * same subscriber and the same offered load; run alternately, round after round, for each worker tuning given.
  * Prints service ÷ ceiling for rate, CPU per event and latency, the stages of each event, and the relay's passes.
- * The third system, `platform`, is the part of the service the ceiling has not: platform calls alone, their events
- * left in the outbox; the service's CPU per event cannot fall below the ceiling's plus the platform's.
+ * Two more systems tell the service's extra cost apart: `ceiling-view`, the ceiling with what the delivery workflow
+ * shows operators in Temporal UI (summary, details, search attributes and their upsert), and `platform`, platform
+ * calls alone, their events left in the outbox. The service's CPU per event cannot fall below ceiling + platform.
  */
 const options = flags({
   rounds: 3,
   /** Worker settings to compare (bench/support/worker-tuning.ts): `default;polls50:maxConcurrentWorkflowTaskPolls=50`. */
   tunings: 'default',
-  /** `service`, `ceiling` (needs a service run before it: it sends the envelope the service rendered), `platform`. */
-  systems: 'service,ceiling,platform',
+  /** `service`, `ceiling`, `ceiling-view` (both need a service run first: they send the envelope it rendered), `platform`. */
+  systems: 'service,ceiling,ceiling-view,platform',
   rates: '50,200',
   duration: 20,
   warmup: 10,
@@ -55,7 +56,7 @@ const options = flags({
   out: '',
 });
 
-const SYSTEMS = ['service', 'ceiling', 'platform'] as const;
+const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'platform'] as const;
 type System = (typeof SYSTEMS)[number];
 
 /** Processes whose CPU counts for each system (the bench process, which offers the load, for none). */
@@ -63,6 +64,7 @@ const COUNTED: Record<System, string[]> = {
   service: ['api', 'relay', 'worker', 'delivery', 'postgres', 'temporal'],
   // The ceiling's worker process starts its workflows too (bench/ceiling/worker.ts).
   ceiling: ['worker', 'temporal'],
+  'ceiling-view': ['worker', 'temporal'],
   platform: ['api', 'postgres'],
 };
 
@@ -157,13 +159,14 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout }: N
   }
 }
 
-async function runCeiling(receiver: Receiver, { name, tuning }: NamedTuning, round: number): Promise<SystemRun> {
+async function runCeiling(receiver: Receiver, { name, tuning }: NamedTuning, round: number, system: 'ceiling' | 'ceiling-view'): Promise<SystemRun> {
   if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
   const envelope = template;
   const stack = await startCeilingStack({
     subscriberUrl: receiver.url,
     tuning,
     template: envelope,
+    described: system === 'ceiling-view',
     temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
   });
   try {
@@ -174,9 +177,9 @@ async function runCeiling(receiver: Receiver, { name, tuning }: NamedTuning, rou
       ['bench', process.pid],
     ]);
     if (options.warmup > 0) await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);
-    const run: SystemRun = { system: 'ceiling', tuning: name, round, loadAverage: { before: os.loadavg()[0], after: 0 }, phases: [], stages: {}, relay: {}, lockWaits: {} };
+    const run: SystemRun = { system, tuning: name, round, loadAverage: { before: os.loadavg()[0], after: 0 }, phases: [], stages: {}, relay: {}, lockWaits: {} };
     for (const phase of phases) {
-      process.stderr.write(`  ceiling: ${phaseName(phase)}\n`);
+      process.stderr.write(`  ${system}: ${phaseName(phase)}\n`);
       const { report, timings } = await runPhase(phase, load, receiver, () => new CpuMeter(processes), options['settle-timeout']);
       run.phases.push(report);
       if (options['trace-sample'] > 0) {
@@ -224,7 +227,8 @@ async function runPlatform(receiver: Receiver, { name }: NamedTuning, round: num
 
 const RUNNERS: Record<System, (receiver: Receiver, tuning: NamedTuning, round: number) => Promise<SystemRun>> = {
   service: runService,
-  ceiling: runCeiling,
+  ceiling: (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling'),
+  'ceiling-view': (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling-view'),
   platform: runPlatform,
 };
 
@@ -263,29 +267,30 @@ function report(runs: SystemRun[], tunings: NamedTuning[], machine: Record<strin
   lines.push(`Load average (1 min) before→after each run: ${loads.join(', ')}`, '');
   for (const { name } of tunings) {
     const of = (system: System) => runs.filter((run) => run.tuning === name && run.system === system);
-    const service = medians(of('service'));
-    const ceiling = medians(of('ceiling'));
-    const platform = medians(of('platform'));
-    const keys = [...new Set([...Object.keys(service), ...Object.keys(ceiling), ...Object.keys(platform)])];
+    const bySystem = Object.fromEntries(SYSTEMS.map((system) => [system, medians(of(system))])) as Record<System, Record<string, number>>;
+    const present = SYSTEMS.filter((system) => of(system).length > 0);
+    const { service, ceiling, platform } = bySystem;
+    const keys = [...new Set(present.flatMap((system) => Object.keys(bySystem[system])))];
     const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined ? (a / b).toFixed(2) : '');
     lines.push(
-      `### Tuning "${name}": ${JSON.stringify(tunings.find((t) => t.name === name))}; medians of ${of('service').length} service, ${of('ceiling').length} ceiling and ${of('platform').length} platform runs`,
+      `### Tuning "${name}": ${JSON.stringify(tunings.find((t) => t.name === name))}; medians of ${present.map((system) => `${of(system).length} ${system}`).join(', ')} runs`,
       '',
       markdownTable(
         keys.map((key) => ({
           metric: key,
-          service: service[key] ?? '',
-          ceiling: ceiling[key] ?? '',
+          ...Object.fromEntries(present.map((system) => [system, bySystem[system][key] ?? ''])),
           'service ÷ ceiling': ratio(service[key], ceiling[key]),
-          'platform calls alone': platform[key] ?? '',
         })),
       ),
       '',
     );
     const closedCpu = `${phaseName(phases[phases.length - 1])}: CPU ms per event`;
-    if (ceiling[closedCpu] !== undefined && platform[closedCpu] !== undefined) {
+    const [c, v, p, measured] = [ceiling[closedCpu], bySystem['ceiling-view'][closedCpu], platform[closedCpu], service[closedCpu]];
+    if (c !== undefined && p !== undefined) {
       lines.push(
-        `Floor of service ÷ ceiling CPU per event, closed loop: (ceiling ${ceiling[closedCpu].toFixed(1)} + platform calls ${platform[closedCpu].toFixed(1)} ms) ÷ ceiling = ${ratio(ceiling[closedCpu] + platform[closedCpu], ceiling[closedCpu])}`,
+        `Floor of service ÷ ceiling, CPU per event in the closed loop: (ceiling ${c.toFixed(1)} + platform calls ${p.toFixed(1)} ms) ÷ ceiling = ${ratio(c + p, c)}` +
+          (v === undefined ? '' : `; with the operators' view (ceiling-view ${v.toFixed(1)} + platform calls) ÷ ceiling = ${ratio(v + p, c)}`) +
+          (measured === undefined ? '' : `; measured: ${ratio(measured, c)}`),
         '',
       );
     }
@@ -316,8 +321,8 @@ async function main() {
   const systems = list(options.systems) as System[];
   const unknown = systems.filter((system) => !SYSTEMS.includes(system));
   if (unknown.length > 0) throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${SYSTEMS.join(', ')})`);
-  if (systems.includes('ceiling') && systems.indexOf('service') !== 0) {
-    throw new Error('--systems must begin with service when it has ceiling: the ceiling sends the envelope the service rendered');
+  if (systems.some((system) => system.startsWith('ceiling')) && systems.indexOf('service') !== 0) {
+    throw new Error('--systems must begin with service when it has a ceiling: the ceiling sends the envelope the service rendered');
   }
   const receiver = new Receiver();
   await receiver.listen();

@@ -6,14 +6,14 @@ import { ceilingStarter, type EnvelopeTemplate, type StartRequest } from './star
 
 /**
  * The trivial-workflow ceiling in one process, as the service's `delivery` role runs relay and worker:
- * `node dist/bench/ceiling/worker.js <temporal address> <task queue> <subscriber url> <tuning JSON> <template JSON>`,
- * started with an IPC channel over which the bench asks for one workflow start per event. The worker runs with the
+ * `node dist/bench/ceiling/worker.js <temporal address> <task queue> <subscriber url> <tuning JSON> <template JSON>
+ * [described]`, started with an IPC channel over which the bench asks for one workflow start per event. The worker runs with the
  * delivery worker's settings (src/temporal/worker.ts), overridden by the same tuning the service's worker gets.
  */
 async function main() {
-  const [address, taskQueue, subscriberUrl, tuningJson, templateJson] = process.argv.slice(2);
+  const [address, taskQueue, subscriberUrl, tuningJson, templateJson, view] = process.argv.slice(2);
   if (!address || !taskQueue || !subscriberUrl || !tuningJson || !templateJson || !process.send) {
-    throw new Error('usage (with an IPC channel): worker.js <address> <task queue> <subscriber url> <tuning JSON> <template JSON>');
+    throw new Error('usage (with an IPC channel): worker.js <address> <task queue> <subscriber url> <tuning JSON> <template JSON> [described]');
   }
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect({ address });
@@ -25,7 +25,13 @@ async function main() {
     activities: createCeilingActivities(subscriberUrl),
     ...deliveryWorkerSettings(JSON.parse(tuningJson) as WorkerTuning),
   });
-  const start = ceilingStarter(new Client({ connection, namespace: 'default' }), taskQueue, JSON.parse(templateJson) as EnvelopeTemplate);
+  const start = ceilingStarter(
+    new Client({ connection, namespace: 'default' }),
+    taskQueue,
+    JSON.parse(templateJson) as EnvelopeTemplate,
+    new URL(subscriberUrl).host,
+    view === 'described',
+  );
   process.on('message', (request: StartRequest) => void start(request).then((answer) => process.send?.(answer)));
   // The channel must not keep the process alive once the worker has shut down.
   process.channel?.unref();

@@ -1,13 +1,33 @@
-import { proxyLocalActivities } from '@temporalio/workflow';
+import { proxyLocalActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { attemptSummary } from '../../src/delivery-rules/delivery-texts';
+import { WEBHOOK_ATTEMPTS, WEBHOOK_STATUS } from '../../src/delivery-rules/search-attributes';
 import type { CeilingActivities } from './activities';
 
-// As the delivery workflow's attempt (workflows/delivery-attempt.ts): a local activity with the same limits.
-const { post } = proxyLocalActivities<CeilingActivities>({
+// As the delivery workflow's attempt (workflows/delivery.ts): a local activity with the same limits.
+const ATTEMPT_OPTIONS = {
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
-});
+} as const;
+const { post } = proxyLocalActivities<CeilingActivities>(ATTEMPT_OPTIONS);
 
 /** The ceiling of one workflow per event: one local activity POSTs the body, then the workflow completes. */
 export async function ceilingDelivery(body: string): Promise<number> {
   return post(body);
+}
+
+/**
+ * The same, telling Temporal UI what the delivery workflow tells it (workflows/delivery.ts): the attempt's summary,
+ * current details, and the status and attempt count upserted as search attributes once the POST is answered. Its
+ * start carries the delivery's summary, details and search attributes (bench/ceiling/starts.ts).
+ */
+export async function ceilingDeliveryDescribed(body: string): Promise<number> {
+  const summary = attemptSummary(1, { kind: 'scheduled', number: 1 });
+  setCurrentDetails(`Versuch 1 läuft: ${summary}`);
+  const status = await post.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [body]);
+  upsertSearchAttributes([
+    { key: WEBHOOK_STATUS, value: 'delivered' },
+    { key: WEBHOOK_ATTEMPTS, value: 1 },
+  ]);
+  setCurrentDetails(`Zugestellt — Versuch 1 (HTTP ${status})`);
+  return status;
 }

@@ -53,6 +53,8 @@ export async function startCeilingStack(options: {
   subscriberUrl: string;
   tuning: WorkerTuning;
   template: EnvelopeTemplate;
+  /** Give the workflows the delivery workflow's summary, details and search attributes. */
+  described?: boolean;
   temporalDynamicConfig?: string[];
 }): Promise<CeilingStack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-ceiling-'));
@@ -73,7 +75,7 @@ export async function startCeilingStack(options: {
       logFile: path.join(dir, 'worker.log'),
       script: {
         path: path.join(__dirname, '..', 'ceiling', 'worker.js'),
-        args: [temporal.address, CEILING_TASK_QUEUE, options.subscriberUrl, JSON.stringify(options.tuning), JSON.stringify(options.template)],
+        args: [temporal.address, CEILING_TASK_QUEUE, options.subscriberUrl, JSON.stringify(options.tuning), JSON.stringify(options.template), ...(options.described ? ['described'] : [])],
         readyMessage: CEILING_READY_MESSAGE,
       },
       ipc: true,
