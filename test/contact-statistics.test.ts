@@ -163,3 +163,37 @@ test("a new donation reads only its own checkout's donations, however many its d
     expect.objectContaining({ position_count: 61, checkout_count: 61, amount_minor: 122000 }),
   ]);
 });
+
+test('a correction and a new payment of one contact at the same time, in either order, leave the totals a recount gives', async () => {
+  const marco = await insertContact(db, 'PRODUCTION', { ...MARCO, email: 'racing-correction@example.ch' });
+  const payment = (amountMinor: number, createdAt: string) => ({ environment: 'PRODUCTION' as const, contactId: marco, createdAt, positions: [{ amountMinor }] });
+  const corrected = await insertCheckout(db, payment(1000, '2025-07-01T08:00:00Z'));
+  // async: a query builder left unawaited would not run at all.
+  const correct = async (trx: Db, amountMinor: number) => trx('donations').where({ checkout_id: corrected.id }).update({ amount_minor: amountMinor });
+  const pay = (trx: Db, amountMinor: number, createdAt: string) => insertCheckout(trx, payment(amountMinor, createdAt));
+  const steps: Array<[(trx: Db) => Promise<unknown>, () => Promise<unknown>]> = [
+    [(trx) => correct(trx, 1500), () => pay(db, 700, '2025-07-02T08:00:00Z')],
+    [(trx) => pay(trx, 300, '2025-07-03T08:00:00Z'), () => correct(db, 1800)],
+  ];
+  for (const [first, second] of steps) {
+    const open = await db.transaction();
+    try {
+      await first(open as unknown as Db);
+      const waiting = second();
+      await eventually(
+        async () =>
+          (await db('pg_stat_activity').where({ wait_event_type: 'Lock' }).whereRaw('datname = current_database()').first()) !== undefined,
+        { what: 'the second change waiting for the first' },
+      );
+      await open.commit();
+      await waiting;
+    } finally {
+      if (!open.isCompleted()) await open.rollback();
+    }
+    const mine = (rows: Array<{ contact_id: number }>) => rows.filter((row) => row.contact_id === marco);
+    expect(mine(await kept())).toEqual(mine(await recomputed()));
+  }
+  expect(await db('contact_donation_totals').where({ contact_id: marco })).toEqual([
+    expect.objectContaining({ position_count: 3, checkout_count: 3, amount_minor: 2800 }),
+  ]);
+});
