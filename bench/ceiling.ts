@@ -100,7 +100,7 @@ async function captureTemplate(db: Db): Promise<EnvelopeTemplate> {
   return { payload, transactionId };
 }
 
-async function runService(receiver: Receiver, { name, tuning, relay, layout, databasePoolSize }: NamedTuning, round: number): Promise<SystemRun> {
+async function runService(receiver: Receiver, { name, tuning, relay, layout }: NamedTuning, round: number): Promise<SystemRun> {
   const relayTraceFile = path.join(os.tmpdir(), `bench-relay-trace-${randomUUID()}.jsonl`);
   const traced = layout === 'separate';
   const stack = await startStack({
@@ -108,7 +108,6 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout, dat
       ? { roles: ['api', 'relay', 'worker'], workerTuning: tuning, relayProbe: { traceFile: relayTraceFile, tuning: relay } }
       : { roles: ['api', 'delivery'] }),
     temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
-    env: databasePoolSize === undefined ? undefined : { DATABASE_POOL_SIZE: String(databasePoolSize) },
   });
   try {
     await stack.configureEndpoint(receiver.url);

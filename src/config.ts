@@ -22,8 +22,6 @@ const environmentSchema = z.object({
   // How many reverse proxies of ours stand in front of the API; only their X-Forwarded-* headers are believed.
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   DATABASE_URL: z.string().url().optional(),
-  // Connections per process; unset: by role (src/db/pool-size.ts).
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).optional(),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   DATA_DIR: z.string().default(path.join(projectRoot, '.data')),
   TEMPORAL_ADDRESS: z.string().optional(),
@@ -93,7 +91,7 @@ export interface Config {
     /** Proxies of ours in front of the API: 0 ignores X-Forwarded-*; n takes the client address n hops back. */
     trustedProxies: number;
   };
-  database: { url?: string; embeddedPort: number; dataDir: string; poolSize?: number };
+  database: { url?: string; embeddedPort: number; dataDir: string };
   temporal: {
     address?: string;
     namespace: string;
@@ -212,7 +210,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     production,
     http: { port: e.PORT, host: e.HOST, trustedProxies: e.TRUST_PROXY },
-    database: { url: e.DATABASE_URL, embeddedPort: e.EMBEDDED_POSTGRES_PORT, dataDir: path.resolve(e.DATA_DIR), poolSize: e.DATABASE_POOL_SIZE },
+    database: { url: e.DATABASE_URL, embeddedPort: e.EMBEDDED_POSTGRES_PORT, dataDir: path.resolve(e.DATA_DIR) },
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,

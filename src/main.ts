@@ -32,7 +32,7 @@ const ROLES = {
     if (config.auth.jwtSecretGenerated && !config.production) {
       config.auth.jwtSecrets = [await persistedLocalSecret(config.database.dataDir, 'jwt-secret', 32)];
     }
-    const db = await connectDatabase(config, log, lifecycle, 'embedded-allowed', 'withDeliveryWorker');
+    const db = await connectDatabase(config, log, lifecycle, 'embedded-allowed');
     log.info({ applied: await migrateToLatest(db) }, 'migrations applied');
     const temporal = await connectTemporal(config, log, lifecycle, 'embedded-allowed');
     const lines: string[] = [];
@@ -62,7 +62,7 @@ const ROLES = {
 
   async worker(runtime: Runtime) {
     installTemporalLogging(runtime.log);
-    const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required', 'withDeliveryWorker');
+    const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     await startWorker(runtime, db, temporal.address);
     const metricsPort = await startMetricsListener(runtime, db);
@@ -75,7 +75,7 @@ const ROLES = {
    */
   async delivery(runtime: Runtime) {
     installTemporalLogging(runtime.log);
-    const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required', 'withDeliveryWorker');
+    const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     startRelay(runtime, db, await startWorker(runtime, db, temporal.address), { eagerStart: true });
     const metricsPort = await startMetricsListener(runtime, db);

@@ -23,8 +23,6 @@ export interface NamedTuning {
   tuning: WorkerTuning;
   relay: RelayTuning;
   layout: ServiceLayout;
-  /** DATABASE_POOL_SIZE of the service's processes (either layout); unset: their defaults by role. */
-  databasePoolSize?: number;
 }
 
 function setting(named: NamedTuning, key: string, value: string): void {
@@ -32,12 +30,6 @@ function setting(named: NamedTuning, key: string, value: string): void {
   if (key === 'layout') {
     if (value !== 'separate' && value !== 'combined') throw new Error(`layout: "${value}" is neither separate nor combined`);
     named.layout = value;
-    return;
-  }
-  if (key === 'databasePoolSize') {
-    const size = Number(value);
-    if (!Number.isInteger(size) || size < 1) throw new Error(`databasePoolSize: "${value}" is not a positive integer`);
-    named.databasePoolSize = size;
     return;
   }
   if (key === 'workflowTaskPollerBehavior') {
@@ -49,9 +41,7 @@ function setting(named: NamedTuning, key: string, value: string): void {
     return;
   }
   const known = [...NUMERIC, ...RELAY] as readonly string[];
-  if (!known.includes(key)) {
-    throw new Error(`unknown worker setting "${key}"; use one of ${[...known, 'workflowTaskPollerBehavior', 'databasePoolSize', 'layout'].join(', ')}`);
-  }
+  if (!known.includes(key)) throw new Error(`unknown worker setting "${key}"; use one of ${[...known, 'workflowTaskPollerBehavior'].join(', ')}`);
   const number = Number(value);
   if (value === '' || !Number.isFinite(number) || number < 0) throw new Error(`${key}: "${value}" is not a number`);
   if (key.startsWith('relay.')) (relay as Record<string, number>)[key.slice('relay.'.length)] = number;
@@ -60,8 +50,8 @@ function setting(named: NamedTuning, key: string, value: string): void {
 
 /**
  * Worker settings to compare, from a flag: `name:key=value,key=value;name2:…`, keys being the SDK's option names
- * (src/temporal/worker.ts, WorkerTuning) or the relay's with a `relay.` prefix (support/traced-relay.ts, RelayTuning),
- * `layout=combined` (ServiceLayout), or `databasePoolSize=<n>`. A name alone stands for the defaults:
+ * (src/temporal/worker.ts, WorkerTuning) or the relay's with a `relay.` prefix (support/traced-relay.ts, RelayTuning), or
+ * `layout=combined` (ServiceLayout). A name alone stands for the defaults:
  * `default;polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=1;combined:layout=combined`.
  */
 export function parseTunings(text: string): NamedTuning[] {
@@ -80,7 +70,7 @@ export function parseTunings(text: string): NamedTuning[] {
         setting(named, pair.slice(0, equals).trim(), pair.slice(equals + 1).trim());
       }
       if (named.layout === 'combined' && Object.keys(named.tuning).length + Object.keys(named.relay).length > 0) {
-        throw new Error(`tuning "${name}": layout=combined runs the production delivery role, which takes no worker or relay setting`);
+        throw new Error(`tuning "${name}": layout=combined runs the production delivery role, which takes no other setting`);
       }
       return named;
     });

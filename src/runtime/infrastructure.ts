@@ -2,7 +2,6 @@ import path from 'node:path';
 import type { Config } from '../config';
 import { startEmbeddedPostgres } from '../db/embedded-postgres';
 import { createDb, type Db } from '../db/knex';
-import { databasePoolSize, type PoolRole } from '../db/pool-size';
 import type { Logger } from '../logger';
 import { startDevServer } from '../temporal/dev-server';
 import type { Lifecycle } from './lifecycle';
@@ -19,7 +18,6 @@ export async function connectDatabase(
   log: Logger,
   lifecycle: Lifecycle,
   fallback: EmbeddedFallback,
-  poolRole: PoolRole = 'other',
 ): Promise<Db> {
   let url = config.database.url;
   if (!url) {
@@ -35,7 +33,7 @@ export async function connectDatabase(
     url = server.connectionString('donations');
     log.info({ port: config.database.embeddedPort }, 'embedded Postgres started');
   }
-  const db = createDb({ connectionString: url, pool: { max: databasePoolSize(config.database.poolSize, poolRole) } });
+  const db = createDb({ connectionString: url });
   lifecycle.onStop(() => db.destroy());
   return db;
 }

@@ -109,7 +109,7 @@ describe('parseTunings', () => {
   test('reads named settings, a bare name standing for the defaults', () => {
     expect(
       parseTunings(
-        'default; polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=0.5;auto:workflowTaskPollerBehavior=autoscaling/40;fixed:workflowTaskPollerBehavior=simple/8,relay.loops=4,relay.batchSize=25;one:layout=combined;pool:layout=combined,databasePoolSize=30',
+        'default; polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=0.5;auto:workflowTaskPollerBehavior=autoscaling/40;fixed:workflowTaskPollerBehavior=simple/8,relay.loops=4,relay.batchSize=25;one:layout=combined',
       ),
     ).toEqual([
       { name: 'default', tuning: {}, relay: {}, layout: 'separate' },
@@ -122,7 +122,6 @@ describe('parseTunings', () => {
       { name: 'auto', tuning: { workflowTaskPollerBehavior: { type: 'autoscaling', maximum: 40 } }, relay: {}, layout: 'separate' },
       { name: 'fixed', tuning: { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 8 } }, relay: { loops: 4, batchSize: 25 }, layout: 'separate' },
       { name: 'one', tuning: {}, relay: {}, layout: 'combined' },
-      { name: 'pool', tuning: {}, relay: {}, layout: 'combined', databasePoolSize: 30 },
     ]);
   });
 
@@ -139,9 +138,7 @@ describe('parseTunings', () => {
     ['a missing name', ':maxCachedWorkflows=1', /distinct/],
     ['an unknown relay setting', 'x:relay.workers=2', /unknown worker setting/],
     ['an unknown layout', 'x:layout=merged', /neither separate nor combined/],
-    ['settings for the combined role, which takes none', 'x:layout=combined,maxCachedWorkflows=10', /takes no worker or relay setting/],
-    ['a pool of no connections', 'x:databasePoolSize=0', /not a positive integer/],
-    ['a pool size that is no integer', 'x:databasePoolSize=2.5', /not a positive integer/],
+    ['settings for the combined role, which takes none', 'x:layout=combined,maxCachedWorkflows=10', /takes no other setting/],
   ])('refuses %s', (_, text, message) => {
     expect(() => parseTunings(text)).toThrow(message);
   });
