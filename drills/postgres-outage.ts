@@ -52,6 +52,7 @@ void runDrill('postgres-outage', async (onCleanup) => {
     committedAtStop < CALLS &&
     writes.missingCheckouts.length === 0 &&
     writes.halfWritten.length === 0 &&
+    writes.contactTotalsOff.length === 0 &&
     verdict.committedEvents === CALLS &&
     verdict.notFinal.length === 0 &&
     verdict.attemptLogProblems.length === 0 &&

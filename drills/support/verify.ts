@@ -101,9 +101,14 @@ export interface PlatformVerdict {
   missingCheckouts: string[];
   /** Checkouts without their donation, or donations without their event (or with more than one). */
   halfWritten: string[];
+  /** Contact totals (migrations 011 and 016) that differ from a recount of the donations. */
+  contactTotalsOff: string[];
 }
 
-/** Every platform call wrote all of its rows, or none: checkout, its donation, and that donation's one event. */
+/**
+ * Every platform call wrote all of its rows, or none: checkout, its donation, and that donation's one event; and the
+ * contact totals Postgres keeps equal a recount (the drills' donor pays every time, so its totals take every call).
+ */
 export async function verifyPlatformWrites(db: Db, transactionIds: string[]): Promise<PlatformVerdict> {
   const rows: Array<{ transaction_id: string; number: string | null; events: number }> = await db('checkouts as c')
     .leftJoin('donations as d', 'd.checkout_id', 'c.id')
@@ -116,7 +121,20 @@ export async function verifyPlatformWrites(db: Db, transactionIds: string[]): Pr
   const orphanEvents: Array<{ id: number }> = await db('webhook_events as e')
     .select('e.id')
     .whereNotExists(db('donations as d').whereRaw(`e.source_key = 'donation.completed:donation:' || d.number`));
+  const { rows: totalsOff } = await db.raw(`
+    WITH recount AS (
+      SELECT d.contact_id, c.currency, count(*)::int AS positions, count(DISTINCT d.checkout_id)::int AS checkouts,
+             sum(d.amount_minor)::bigint AS amount
+        FROM donations d JOIN checkouts c ON c.id = d.checkout_id
+        JOIN contacts ct ON ct.id = d.contact_id AND ct.environment = d.environment
+       GROUP BY 1, 2)
+    SELECT coalesce(k.contact_id, r.contact_id) AS contact_id, coalesce(k.currency, r.currency) AS currency,
+           k.position_count, r.positions, k.checkout_count, r.checkouts, k.amount_minor, r.amount
+      FROM contact_donation_totals k FULL JOIN recount r ON r.contact_id = k.contact_id AND r.currency = k.currency
+     WHERE k.contact_id IS NULL OR r.contact_id IS NULL OR k.position_count <> r.positions
+        OR k.checkout_count <> r.checkouts OR k.amount_minor <> r.amount`);
   return {
+    contactTotalsOff: (totalsOff as Array<Record<string, unknown>>).map((row) => `contact totals ${JSON.stringify(row)} differ from a recount`),
     missingCheckouts: transactionIds.filter((id) => !found.has(id)),
     halfWritten: [
       ...rows.filter((r) => r.number === null).map((r) => `checkout ${r.transaction_id} without a donation`),
