@@ -62,6 +62,24 @@ test('totals follow payments of one and several positions in several currencies,
   expect(await kept()).not.toContainEqual(expect.objectContaining({ contact_id: luca }));
 });
 
+/** Runs `first` in a transaction left open, then `second`, and commits the first once the second waits for its lock. */
+async function oneWaitingForTheOther(first: (trx: Db) => Promise<unknown>, second: () => Promise<unknown>, what: string): Promise<void> {
+  const open = await db.transaction();
+  try {
+    await first(open as unknown as Db);
+    const waiting = second();
+    await eventually(
+      async () =>
+        (await db('pg_stat_activity').where({ wait_event_type: 'Lock' }).whereRaw('datname = current_database()').first()) !== undefined,
+      { what },
+    );
+    await open.commit();
+    await waiting;
+  } finally {
+    if (!open.isCompleted()) await open.rollback();
+  }
+}
+
 test('two payments of one contact at the same time are both counted', async () => {
   const claire = await insertContact(db, 'PRODUCTION', CLAIRE);
   const payment = (amountMinor: number, createdAt: string) => ({
@@ -70,21 +88,12 @@ test('two payments of one contact at the same time are both counted', async () =
     createdAt,
     positions: [{ amountMinor }],
   });
-  const first = await db.transaction();
-  try {
-    await insertCheckout(first as unknown as Db, payment(1000, '2025-05-01T08:00:00Z'));
-    // The second recounts while the first has not committed: it must wait for it, then count both.
-    const second = insertCheckout(db, payment(2500, '2025-05-01T08:00:01Z'));
-    await eventually(
-      async () =>
-        (await db('pg_stat_activity').where({ wait_event_type: 'Lock' }).whereRaw('datname = current_database()').first()) !== undefined,
-      { what: 'the second payment waiting for the first' },
-    );
-    await first.commit();
-    await second;
-  } finally {
-    if (!first.isCompleted()) await first.rollback();
-  }
+  // The second counts while the first has not committed: it must wait for it, then count both.
+  await oneWaitingForTheOther(
+    (trx) => insertCheckout(trx, payment(1000, '2025-05-01T08:00:00Z')),
+    () => insertCheckout(db, payment(2500, '2025-05-01T08:00:01Z')),
+    'the second payment waiting for the first',
+  );
   expect(await db('contact_donation_totals').where({ contact_id: claire })).toEqual([
     expect.objectContaining({ currency: 'CHF', position_count: 2, checkout_count: 2, amount_minor: 3500 }),
   ]);
@@ -176,20 +185,7 @@ test('a correction and a new payment of one contact at the same time, in either 
     [(trx) => pay(trx, 300, '2025-07-03T08:00:00Z'), () => correct(db, 1800)],
   ];
   for (const [first, second] of steps) {
-    const open = await db.transaction();
-    try {
-      await first(open as unknown as Db);
-      const waiting = second();
-      await eventually(
-        async () =>
-          (await db('pg_stat_activity').where({ wait_event_type: 'Lock' }).whereRaw('datname = current_database()').first()) !== undefined,
-        { what: 'the second change waiting for the first' },
-      );
-      await open.commit();
-      await waiting;
-    } finally {
-      if (!open.isCompleted()) await open.rollback();
-    }
+    await oneWaitingForTheOther(first, second, 'the second change waiting for the first');
     const mine = (rows: Array<{ contact_id: number }>) => rows.filter((row) => row.contact_id === marco);
     expect(mine(await kept())).toEqual(mine(await recomputed()));
   }
