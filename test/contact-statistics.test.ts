@@ -28,6 +28,7 @@ const recomputed = async () =>
              sum(d.amount_minor)::bigint AS amount_minor, min(d.created_at) AS first_donation_at,
              max(d.created_at) AS last_donation_at
         FROM donations d JOIN checkouts c ON c.id = d.checkout_id
+        JOIN contacts ct ON ct.id = d.contact_id AND ct.environment = d.environment
        GROUP BY d.contact_id, c.currency
        ORDER BY d.contact_id, c.currency`)
   ).rows;
@@ -115,18 +116,30 @@ test('contacts are counted per environment, and a contact cannot change its envi
 });
 
 /** A further position of a checkout, added by a statement of its own. */
-async function addPosition(checkout: { id: number }, position: number, fields: { contactId: number; amountMinor: number; createdAt: string }) {
+async function addPosition(
+  checkout: { id: number },
+  position: number,
+  fields: { contactId: number; amountMinor: number; createdAt: string; environment?: 'TEST' | 'PRODUCTION' },
+) {
+  await db('donations').insert(await positionRow(checkout, position, fields));
+}
+
+async function positionRow(
+  checkout: { id: number },
+  position: number,
+  fields: { contactId: number; amountMinor: number; createdAt: string; environment?: 'TEST' | 'PRODUCTION' },
+) {
   const { rows } = await db.raw("SELECT nextval('donation_number_seq')::text AS number");
-  await db('donations').insert({
-    number: rows[0].number,
+  return {
+    number: rows[0].number as string,
     checkout_id: checkout.id,
     position,
-    environment: 'TEST',
+    environment: fields.environment ?? 'TEST',
     contact_id: fields.contactId,
     created_at: fields.createdAt,
     amount_minor: fields.amountMinor,
     payment_type: 'single',
-  });
+  };
 }
 
 test('a position added later to a counted checkout adds to the positions and the sum, not to the checkouts', async () => {
@@ -144,6 +157,35 @@ test('a position added later to a counted checkout adds to the positions and the
       first_donation_at: new Date('2025-05-30T10:00:00Z'),
       last_donation_at: new Date('2025-06-02T10:00:00Z'),
     }),
+  ]);
+  expect(await kept()).toEqual(await recomputed());
+});
+
+test("a checkout whose earlier position is outside its contact's environment counts once the contact's first position arrives", async () => {
+  const anna = await insertContact(db, 'TEST', { ...ANNA, email: 'mixed-environments@example.ch' });
+  const checkout = await insertCheckout(db, { environment: 'TEST', contactId: anna, createdAt: '2025-06-01T10:00:00Z', positions: [{ amountMinor: 1000 }] });
+  await db('donations').where({ checkout_id: checkout.id }).update({ environment: 'PRODUCTION' });
+  await addPosition(checkout, 2, { contactId: anna, amountMinor: 400, createdAt: '2025-06-01T10:00:00Z' });
+
+  expect(await db('contact_donation_totals').where({ contact_id: anna })).toEqual([
+    expect.objectContaining({ position_count: 1, checkout_count: 1, amount_minor: 400 }),
+  ]);
+  expect(await kept()).toEqual(await recomputed());
+});
+
+test('an upsert of donations that inserts one position and updates another counts the inserted one once', async () => {
+  const anna = await insertContact(db, 'TEST', { ...ANNA, email: 'upserted-positions@example.ch' });
+  const checkout = await insertCheckout(db, { environment: 'TEST', contactId: anna, createdAt: '2025-06-01T10:00:00Z', positions: [{ amountMinor: 1000 }] });
+  const [first] = await db('donations').where({ checkout_id: checkout.id });
+  const fields = { contactId: anna, createdAt: '2025-06-01T10:00:00Z' };
+  // Its AFTER UPDATE trigger fires before its AFTER INSERT trigger, and recounts with the new position already there.
+  await db('donations')
+    .insert([{ ...(await positionRow(checkout, 1, { ...fields, amountMinor: 1500 })), number: first.number }, await positionRow(checkout, 2, { ...fields, amountMinor: 200 })])
+    .onConflict('number')
+    .merge(['amount_minor']);
+
+  expect(await db('contact_donation_totals').where({ contact_id: anna })).toEqual([
+    expect.objectContaining({ position_count: 2, checkout_count: 1, amount_minor: 1700 }),
   ]);
   expect(await kept()).toEqual(await recomputed());
 });
