@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { postToSubscriber } from './ceiling/activities';
 import { flags, list, runMain } from './support/cli';
 import { machineInfo } from './support/machine';
-import { EventLoad, platformCall, settle } from './support/platform-load';
+import { EventLoad, platformCall, settle, untilArrived } from './support/platform-load';
 import { type PhaseReport, runPhase } from './support/phase-report';
 import { stages } from './support/stages';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
@@ -105,7 +105,7 @@ async function main() {
     let stageRate = 0;
     for (const rate of list(options.rates).map(Number)) {
       process.stderr.write(`open loop: ${rate}/s for ${options.duration} s\n`);
-      const { report, timings } = await runPhase({ rate, durationS: options.duration }, load, receiver, meter, options['settle-timeout']);
+      const { report, timings } = await runPhase({ rate, durationS: options.duration }, load, meter, untilArrived(receiver, options['settle-timeout']));
       phases.push(report);
       if (rate === 200 || stageRows.length === 0) {
         stageRows = await stages(stack, receiver, load, new Set(timings.map((timing) => timing.key)));
@@ -117,9 +117,8 @@ async function main() {
     const { report: maximum } = await runPhase(
       { concurrency: options.concurrency, durationS: options['max-duration'] },
       load,
-      receiver,
       meter,
-      options['settle-timeout'],
+      untilArrived(receiver, options['settle-timeout']),
     );
     phases.push(maximum);
     // Counted before the bare loop, which POSTs stored payloads again by design.

@@ -8,24 +8,32 @@ export interface EnvelopeTemplate {
   transactionId: string;
 }
 
+/** How the ceiling starts its workflows. */
+export interface StartOptions {
+  /** With the delivery workflow's summary, details and search attributes (ceilingDeliveryDescribed). */
+  described: boolean;
+  /** Ask for eager starts, as the service's `delivery` role does (its `separate` layout does not). */
+  eager: boolean;
+}
+
 /** The bench asks the ceiling's process to start the workflow of one event; the process answers whether it did. */
 export interface StartRequest {
+  /** The bench's number for this request: the answer carries it back. */
+  request: number;
   key: string;
 }
 
 export interface StartAnswer {
-  key: string;
+  request: number;
   started: boolean;
 }
 
 /**
  * The ceiling's client: one workflow per event, its body the template with the event's key as transaction id,
- * started from the worker's own process and NativeConnection so that, as the service's `delivery` role does, Temporal
- * may hand the first workflow task back with the start's answer (eager start). Its CPU counts for the ceiling, as the
- * relay's counts for the service. `described`: with the delivery workflow's summary, details and search attributes
- * (bench/ceiling/workflow.ts, ceilingDeliveryDescribed), the operators' view of issue 14.
+ * started from the worker's own process and NativeConnection so that, eager, Temporal may hand the first workflow
+ * task back with the start's answer. Its CPU counts for the ceiling, as the relay's counts for the service.
  */
-export function ceilingStarter(client: Client, taskQueue: string, template: EnvelopeTemplate, subscriberHost: string, described: boolean) {
+export function ceilingStarter(client: Client, taskQueue: string, template: EnvelopeTemplate, subscriberHost: string, { described, eager }: StartOptions) {
   const envelope = JSON.parse(template.payload) as { event: string; environment?: string };
   let eventId = 0;
   const description = (key: string) => {
@@ -39,19 +47,19 @@ export function ceilingStarter(client: Client, taskQueue: string, template: Enve
     };
     return describedAs(facts, { status: 'waiting', attempts: 0 });
   };
-  return async ({ key }: StartRequest): Promise<StartAnswer> => {
+  return async ({ request, key }: StartRequest): Promise<StartAnswer> => {
     try {
       await client.workflow.start(described ? 'ceilingDeliveryDescribed' : 'ceilingDelivery', {
         taskQueue,
         workflowId: key,
         args: [template.payload.replaceAll(template.transactionId, key)],
         workflowTaskTimeout: '10 seconds',
-        requestEagerStart: true,
+        requestEagerStart: eager,
         ...(described ? description(key) : {}),
       });
-      return { key, started: true };
+      return { request, started: true };
     } catch {
-      return { key, started: false };
+      return { request, started: false };
     }
   };
 }

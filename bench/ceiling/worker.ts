@@ -2,18 +2,18 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { deliveryWorkerSettings, type WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE, createCeilingActivities } from './activities';
-import { ceilingStarter, type EnvelopeTemplate, type StartRequest } from './starts';
+import { ceilingStarter, type EnvelopeTemplate, type StartOptions, type StartRequest } from './starts';
 
 /**
  * The trivial-workflow ceiling in one process, as the service's `delivery` role runs relay and worker:
  * `node dist/bench/ceiling/worker.js <temporal address> <task queue> <subscriber url> <tuning JSON> <template JSON>
- * [described]`, started with an IPC channel over which the bench asks for one workflow start per event. The worker runs with the
+ * <start options JSON>`, started with an IPC channel over which the bench asks for one workflow start per event. The worker runs with the
  * delivery worker's settings (src/temporal/worker.ts), overridden by the same tuning the service's worker gets.
  */
 async function main() {
-  const [address, taskQueue, subscriberUrl, tuningJson, templateJson, view] = process.argv.slice(2);
-  if (!address || !taskQueue || !subscriberUrl || !tuningJson || !templateJson || !process.send) {
-    throw new Error('usage (with an IPC channel): worker.js <address> <task queue> <subscriber url> <tuning JSON> <template JSON> [described]');
+  const [address, taskQueue, subscriberUrl, tuningJson, templateJson, startOptionsJson] = process.argv.slice(2);
+  if (!address || !taskQueue || !subscriberUrl || !tuningJson || !templateJson || !startOptionsJson || !process.send) {
+    throw new Error('usage (with an IPC channel): worker.js <address> <task queue> <subscriber url> <tuning JSON> <template JSON> <start options JSON>');
   }
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const connection = await NativeConnection.connect({ address });
@@ -30,7 +30,7 @@ async function main() {
     taskQueue,
     JSON.parse(templateJson) as EnvelopeTemplate,
     new URL(subscriberUrl).host,
-    view === 'described',
+    JSON.parse(startOptionsJson) as StartOptions,
   );
   process.on('message', (request: StartRequest) => void start(request).then((answer) => process.send?.(answer)));
   // The channel must not keep the process alive once the worker has shut down.

@@ -1,5 +1,5 @@
 import { proxyLocalActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import { attemptSummary } from '../../src/delivery-rules/delivery-texts';
+import { attemptingDetails, attemptSummary, recordedDetails } from '../../src/delivery-rules/delivery-texts';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_STATUS } from '../../src/delivery-rules/search-attributes';
 import type { CeilingActivities } from './activities';
 
@@ -21,13 +21,16 @@ export async function ceilingDelivery(body: string): Promise<number> {
  * start carries the delivery's summary, details and search attributes (bench/ceiling/starts.ts).
  */
 export async function ceilingDeliveryDescribed(body: string): Promise<number> {
-  const summary = attemptSummary(1, { kind: 'scheduled', number: 1 });
-  setCurrentDetails(`Versuch 1 läuft: ${summary}`);
-  const status = await post.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [body]);
+  const attempt = { kind: 'scheduled', number: 1 } as const;
+  const summary = attemptSummary(1, attempt);
+  setCurrentDetails(attemptingDetails('waiting', 1, attempt));
+  const startedAtMs = Date.now();
+  const responseCode = await post.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [body]);
   upsertSearchAttributes([
     { key: WEBHOOK_STATUS, value: 'delivered' },
     { key: WEBHOOK_ATTEMPTS, value: 1 },
   ]);
-  setCurrentDetails(`Zugestellt — Versuch 1 (HTTP ${status})`);
-  return status;
+  const last = { attemptNumber: 1, attempt, responseCode, error: null, startedAtMs, durationMs: Date.now() - startedAtMs };
+  setCurrentDetails(recordedDetails('delivered', last, null));
+  return responseCode;
 }

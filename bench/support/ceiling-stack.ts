@@ -6,7 +6,7 @@ import type { Client } from '@temporalio/client';
 import { createTemporalClient } from '../../src/temporal/client';
 import type { WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE } from '../ceiling/activities';
-import type { EnvelopeTemplate, StartAnswer } from '../ceiling/starts';
+import type { EnvelopeTemplate, StartAnswer, StartOptions, StartRequest } from '../ceiling/starts';
 import type { Offer } from './platform-load';
 import { type ServiceProcess, startService } from './service-process';
 import { stopOnSignals } from './stack';
@@ -26,12 +26,16 @@ export interface CeilingStack {
   stop(): Promise<void>;
 }
 
-/** Sends start requests over the IPC channel and resolves each with the process's answer for its key. */
+/**
+ * Sends start requests over the IPC channel and resolves each with the process's answer to it; false for every
+ * request the process can no longer answer (it exited, or its channel is closed).
+ */
 function startRequests(child: ChildProcess): Offer {
-  const waiting = new Map<string, (started: boolean) => void>();
-  child.on('message', ({ key, started }: StartAnswer) => {
-    waiting.get(key)?.(started);
-    waiting.delete(key);
+  const waiting = new Map<number, (started: boolean) => void>();
+  let requests = 0;
+  child.on('message', ({ request, started }: StartAnswer) => {
+    waiting.get(request)?.(started);
+    waiting.delete(request);
   });
   child.once('exit', () => {
     for (const answer of waiting.values()) answer(false);
@@ -39,8 +43,15 @@ function startRequests(child: ChildProcess): Offer {
   });
   return (key) =>
     new Promise((resolve) => {
-      waiting.set(key, resolve);
-      child.send({ key });
+      if (!child.connected) return resolve(false);
+      const request = ++requests;
+      waiting.set(request, resolve);
+      const message: StartRequest = { request, key };
+      child.send(message, (err) => {
+        if (!err) return;
+        waiting.delete(request);
+        resolve(false);
+      });
     });
 }
 
@@ -53,8 +64,7 @@ export async function startCeilingStack(options: {
   subscriberUrl: string;
   tuning: WorkerTuning;
   template: EnvelopeTemplate;
-  /** Give the workflows the delivery workflow's summary, details and search attributes. */
-  described?: boolean;
+  start: StartOptions;
   temporalDynamicConfig?: string[];
 }): Promise<CeilingStack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-ceiling-'));
@@ -75,7 +85,7 @@ export async function startCeilingStack(options: {
       logFile: path.join(dir, 'worker.log'),
       script: {
         path: path.join(__dirname, '..', 'ceiling', 'worker.js'),
-        args: [temporal.address, CEILING_TASK_QUEUE, options.subscriberUrl, JSON.stringify(options.tuning), JSON.stringify(options.template), ...(options.described ? ['described'] : [])],
+        args: [temporal.address, CEILING_TASK_QUEUE, options.subscriberUrl, JSON.stringify(options.tuning), JSON.stringify(options.template), JSON.stringify(options.start)],
         readyMessage: CEILING_READY_MESSAGE,
       },
       ipc: true,

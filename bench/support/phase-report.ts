@@ -1,7 +1,5 @@
 import type { CpuMeter } from './processes';
 import type { EventLoad, EventTiming, PhaseResult } from './platform-load';
-import { settle } from './platform-load';
-import type { Receiver } from './receiver';
 import { summarize } from './stats';
 
 /** One measured phase of a delivery benchmark: rate, latency, the answer to the offer, CPU per process. */
@@ -53,19 +51,18 @@ export type Phase = { rate: number; durationS: number } | { concurrency: number;
 export const phaseName = (phase: Phase) => ('rate' in phase ? `open loop ${phase.rate}/s` : `closed loop ×${phase.concurrency}`);
 
 /**
- * Runs one phase and waits until its events arrived (or `settleTimeoutS` passed); the CPU is counted from the first
- * offer to the last receipt.
+ * Runs one phase and measures it with `finish`: waiting for its events to arrive (settle), or by the answers alone
+ * (answered); the CPU is counted from the first offer until `finish` is done.
  */
 export async function runPhase(
   phase: Phase,
   load: EventLoad,
-  receiver: Receiver,
   meter: () => CpuMeter,
-  settleTimeoutS: number,
+  finish: (timings: EventTiming[]) => Promise<PhaseResult> | PhaseResult,
 ): Promise<{ report: PhaseReport; timings: EventTiming[] }> {
   const cpu = meter();
   const timings = 'rate' in phase ? await load.openLoop(phase.rate, phase.durationS) : await load.closedLoop(phase.concurrency, phase.durationS);
-  const result = await settle(receiver, timings, settleTimeoutS);
+  const result = await finish(timings);
   const offered = 'rate' in phase ? `${phase.rate}/s` : 'max';
   return { report: phaseReport(phaseName(phase), offered, result, cpu.used()), timings };
 }

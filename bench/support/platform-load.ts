@@ -63,10 +63,12 @@ export class EventLoad {
   failures = 0;
   private counter = 0;
 
+  /** `awaitArrival: false`: the closed loop offers the next event once the last is answered (platform calls alone). */
   constructor(
     private readonly offer: Offer,
     private readonly receiver: Receiver,
     private readonly runId: string,
+    private readonly awaitArrival = true,
   ) {}
 
   /** An event now; `dueAt` is the intended send time (open loop) so that a late send counts as latency. */
@@ -109,43 +111,12 @@ export class EventLoad {
         while (performance.now() < endAt) {
           const timing = await this.send();
           mine.push(timing);
-          if (timing.accepted) await this.receiver.arrival(timing.key);
+          if (timing.accepted && this.awaitArrival) await this.receiver.arrival(timing.key);
         }
       }),
     );
     return mine;
   }
-}
-
-/**
- * Platform calls alone, `concurrency` callers each making the next call once the last is answered, for `durationS`:
- * what the service spends on taking an event, without delivering it.
- */
-export async function closedCallLoop(offer: Offer, concurrency: number, durationS: number): Promise<PhaseResult> {
-  const endAt = performance.now() + durationS * 1000;
-  const started = performance.now();
-  const apiLatenciesMs: number[] = [];
-  let sent = 0;
-  let counter = 0;
-  const runId = `calls-${Math.round(started)}`;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < endAt) {
-        const sentAt = performance.now();
-        sent += 1;
-        if (await offer(`${runId}-${++counter}`)) apiLatenciesMs.push(performance.now() - sentAt);
-      }
-    }),
-  );
-  const elapsedS = (performance.now() - started) / 1000;
-  return {
-    sent,
-    delivered: apiLatenciesMs.length,
-    failedCalls: sent - apiLatenciesMs.length,
-    ratePerS: apiLatenciesMs.length / elapsedS,
-    latenciesMs: apiLatenciesMs,
-    apiLatenciesMs,
-  };
 }
 
 export interface PhaseResult {
@@ -156,6 +127,22 @@ export interface PhaseResult {
   ratePerS: number;
   latenciesMs: number[];
   apiLatenciesMs: number[];
+}
+
+/** A phase measured by the answers to its offers alone (platform calls without delivery): their rate and latency. */
+export function answered(timings: EventTiming[]): PhaseResult {
+  const accepted = timings.filter((timing) => timing.accepted && timing.answeredAt !== undefined);
+  const latenciesMs = accepted.map((timing) => timing.answeredAt! - timing.sentAt);
+  const firstSend = Math.min(...timings.map((timing) => timing.sentAt));
+  const lastAnswer = Math.max(...accepted.map((timing) => timing.answeredAt!));
+  return {
+    sent: timings.length,
+    delivered: accepted.length,
+    failedCalls: timings.length - accepted.length,
+    ratePerS: accepted.length / ((lastAnswer - firstSend) / 1000),
+    latenciesMs,
+    apiLatenciesMs: latenciesMs,
+  };
 }
 
 /** Waits until every accepted event of a phase has been delivered (or `timeoutS` passed), then measures it. */
@@ -183,3 +170,6 @@ export async function settle(receiver: Receiver, timings: EventTiming[], timeout
     apiLatenciesMs: timings.filter((t) => t.answeredAt !== undefined).map((t) => t.answeredAt! - t.sentAt),
   };
 }
+
+/** A phase's end for a delivering system: its accepted events arrived at the subscriber (or `timeoutS` passed). */
+export const untilArrived = (receiver: Receiver, timeoutS: number) => (timings: EventTiming[]) => settle(receiver, timings, timeoutS);
