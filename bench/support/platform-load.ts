@@ -129,46 +129,32 @@ export interface PhaseResult {
   apiLatenciesMs: number[];
 }
 
-/** A phase measured by the answers to its offers alone (platform calls without delivery): their rate and latency. */
-export function answered(timings: EventTiming[]): PhaseResult {
-  const accepted = timings.filter((timing) => timing.accepted && timing.answeredAt !== undefined);
-  const latenciesMs = accepted.map((timing) => timing.answeredAt! - timing.sentAt);
+/** Rate and latency of a phase whose events ended at `endOf` (an accepted event without an end is not counted). */
+function measured(timings: EventTiming[], endOf: (timing: EventTiming) => number | undefined): PhaseResult {
+  const accepted = timings.filter((timing) => timing.accepted);
+  const ends = accepted.map((timing) => ({ timing, end: endOf(timing) })).filter((item): item is { timing: EventTiming; end: number } => item.end !== undefined);
   const firstSend = Math.min(...timings.map((timing) => timing.sentAt));
-  const lastAnswer = Math.max(...accepted.map((timing) => timing.answeredAt!));
+  const lastEnd = Math.max(0, ...ends.map(({ end }) => end));
   return {
     sent: timings.length,
-    delivered: accepted.length,
+    delivered: ends.length,
     failedCalls: timings.length - accepted.length,
-    ratePerS: accepted.length / ((lastAnswer - firstSend) / 1000),
-    latenciesMs,
-    apiLatenciesMs: latenciesMs,
+    ratePerS: ends.length / ((lastEnd - firstSend) / 1000),
+    latenciesMs: ends.map(({ timing, end }) => end - timing.sentAt),
+    apiLatenciesMs: timings.filter((t) => t.answeredAt !== undefined).map((t) => t.answeredAt! - t.sentAt),
   };
 }
 
+/** A phase measured by the answers to its offers alone (platform calls without delivery): their rate and latency. */
+export const answered = (timings: EventTiming[]): PhaseResult => measured(timings, (timing) => timing.answeredAt);
+
 /** Waits until every accepted event of a phase has been delivered (or `timeoutS` passed), then measures it. */
 export async function settle(receiver: Receiver, timings: EventTiming[], timeoutS: number): Promise<PhaseResult> {
-  const accepted = timings.filter((timing) => timing.accepted);
   const deadline = performance.now() + timeoutS * 1000;
-  while (accepted.some((timing) => !receiver.receipts.has(timing.key)) && performance.now() < deadline) {
+  while (timings.some((timing) => timing.accepted && !receiver.receipts.has(timing.key)) && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const latenciesMs: number[] = [];
-  let lastReceipt = 0;
-  for (const timing of accepted) {
-    const receipt = receiver.receipts.get(timing.key);
-    if (!receipt) continue;
-    latenciesMs.push(receipt.atMs - timing.sentAt);
-    lastReceipt = Math.max(lastReceipt, receipt.atMs);
-  }
-  const firstSend = Math.min(...timings.map((timing) => timing.sentAt));
-  return {
-    sent: timings.length,
-    delivered: latenciesMs.length,
-    failedCalls: timings.length - accepted.length,
-    ratePerS: latenciesMs.length / ((lastReceipt - firstSend) / 1000),
-    latenciesMs,
-    apiLatenciesMs: timings.filter((t) => t.answeredAt !== undefined).map((t) => t.answeredAt! - t.sentAt),
-  };
+  return measured(timings, (timing) => receiver.receipts.get(timing.key)?.atMs);
 }
 
 /** A phase's end for a delivering system: its accepted events arrived at the subscriber (or `timeoutS` passed). */
