@@ -88,12 +88,7 @@ async function contactPages(stack: Stack, headers: Record<string, string>) {
     const paths = Array.from({ length: pages }, (_, i) => `/api/${version}/crm/contacts/?page=${i + 1}&page_size=100`);
     const check = await fetch(`${stack.apiUrl}${paths[pages - 1]}`, { headers });
     if (check.status !== 200) throw new Error(`last contacts page: ${check.status}`);
-    const cpu = new CpuMeter(
-      new Map([
-        ['api', stack.services.get('api')!.pid],
-        ['postgres', stack.postgresPid],
-      ]),
-    );
+    const cpu = new CpuMeter(stack.processes());
     const wrk = await runWrk({
       baseUrl: stack.apiUrl,
       paths,

@@ -112,12 +112,7 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout }: N
   try {
     await stack.configureEndpoint(receiver.url);
     const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `svc-${randomUUID().slice(0, 8)}`);
-    const processes = new Map<string, number>([
-      ...[...stack.services].map(([role, service]) => [role, service.pid] as [string, number]),
-      ['postgres', stack.postgresPid],
-      ['temporal', stack.temporal!.pid],
-      ['bench', process.pid],
-    ]);
+    const processes = new Map([...stack.processes(), ['bench', process.pid]]);
     if (options.warmup > 0) await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);
     template ??= await captureTemplate(stack.db);
     const run: SystemRun = { system: 'service', tuning: name, round, loadAverage: { before: os.loadavg()[0], after: 0 }, phases: [], stages: {}, relay: {}, lockWaits: {} };
@@ -208,11 +203,7 @@ async function runPlatform(receiver: Receiver, { name }: NamedTuning, round: num
   try {
     await stack.configureEndpoint(receiver.url);
     const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `calls-${randomUUID().slice(0, 8)}`, false);
-    const processes = new Map<string, number>([
-      ['api', stack.services.get('api')!.pid],
-      ['postgres', stack.postgresPid],
-      ['bench', process.pid],
-    ]);
+    const processes = new Map([...stack.processes(), ['bench', process.pid]]);
     if (options.warmup > 0) await load.openLoop(50, options.warmup);
     const run: SystemRun = { system: 'platform', tuning: name, round, loadAverage: { before: os.loadavg()[0], after: 0 }, phases: [], stages: {}, relay: {}, lockWaits: {} };
     for (const phase of phases) {

@@ -85,12 +85,7 @@ async function main() {
     await stack.configureEndpoint(receiver.url);
     const machine = await machineInfo(stack.db);
     const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `bench-${randomUUID().slice(0, 8)}`);
-    const processes = new Map<string, number>([
-      ...[...stack.services].map(([role, service]) => [role, service.pid] as [string, number]),
-      ['postgres', stack.postgresPid],
-      ['temporal', stack.temporal!.pid],
-      ['bench', process.pid],
-    ]);
+    const processes = new Map([...stack.processes(), ['bench', process.pid]]);
     const meter = () => new CpuMeter(processes);
     const workerMemory = new MemorySampler(stack.services.get('worker')!.pid);
 

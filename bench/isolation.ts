@@ -88,11 +88,7 @@ async function main() {
     const machine = await machineInfo(stack.db);
     const worker = stack.services.get('worker')!;
     const workerMemory = new MemorySampler(worker.pid);
-    const processes = new Map<string, number>([
-      ...[...stack.services].map(([role, service]) => [role, service.pid] as [string, number]),
-      ['postgres', stack.postgresPid],
-      ['temporal', stack.temporal!.pid],
-    ]);
+    const processes = stack.processes();
     const stageTables: string[] = [];
     const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `iso-${randomUUID().slice(0, 8)}`);
     const measure = async (phase: string) => {

@@ -49,13 +49,14 @@ export interface Stack {
   db: Db;
   databaseUrl: string;
   temporal?: TemporalDevServer;
-  postgresPid: number;
   services: Map<Role, ServiceProcess>;
   apiUrl: string;
   /** A fresh staff access token (they live five minutes). */
   staffToken: () => string;
   /** Points the platform's webhook endpoint at `url` (v2.1, all donation events, basic auth). */
   configureEndpoint(url: string): Promise<void>;
+  /** The stack's processes by name, for CpuMeter: each role, `postgres`, and `temporal` where it runs. */
+  processes(): Map<string, number>;
   stop(): Promise<void>;
 }
 
@@ -164,12 +165,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       stops.push(() => service.stop());
     }
 
+    const postgresPid = await postmasterPid(pgDataDir);
     return {
       dir,
       db,
       databaseUrl,
       temporal,
-      postgresPid: await postmasterPid(pgDataDir),
       services,
       apiUrl: `http://127.0.0.1:${apiPort}`,
       staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock }, staff).access,
@@ -189,6 +190,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           createKeyring(parseSecretsKeys(SECRETS_KEYS)),
         );
       },
+      processes: () =>
+        new Map<string, number>([
+          ...[...services].map(([role, service]) => [role, service.pid] as [string, number]),
+          ['postgres', postgresPid],
+          ...(temporal ? [['temporal', temporal.pid] as [string, number]] : []),
+        ]),
       stop,
     };
   } catch (err) {
