@@ -27,6 +27,10 @@ export interface TemporalConnectionFacts {
   clientCertificateExpires?: Date;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** A client certificate closer than this to its end is announced at every start. */
+const EXPIRY_WARNING_DAYS = 14;
+
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
 const invalid = (setting: string, problem: string) => new Error(`Invalid configuration: ${setting}: ${problem}`);
@@ -135,9 +139,14 @@ export function describeTemporalConnection(facts: TemporalConnectionFacts, names
  * The options every connection of this process is made with, for the Temporal at `address` (TEMPORAL_ADDRESS or the
  * embedded dev server), announced in one start-up line: where, which namespace, how it is secured; never a key.
  */
-export function openTemporalSettings(address: string, temporal: Config['temporal'], log: Logger): TemporalConnectionOptions {
-  const { options, facts } = temporalConnection(address, temporal);
+export function openTemporalSettings(address: string, temporal: Config['temporal'], log: Logger, now = new Date()): TemporalConnectionOptions {
+  const { options, facts } = temporalConnection(address, temporal, now);
   log.info({ temporal: { ...facts, namespace: temporal.namespace } }, describeTemporalConnection(facts, temporal.namespace));
+  const expires = facts.clientCertificateExpires;
+  if (expires !== undefined && expires.getTime() - now.getTime() < EXPIRY_WARNING_DAYS * DAY_MS) {
+    // The frontend refuses the certificate from then on, at the latest when the worker next reconnects.
+    log.warn({ clientCertificateExpires: expires }, `the Temporal client certificate (TEMPORAL_TLS_CERT_FILE) expires on ${expires.toISOString()}; renew it and restart`);
+  }
   return options;
 }
 

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { describeTemporalConnection, explainTemporalConnectionFailure, temporalConnection } from '../../src/temporal/connection';
+import { describeTemporalConnection, explainTemporalConnectionFailure, openTemporalSettings, temporalConnection } from '../../src/temporal/connection';
+import { captureLogs } from '../support/log-capture';
 import { createTestAuthority, type PemPair, type TestAuthority } from '../support/certificates';
 
 // The Temporal TLS settings as src/config.ts reads them and src/temporal/connection.ts turns them into connection
@@ -137,6 +138,23 @@ describe('src/temporal/connection.ts', () => {
     ['a client certificate not valid yet', () => ({ certFile: file('future.pem'), keyFile: file('future.key') }), 'TEMPORAL_TLS_CERT_FILE: the client certificate in {dir}/future.pem is not valid before'],
   ])('refuses %s at start, naming the setting and the file', (_case, tls, message) => {
     expect(() => temporalConnection('temporal:7233', settings(tls()))).toThrow(`Invalid configuration: ${message.replaceAll('{dir}', dir)}`);
+  });
+
+  test('logs one line of how it connects, and warns at every start in the last 14 days of the client certificate', () => {
+    const config = loadConfig({ ...base, TEMPORAL_NAMESPACE: 'payments.a1b2c', TEMPORAL_TLS_CERT_FILE: file('client.pem'), TEMPORAL_TLS_KEY_FILE: file('client.key'), TEMPORAL_API_KEY: API_KEY });
+    const expires = temporalConnection('temporal:7233', config.temporal).facts.clientCertificateExpires!;
+    const startAt = (daysBeforeExpiry: number) => {
+      const logs = captureLogs();
+      openTemporalSettings('temporal.example:7233', config.temporal, logs.log, new Date(expires.getTime() - daysBeforeExpiry * DAY_MS));
+      expect(logs.text()).not.toMatch(/PRIVATE KEY|tc-api-key/);
+      return logs.entries().map(({ level, msg }) => [level, msg]);
+    };
+    const line = [30, 'Temporal: temporal.example:7233, namespace payments.a1b2c, TLS on (mTLS, API key)'];
+    expect(startAt(15)).toEqual([line]);
+    expect(startAt(13)).toEqual([
+      line,
+      [40, `the Temporal client certificate (TEMPORAL_TLS_CERT_FILE) expires on ${expires.toISOString()}; renew it and restart`],
+    ]);
   });
 
   test('never repeats a key it could not use', () => {
