@@ -157,6 +157,17 @@ describe('src/temporal/connection.ts', () => {
     ]);
   });
 
+  test("a connection's options logged by mistake show neither the API key nor the private key", () => {
+    const { options } = temporalConnection('temporal:7233', settings(mtls(), API_KEY));
+    const logs = captureLogs();
+    logs.log.info(options, 'options');
+    logs.log.info({ connection: options }, 'options, one level down');
+    expect(logs.text()).toContain('[redacted]');
+    const keyBytes = JSON.stringify(Buffer.from(client.key)).slice(20, 80);
+    expect(logs.text()).not.toContain(API_KEY);
+    expect(logs.text()).not.toContain(keyBytes);
+  });
+
   test('never repeats a key it could not use', () => {
     const attempts = [
       () => temporalConnection('temporal:7233', settings({ certFile: file('client.pem'), keyFile: file('other.key') })),
