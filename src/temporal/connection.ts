@@ -157,6 +157,10 @@ const TLS_FAILURES: Array<[RegExp, string]> = [
     "the server's certificate is not signed by a CA this service trusts: TEMPORAL_TLS_CA_FILE (or the system's roots when it is unset)",
   ],
   [
+    /InvalidCertificate\(Expired|CERT_HAS_EXPIRED|certificate has expired/i,
+    "the server's certificate has expired (or this machine's clock is wrong): renew it on the frontend",
+  ],
+  [
     /NotValidForName|ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate/i,
     "the server's certificate is not valid for the name this service checks: the host of TEMPORAL_ADDRESS, or TEMPORAL_TLS_SERVER_NAME",
   ],

@@ -192,6 +192,8 @@ describe('src/temporal/connection.ts', () => {
     ['hyper::Error(Io, Custom { kind: InvalidData, error: "received fatal alert: CertificateRequired" })', 'TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE'],
     ['ssl3_read_bytes:tlsv13 alert certificate required:../deps/openssl/openssl/ssl/record/rec_layer_s3.c:1601:SSL alert number 116', 'TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE'],
     ['error: "received fatal alert: BadCertificate"', 'the server refused the client certificate'],
+    ['error: InvalidCertificate(Expired)', "the server's certificate has expired"],
+    ['14 UNAVAILABLE: No connection established. Last error: Error: certificate has expired.', "the server's certificate has expired"],
   ])('tells which setting explains %s', (message, setting) => {
     expect(explainTemporalConnectionFailure(message, { tls: true })).toContain(setting);
   });

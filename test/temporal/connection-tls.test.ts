@@ -124,6 +124,22 @@ test.each([
   await expect(connectNativeTemporal(connectionFor(changedEnv(changes)))).rejects.toThrow(explanation);
 }, 30_000);
 
+test("the worker and the clients refuse a frontend whose certificate has expired, and say so", async () => {
+  const expired = await ca.issue({ commonName: SERVER_NAME, usage: 'server', dnsNames: [SERVER_NAME], notBefore: new Date('2020-01-01T00:00:00Z'), notAfter: new Date('2021-01-01T00:00:00Z') });
+  const [host, port] = temporal.address.split(':');
+  const stale = await startTlsFront({ target: { host, port: Number(port) }, server: expired, clientCa: ca.cert });
+  const options = connectionFor({ ...mtlsEnv(), TEMPORAL_ADDRESS: stale.address });
+  const client = createTemporalClient({ ...options, namespace: 'default' });
+  try {
+    await expect(connectNativeTemporal(options)).rejects.toThrow(/the server's certificate has expired/);
+    await expect(client.workflowService.getSystemInfo({})).rejects.toThrow(/certificate has expired/);
+  } finally {
+    await client.connection.close();
+    await stale.close();
+  }
+  expect(stale.clients()).toEqual([]);
+});
+
 test('the worker is refused when it speaks TLS to a frontend without, and says so', async () => {
   const options = connectionFor({ TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TLS_CA_FILE: file('ca.pem'), TEMPORAL_TLS_SERVER_NAME: SERVER_NAME });
   await expect(connectNativeTemporal(options)).rejects.toThrow(/the server speaks no TLS on this port/);
