@@ -36,6 +36,21 @@ const environmentSchema = z.object({
   TEMPORAL_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).optional(),
   // The SDK needs two: one for the task queue, one for the worker's sticky queue.
   TEMPORAL_WORKFLOW_TASK_POLLERS: z.coerce.number().int().min(2).max(1000).optional(),
+  // TLS to the Temporal frontend: on when true, or when any setting below is given; the files are read and checked
+  // at start by src/temporal/connection.ts (docs/operations.md, "Temporal Cloud and clusters with TLS").
+  TEMPORAL_TLS: booleanFlag.optional(),
+  // The CA that signed the frontend's certificate; unset: the system's roots (Temporal Cloud).
+  TEMPORAL_TLS_CA_FILE: z.string().optional(),
+  // mTLS: the client certificate (PEM, intermediates after it) and its unencrypted private key, always together.
+  TEMPORAL_TLS_CERT_FILE: z.string().optional(),
+  TEMPORAL_TLS_KEY_FILE: z.string().optional(),
+  // The name the frontend's certificate must be valid for (and SNI), when it is not the host of TEMPORAL_ADDRESS.
+  TEMPORAL_TLS_SERVER_NAME: z.string().optional(),
+  // A Temporal Cloud API key, sent as `authorization: Bearer <key>` over TLS.
+  TEMPORAL_API_KEY: z
+    .string()
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (check for a line break copied with it)')
+    .optional(),
   // The one-key form of JWT_SECRETS, kept for existing deployments; with JWT_SECRETS set it must be one of them.
   JWT_SECRET: z.string().min(32, 'JWT_SECRET must be at least 32 characters').optional(),
   // Comma-separated: the first signs new tokens, every one verifies (rotation without logging anyone out).
@@ -83,6 +98,16 @@ export interface LoginLimits {
   windowSeconds: number;
 }
 
+export interface TemporalTlsSettings {
+  /** The frontend's CA (PEM); unset: the system's roots. */
+  caFile?: string;
+  /** mTLS: the client certificate and its private key (PEM), both or neither. */
+  certFile?: string;
+  keyFile?: string;
+  /** The name the frontend's certificate is checked against, and SNI; unset: the host of the address. */
+  serverName?: string;
+}
+
 export interface Config {
   production: boolean;
   http: {
@@ -105,6 +130,10 @@ export interface Config {
     maxCachedWorkflows?: number;
     /** Workflow task pollers of a delivery worker; unset: WORKFLOW_TASK_POLLERS (src/temporal/worker.ts). */
     workflowTaskPollers?: number;
+    /** TLS to the frontend, with file names as given; undefined: plain text. src/temporal/connection.ts reads them. */
+    tls?: TemporalTlsSettings;
+    /** Sent as `authorization: Bearer <key>`; only with TLS. */
+    apiKey?: string;
   };
   auth: {
     /** HS256 keys: the first signs new tokens, every one verifies. */
@@ -147,6 +176,40 @@ function configuredJwtSecrets(single: string | undefined, list: string[] | undef
     throw new Error('Invalid configuration: JWT_SECRET must be one of JWT_SECRETS when both are set');
   }
   return list;
+}
+
+type Environment = z.infer<typeof environmentSchema>;
+
+/**
+ * The Temporal TLS settings, or undefined for plain text. Contradictions are refused here, by the names of the
+ * settings: a certificate without its key (the frontend would refuse the connection later, with a TLS alert that names
+ * neither), TLS switched off beside settings that need it, and TLS or an API key for the embedded dev server, which
+ * speaks plain text only.
+ */
+function temporalTlsSettings(e: Environment): TemporalTlsSettings | undefined {
+  const files = { caFile: e.TEMPORAL_TLS_CA_FILE, certFile: e.TEMPORAL_TLS_CERT_FILE, keyFile: e.TEMPORAL_TLS_KEY_FILE };
+  const given = Object.entries({
+    TEMPORAL_TLS_CA_FILE: files.caFile,
+    TEMPORAL_TLS_CERT_FILE: files.certFile,
+    TEMPORAL_TLS_KEY_FILE: files.keyFile,
+    TEMPORAL_TLS_SERVER_NAME: e.TEMPORAL_TLS_SERVER_NAME,
+    TEMPORAL_API_KEY: e.TEMPORAL_API_KEY,
+  })
+    .filter(([, value]) => value !== undefined)
+    .map(([name]) => name);
+  if ((files.certFile === undefined) !== (files.keyFile === undefined)) {
+    const [set, missing] = files.certFile === undefined ? ['TEMPORAL_TLS_KEY_FILE', 'TEMPORAL_TLS_CERT_FILE'] : ['TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE'];
+    throw new Error(`Invalid configuration: ${set} is set without ${missing}; a client certificate needs both`);
+  }
+  if (e.TEMPORAL_TLS === false && given.length > 0) {
+    throw new Error(`Invalid configuration: TEMPORAL_TLS is false, but ${given.join(', ')} need TLS; remove TEMPORAL_TLS or them`);
+  }
+  const tls = e.TEMPORAL_TLS === true || given.length > 0;
+  if (tls && !e.TEMPORAL_ADDRESS) {
+    const named = given.length > 0 ? given.join(', ') : 'TEMPORAL_TLS';
+    throw new Error(`Invalid configuration: ${named} set without TEMPORAL_ADDRESS; the embedded dev server takes plain text only`);
+  }
+  return tls ? { ...files, serverName: e.TEMPORAL_TLS_SERVER_NAME } : undefined;
 }
 
 /**
@@ -222,6 +285,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       testServerPath: e.TEMPORAL_TEST_SERVER_PATH,
       maxCachedWorkflows: e.TEMPORAL_MAX_CACHED_WORKFLOWS,
       workflowTaskPollers: e.TEMPORAL_WORKFLOW_TASK_POLLERS,
+      tls: temporalTlsSettings(e),
+      apiKey: e.TEMPORAL_API_KEY,
     },
     auth: {
       jwtSecrets: jwtSecrets ?? [randomBytes(32).toString('hex')],

@@ -25,6 +25,11 @@ export function createLogger(level: string, name = 'donation-webhooks', destinat
         'refresh',
         'token',
         '*.token',
+        // Temporal connection options (src/temporal/connection.ts), as a whole or under one key.
+        'apiKey',
+        '*.apiKey',
+        'tls.clientCertPair.key',
+        '*.tls.clientCertPair.key',
       ],
       censor: '[redacted]',
     },

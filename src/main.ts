@@ -14,8 +14,17 @@ import {
   startWorker,
 } from './runtime/components';
 import { connectDatabase, connectTemporal } from './runtime/infrastructure';
-import { installTemporalLogging } from './temporal/logging';
+import { installTemporalRuntime } from './temporal/sdk-runtime';
 import { Lifecycle } from './runtime/lifecycle';
+
+/**
+ * Installs the Temporal SDK runtime for a role that runs a worker; its metrics are exported when the role serves
+ * /metrics (METRICS_PORT), and nobody would read them otherwise.
+ */
+async function withTemporalRuntime(runtime: Runtime): Promise<Runtime> {
+  const exportMetrics = runtime.config.metrics.port !== undefined;
+  return { ...runtime, temporalSdkMetrics: await installTemporalRuntime(runtime.log, { exportMetrics }) };
+}
 
 /**
  * `all` (the default, `npm start`): the embedded default in one process — Postgres and the Temporal dev server
@@ -24,10 +33,10 @@ import { Lifecycle } from './runtime/lifecycle';
  * and relay together), or `worker` and `relay` apart, and the one-off `migrate`.
  */
 const ROLES = {
-  async all(runtime: Runtime) {
-    const { config, log, lifecycle } = runtime;
-    // Before the dev server and the worker create the SDK runtime.
-    installTemporalLogging(log);
+  async all(baseRuntime: Runtime) {
+    const { config, log, lifecycle } = baseRuntime;
+    // Before the dev server and the worker create the SDK runtime. The API's /metrics shows the worker's too.
+    const runtime = { ...baseRuntime, temporalSdkMetrics: await installTemporalRuntime(log, { exportMetrics: true }) };
     const started = Date.now();
     if (config.auth.jwtSecretGenerated && !config.production) {
       config.auth.jwtSecrets = [await persistedLocalSecret(config.database.dataDir, 'jwt-secret', 32)];
@@ -44,7 +53,7 @@ const ROLES = {
       lines.push(`Non-staff:   ${viewer.username} / ${viewer.password}  (signs in; the API answers 403; demo data: docs/demo.md)`);
     }
     // One connection to Temporal for worker, relay and API: the relay's starts are eager (startRelay).
-    const client = await startWorker(runtime, db, temporal.address);
+    const client = await startWorker(runtime, db, temporal.connection);
     startRelay(runtime, db, client, { eagerStart: true });
     const port = await startApi(runtime, db, client);
     lines.unshift(`API:         http://localhost:${port}/  (health: /healthz, docs: /api/swagger/, admin: /admin/)`);
@@ -56,15 +65,15 @@ const ROLES = {
   async api(runtime: Runtime) {
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
-    const port = await startApi(runtime, db, startTemporalClient(runtime, temporal.address));
+    const port = await startApi(runtime, db, startTemporalClient(runtime, temporal.connection));
     runtime.log.info({ port }, 'API listening');
   },
 
-  async worker(runtime: Runtime) {
-    installTemporalLogging(runtime.log);
+  async worker(baseRuntime: Runtime) {
+    const runtime = await withTemporalRuntime(baseRuntime);
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
-    await startWorker(runtime, db, temporal.address);
+    await startWorker(runtime, db, temporal.connection);
     const metricsPort = await startMetricsListener(runtime, db);
     runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, metricsPort }, 'delivery worker running');
   },
@@ -73,11 +82,11 @@ const ROLES = {
    * Worker and relay in one process on one connection, so that the relay's workflow starts are eager: Temporal
    * hands the first workflow task to this process's worker with the start's answer (BENCHMARKS.md, part 1).
    */
-  async delivery(runtime: Runtime) {
-    installTemporalLogging(runtime.log);
+  async delivery(baseRuntime: Runtime) {
+    const runtime = await withTemporalRuntime(baseRuntime);
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
-    startRelay(runtime, db, await startWorker(runtime, db, temporal.address), { eagerStart: true });
+    startRelay(runtime, db, await startWorker(runtime, db, temporal.connection), { eagerStart: true });
     const metricsPort = await startMetricsListener(runtime, db);
     runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, metricsPort }, 'delivery worker and outbox relay running');
   },
@@ -85,7 +94,7 @@ const ROLES = {
   async relay(runtime: Runtime) {
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
-    startRelay(runtime, db, startTemporalClient(runtime, temporal.address));
+    startRelay(runtime, db, startTemporalClient(runtime, temporal.connection));
     runtime.log.info({ metricsPort: await startMetricsListener(runtime, db) }, 'outbox relay running');
   },
 

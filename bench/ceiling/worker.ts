@@ -1,5 +1,6 @@
 import { Client } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { connectNativeTemporal } from '../../src/temporal/connection';
 import { deliveryWorkerSettings, type WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE, createCeilingActivities } from './activities';
 import { ceilingStarter, type EnvelopeTemplate, type StartOptions, type StartRequest } from './starts';
@@ -16,7 +17,7 @@ async function main() {
     throw new Error('usage (with an IPC channel): worker.js <address> <task queue> <subscriber url> <tuning JSON> <template JSON> <start options JSON>');
   }
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const connection = await NativeConnection.connect({ address });
+  const connection = await connectNativeTemporal({ address });
   const worker = await Worker.create({
     connection,
     namespace: 'default',

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
-import { Connection } from '@temporalio/client';
 import { devServerExecutable } from '../../src/temporal/binaries';
+import { createTemporalClient } from '../../src/temporal/client';
 import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { freePort } from '../../test/support/free-port';
 
@@ -35,9 +35,9 @@ export async function startTemporalDevServer(logFile: string, dynamicConfig: str
   for (;;) {
     if (child.exitCode !== null) throw new Error(`Temporal dev server exited (code ${child.exitCode}); see ${logFile}`);
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      const { connection } = createTemporalClient({ address, namespace: 'default' });
       try {
-        await connection.workflowService.describeNamespace({ namespace: 'default' });
+        await connection.withDeadline(Date.now() + 1_000, () => connection.workflowService.describeNamespace({ namespace: 'default' }));
         break;
       } finally {
         await connection.close();

@@ -40,7 +40,7 @@ async function main() {
   lifecycle.exitOnSignals();
   const db = await connectDatabase(config, log, lifecycle, 'external-required');
   const temporal = await connectTemporal(config, log, lifecycle, 'external-required');
-  const client = createTemporalClient({ address: temporal.address, namespace: config.temporal.namespace });
+  const client = createTemporalClient({ ...temporal.connection, namespace: config.temporal.namespace });
   lifecycle.onStop(() => client.connection.close());
 
   let buffered: string[] = [];

@@ -1,11 +1,11 @@
-import { NativeConnection } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import { createKeyring } from '../../src/secrets/keyring';
 import { connectDatabase, connectTemporal } from '../../src/runtime/infrastructure';
 import { Lifecycle } from '../../src/runtime/lifecycle';
-import { installTemporalLogging } from '../../src/temporal/logging';
+import { connectNativeTemporal } from '../../src/temporal/connection';
+import { installTemporalRuntime } from '../../src/temporal/sdk-runtime';
 import { createDeliveryWorker, type WorkerTuning } from '../../src/temporal/worker';
 import { urlPolicyFor } from '../../src/webhooks/endpoint-rules';
 
@@ -21,10 +21,10 @@ async function main() {
   const log = createLogger(config.logLevel);
   const lifecycle = new Lifecycle(log);
   lifecycle.exitOnSignals();
-  installTemporalLogging(log);
+  await installTemporalRuntime(log, { exportMetrics: false });
   const db = await connectDatabase(config, log, lifecycle, 'external-required');
   const temporal = await connectTemporal(config, log, lifecycle, 'external-required');
-  const connection = await NativeConnection.connect({ address: temporal.address });
+  const connection = await connectNativeTemporal(temporal.connection);
   lifecycle.onStop(() => connection.close());
   const worker = await createDeliveryWorker({
     connection,

@@ -5,6 +5,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
+import type { TemporalSdkMetrics } from '../temporal/sdk-runtime';
 import type { ResolveHost } from '../webhooks/subscriber-address';
 
 export interface AppDependencies {
@@ -17,6 +18,8 @@ export interface AppDependencies {
   temporalClient?: TemporalClient;
   /** The process's metrics (shared with its worker in the all-in-one role); a registry of its own otherwise. */
   metrics?: Metrics;
+  /** The Temporal SDK's worker metrics, served after ours on /metrics, in the processes that run a worker. */
+  temporalSdkMetrics?: TemporalSdkMetrics;
   /** DNS for the subscriber URL check; tests inject a table (default: the system resolver). */
   resolveHost?: ResolveHost;
 }

@@ -12,12 +12,14 @@ export const metricsOperation = defineOperation({
   access: 'metrics',
   summary: 'Prometheus metrics',
   description:
-    'Deliveries by outcome, attempt latency, events by status, outbox backlog, HTTP requests. Requires ' +
+    'Deliveries by outcome, attempt latency, events by status, outbox backlog, HTTP requests, and in the processes ' +
+    "that run a delivery worker the Temporal SDK's worker metrics (`temporal_*`). Requires " +
     '`Authorization: Bearer <METRICS_TOKEN>` when a metrics token is configured (always in production).',
   responses: { 200: { description: 'Prometheus text exposition format', contentType: 'text/plain; version=0.0.4' } },
-  async handle(ctx, _input, { metrics }) {
+  async handle(ctx, _input, { metrics, temporalSdkMetrics }) {
+    const [ours, sdk] = await Promise.all([metrics.registry.metrics(), temporalSdkMetrics?.scrape() ?? '']);
     ctx.type = metrics.registry.contentType;
-    ctx.body = await metrics.registry.metrics();
+    ctx.body = ours + sdk;
   },
 });
 

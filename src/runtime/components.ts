@@ -1,6 +1,5 @@
 import type { Server } from 'node:http';
 import { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import type Koa from 'koa';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
@@ -10,6 +9,8 @@ import { createApp, createMetricsApp } from '../http/app';
 import { answerClientErrors } from '../http/client-errors';
 import { createKeyring } from '../secrets/keyring';
 import { createTemporalClient } from '../temporal/client';
+import { connectNativeTemporal, type TemporalConnectionOptions } from '../temporal/connection';
+import type { TemporalSdkMetrics } from '../temporal/sdk-runtime';
 import { createDeliveryWorker } from '../temporal/worker';
 import { ensureRetentionSchedule } from '../temporal/retention-schedule';
 import { urlPolicyFor } from '../webhooks/endpoint-rules';
@@ -23,10 +24,12 @@ export interface Runtime {
   lifecycle: Lifecycle;
   /** One registry per process: in the all-in-one role the API's /metrics also shows the worker's deliveries. */
   metrics: Metrics;
+  /** The Temporal SDK's worker metrics, in the roles that run a worker and serve /metrics (src/temporal/sdk-runtime.ts). */
+  temporalSdkMetrics?: TemporalSdkMetrics;
 }
 
-export function startTemporalClient({ config, lifecycle }: Runtime, address: string): Client {
-  const client = createTemporalClient({ address, namespace: config.temporal.namespace });
+export function startTemporalClient({ config, lifecycle }: Runtime, connection: TemporalConnectionOptions): Client {
+  const client = createTemporalClient({ ...connection, namespace: config.temporal.namespace });
   lifecycle.onStop(() => client.connection.close());
   return client;
 }
@@ -41,17 +44,17 @@ async function serve(app: Koa, port: number, host: string, lifecycle: Lifecycle)
   return (server.address() as { port: number }).port;
 }
 
-export function startApi({ config, log, lifecycle, metrics }: Runtime, db: Db, temporalClient: Client | undefined): Promise<number> {
-  return serve(createApp({ db, config, log, temporalClient, metrics }), config.http.port, config.http.host, lifecycle);
+export function startApi({ config, log, lifecycle, metrics, temporalSdkMetrics }: Runtime, db: Db, temporalClient: Client | undefined): Promise<number> {
+  return serve(createApp({ db, config, log, temporalClient, metrics, temporalSdkMetrics }), config.http.port, config.http.host, lifecycle);
 }
 
 /**
  * For the roles without an API (worker, relay): serves /metrics on METRICS_PORT when it is set. Returns the port,
  * or undefined when no listener was asked for.
  */
-export async function startMetricsListener({ config, log, lifecycle, metrics }: Runtime, db: Db): Promise<number | undefined> {
+export async function startMetricsListener({ config, log, lifecycle, metrics, temporalSdkMetrics }: Runtime, db: Db): Promise<number | undefined> {
   if (config.metrics.port === undefined) return undefined;
-  const app = createMetricsApp({ db, config, log, metrics });
+  const app = createMetricsApp({ db, config, log, metrics, temporalSdkMetrics });
   return serve(app, config.metrics.port, config.http.host, lifecycle);
 }
 
@@ -60,8 +63,12 @@ export async function startMetricsListener({ config, log, lifecycle, metrics }: 
  * process so that the supervisor restarts it. Returns a client on the worker's NativeConnection, with which workflow
  * starts from this process may be eager (startRelay).
  */
-export async function startWorker({ config, log, lifecycle, metrics }: Runtime, db: Db, address: string): Promise<Client> {
-  const connection = await NativeConnection.connect({ address });
+export async function startWorker(
+  { config, log, lifecycle, metrics }: Runtime,
+  db: Db,
+  temporal: TemporalConnectionOptions,
+): Promise<Client> {
+  const connection = await connectNativeTemporal(temporal);
   lifecycle.onStop(() => connection.close());
   const client = new Client({ connection, namespace: config.temporal.namespace });
   const worker = await createDeliveryWorker({

@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import { startEmbeddedPostgres } from '../db/embedded-postgres';
 import { createDb, type Db } from '../db/knex';
 import type { Logger } from '../logger';
+import { openTemporalSettings, type TemporalConnectionOptions } from '../temporal/connection';
 import { startDevServer } from '../temporal/dev-server';
 import type { Lifecycle } from './lifecycle';
 
@@ -39,17 +40,25 @@ export async function connectDatabase(
 }
 
 export interface TemporalEndpoint {
-  address: string;
+  /** What every connection of this process to Temporal is made with (worker, clients, schedules). */
+  connection: TemporalConnectionOptions;
   uiUrl?: string;
 }
 
+/**
+ * The Temporal this process talks to: TEMPORAL_ADDRESS with its TLS settings, or the embedded dev server where the
+ * role allows one. Bad TLS files fail here, at start, naming their setting; the line logged says where, which
+ * namespace and how it is secured, never a key.
+ */
 export async function connectTemporal(
   config: Config,
   log: Logger,
   lifecycle: Lifecycle,
   fallback: EmbeddedFallback,
 ): Promise<TemporalEndpoint> {
-  if (config.temporal.address) return { address: config.temporal.address, uiUrl: config.temporal.uiUrl };
+  if (config.temporal.address) {
+    return { connection: openTemporalSettings(config.temporal.address, config.temporal, log), uiUrl: config.temporal.uiUrl };
+  }
   if (fallback === 'external-required') throw new Error('TEMPORAL_ADDRESS must be set for this role');
   const server = await startDevServer({
     dataDir: path.join(config.database.dataDir, 'temporal'),
@@ -60,5 +69,5 @@ export async function connectTemporal(
   });
   lifecycle.onStop(() => server.stop());
   log.info({ address: server.address, ui: server.uiUrl }, 'Temporal dev server started');
-  return { address: server.address, uiUrl: config.temporal.uiUrl ?? server.uiUrl };
+  return { connection: openTemporalSettings(server.address, config.temporal, log), uiUrl: config.temporal.uiUrl ?? server.uiUrl };
 }

@@ -1,18 +1,19 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { TemporalConnectionOptions } from './connection';
 
-export interface TemporalClientOptions {
-  address: string;
+export interface TemporalClientOptions extends TemporalConnectionOptions {
   namespace: string;
 }
 
 /**
  * A client whose connection is made on first use and remade after Temporal restarts, so the relay and the admin API
  * can start while Temporal is down. Calls give up after a few quick gRPC retries: the relay has its own backoff,
- * and an operator's resend should answer 503 promptly rather than hang.
+ * and an operator's resend should answer 503 promptly rather than hang. TLS and the API key as
+ * src/temporal/connection.ts made them.
  */
-export function createTemporalClient({ address, namespace }: TemporalClientOptions): Client {
+export function createTemporalClient({ namespace, ...connectionOptions }: TemporalClientOptions): Client {
   const connection = Connection.lazy({
-    address,
+    ...connectionOptions,
     interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 }))],
     // grpc-js would otherwise back off up to two minutes between reconnects after an outage.
     channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5_000 },

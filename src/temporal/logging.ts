@@ -1,5 +1,4 @@
 import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
-import { makeTelemetryFilterString, Runtime } from '@temporalio/worker';
 import type { Logger } from '../logger';
 
 const PINO_LEVELS = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
@@ -23,15 +22,4 @@ export function temporalLogger(log: Logger): TemporalLogger {
     warn: (message, meta) => write('WARN', message, meta),
     error: (message, meta) => write('ERROR', message, meta),
   };
-}
-
-/**
- * Installs the SDK runtime with our logger, the Rust core's warnings forwarded to it too. Once per process, before
- * the first worker connection: the runtime is created on first use and cannot be changed afterwards.
- */
-export function installTemporalLogging(log: Logger): void {
-  Runtime.install({
-    logger: temporalLogger(log),
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }), forward: {} } },
-  });
 }
