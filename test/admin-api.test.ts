@@ -39,7 +39,7 @@ describe('webhook endpoint configuration', () => {
       events: ['newsletter.subscribed', 'donation.completed', 'donation.reconciled'],
       basic_auth_username: 'crm',
       basic_auth_password: 'very-secret-password',
-      signing_secret: 'whsec_c2VjcmV0LXNpZ25pbmcta2V5',
+      signing_secret: 'whsec_c2VjcmV0LXNpZ25pbmcta2V5LW9mLTI0LWJ5dGVz',
     });
     expect(saved.status).toBe(200);
     expect(saved.body).toEqual({
@@ -103,6 +103,29 @@ describe('webhook endpoint configuration', () => {
       expect([body, response.status, response.body.error]).toEqual([body, 400, expect.stringMatching(message)]);
     }
     expect((await endpoint()).body).toEqual(before);
+  });
+
+  test('a signing secret whose key is empty or shorter than 24 bytes is refused, naming the field', async () => {
+    const before = (await endpoint()).body;
+    for (const secret of [
+      'whsec_=================', // base64 of nothing: every attempt failed inside signing, retried forever
+      `whsec_${'!'.repeat(40)}`,
+      'whsec_c2VjcmV0LWtleQ==', // 10 bytes
+      `whsec_${Buffer.alloc(23).toString('base64')}`,
+      'plain-secret-23-bytes!!',
+    ]) {
+      const response = await endpoint({ signing_secret: secret });
+      expect([secret, response.status, response.body.code, response.body.problems]).toEqual([
+        secret,
+        400,
+        'invalid_body',
+        [{ in: 'body', name: 'signing_secret', message: expect.stringMatching(/standard base64|at least 24 bytes/) }],
+      ]);
+      expect(response.body.error).toMatch(/^signing_secret: /);
+    }
+    expect((await endpoint()).body).toEqual(before);
+    const accepted = await endpoint({ signing_secret: `whsec_${Buffer.alloc(24, 1).toString('base64')}` });
+    expect(accepted.body).toMatchObject({ signing_secret_set: true });
   });
 
   test('plain http to loopback is fine in development', async () => {

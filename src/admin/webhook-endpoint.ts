@@ -9,6 +9,7 @@ import { createKeyring } from '../secrets/keyring';
 import { type EndpointRecord, findEndpoint, findEndpointSettingsForUpdate, saveEndpoint } from '../webhooks/endpoint-store';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../webhooks/payload-versions';
+import { MIN_SIGNING_KEY_BYTES, signingSecretProblem } from '../webhooks/signature';
 import { checkSubscriberHost, type ResolveHost } from '../webhooks/subscriber-address';
 
 export const endpointChangeInput = z.object({
@@ -19,7 +20,17 @@ export const endpointChangeInput = z.object({
   // A colon cannot be part of a basic-auth user name: it separates name and password.
   basic_auth_username: storableText(200).min(1).regex(/^[^:]*$/, 'must not contain a colon').nullable().optional(),
   basic_auth_password: storableText(200).min(1).nullable().optional(),
-  signing_secret: storableText(512).min(16).regex(/^\S+$/, 'must not contain whitespace').nullable().optional(),
+  signing_secret: storableText(512)
+    .regex(/^\S+$/, 'must not contain whitespace')
+    .check((check) => {
+      const problem = signingSecretProblem(check.value);
+      if (problem) check.issues.push({ code: 'custom', message: problem, input: check.value });
+    })
+    .nullable()
+    .optional()
+    .meta({
+      description: `\`whsec_\` and the standard base64 of a key of ${MIN_SIGNING_KEY_BYTES} bytes or more (Standard Webhooks), or a plain secret of ${MIN_SIGNING_KEY_BYTES} bytes or more (its UTF-8 bytes are the key); at most 512 characters, no whitespace; write-only`,
+    }),
 });
 
 /**

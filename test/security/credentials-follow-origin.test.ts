@@ -24,7 +24,7 @@ beforeEach(async () => {
     url: 'https://crm.example.org/hooks',
     basic_auth_username: 'crm',
     basic_auth_password: 'crm-password',
-    signing_secret: 'whsec_c2VjcmV0LXNpZ25pbmcta2V5',
+    signing_secret: 'whsec_c2VjcmV0LXNpZ25pbmcta2V5LW9mLTI0LWJ5dGVz',
   });
   expect(saved.status).toBe(200);
 });
