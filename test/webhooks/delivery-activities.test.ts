@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
@@ -150,6 +151,38 @@ describe('attemptDelivery', () => {
     const result = await run(activities.attemptDelivery, firstAttempt(event.id));
     expect(result).toMatchObject({ outcome: 'failed', error: 'Not sent: the webhook endpoint is switched off' });
     expect(subscriber.requests).toHaveLength(0);
+  });
+
+  test('a stored signing secret that cannot sign fails the attempt with its reason, recorded; nothing is sent', async () => {
+    // Saved before the PUT refused such secrets: base64 that Node decodes to an empty key.
+    const event = await newEvent({ signingSecret: 'whsec_=================' });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+
+    const reason = 'Not sent: the signing secret decodes to an empty key; set a new one (whsec_ and the base64 of 24 or more random bytes)';
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: null, error: reason, recorded: { status: 'failed' } });
+    expect(result.recorded?.nextAttemptAtMs).toBe(result.startedAtMs + result.durationMs + FIVE_MINUTES);
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'failed', attempts: 1, last_error: reason });
+    expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, outcome: 'failed', error: reason }]);
+    expect(subscriber.requests).toHaveLength(0);
+  });
+
+  test('secrets sealed with a key no longer in SECRETS_KEYS fail the attempt, naming column and key, never a value', async () => {
+    const event = await newEvent({ basicAuth: { username: 'crm', password: 'pw-under-the-old-key' }, signingSecret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` });
+    const otherKey = createKeyring([generateSecretKey()]);
+    const withoutTheKey = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: otherKey });
+    const result = await run(withoutTheKey.attemptDelivery, firstAttempt(event.id));
+
+    const keyId = TEST_KEYRING.sealingKeyId;
+    const reason = `Not sent: webhook_endpoints.basic_auth_password is sealed with key ${keyId}, which SECRETS_KEYS does not contain`;
+    expect(result).toMatchObject({ outcome: 'failed', error: reason, recorded: { status: 'failed' } });
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'failed', last_error: reason });
+    expect(subscriber.requests).toHaveLength(0);
+  });
+
+  test('a switched-off endpoint is named as the reason even when its secrets would not open', async () => {
+    const event = await newEvent({ active: false, signingSecret: 'whsec_=================' });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(result).toMatchObject({ outcome: 'failed', error: 'Not sent: the webhook endpoint is switched off' });
   });
 
   test('an attempt already recorded is reported as recorded and not sent again', async () => {
