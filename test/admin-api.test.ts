@@ -209,6 +209,7 @@ describe('webhook events', () => {
       next_attempt_at: '2025-07-15T10:50:00Z',
       delivered_at: null,
       test: false,
+      stuck: false,
     });
   });
 
@@ -302,6 +303,7 @@ describe('what the admin page needs to know', () => {
           { value: 'failed', label: 'Fehlgeschlagen' },
           { value: 'max_retries_reached', label: 'Maximale Wiederholungen erreicht' },
         ],
+        stuck_after_minutes: 15,
         event_types: ['donation.completed', 'donation.recurring_completed', 'donation.reconciled', 'newsletter.subscribed', 'shop_order.completed'],
         // The cart logic is off in this app.
         payload_versions: [

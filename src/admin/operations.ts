@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Config } from '../config';
 import { defineOperation, type OperationGroup } from '../http/operation';
 import { assertPageExists, pageBody, paginationParams } from '../http/pagination';
 import { idParam } from '../http/params';
@@ -23,7 +24,7 @@ import {
 } from './response-schemas';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
 import { sendTestEvent, testEventInput } from './test-event-route';
-import { findWebhookEvent, listWebhookEvents } from './webhook-events';
+import { findWebhookEvent, listWebhookEvents, type StuckView } from './webhook-events';
 
 /** Filters, search and paging of the event list; each message names its parameter, as on the CRM API. */
 const eventListQuery = z
@@ -37,6 +38,10 @@ const eventListQuery = z
     email: textParam('email', 320).optional().meta({ description: 'The donor’s, subscriber’s or customer’s e-mail, exactly but without regard to case' }),
     created_from: instant('created_from').optional().meta({ description: 'Created at or after (ISO 8601 with offset)' }),
     created_to: instant('created_to').optional().meta({ description: 'Created before (ISO 8601 with offset)', example: '2025-07-16T08:00:00Z' }),
+    stuck: z
+      .literal('true', { error: 'stuck must be true, or left out' })
+      .optional()
+      .meta({ description: 'Only events stuck now: waiting without an attempt, or failed with the next attempt overdue, for longer than DELIVERY_STUCK_AFTER_MINUTES' }),
     ...paginationParams,
   })
   .refine(createdRangeInOrder, CREATED_RANGE_ORDER);
@@ -48,6 +53,12 @@ const healthQuery = z.object({
     .optional()
     .transform((window) => window ?? '24h')
     .meta({ description: 'The last 24 hours (default) or 7 days' }),
+});
+
+/** Stuck is judged at the app's clock (seconds since the epoch), the clock every recorded time of the API uses. */
+const stuckView = (config: Config, tokens: { clock: () => number }): StuckView => ({
+  now: new Date(tokens.clock() * 1000),
+  stuckAfterMinutes: config.webhooks.stuckAfterMinutes,
 });
 
 /** Event ids are bigserial: any positive integer JavaScript holds exactly. */
@@ -118,10 +129,10 @@ export const adminApiGroup = (): OperationGroup => ({
       query: eventListQuery,
       responses: { 200: { description: 'One page of events', schema: webhookEventPageSchema } },
       errors: ['page_not_found'],
-      async handle(ctx, { query }, { db }) {
-        const { status, event, transaction_id, reference, email, created_from, created_to, ...page } = query;
+      async handle(ctx, { query }, { db, config, tokens }) {
+        const { status, event, transaction_id, reference, email, created_from, created_to, stuck, ...page } = query;
         const filters = { status, event, transactionId: transaction_id, reference, email, createdFrom: created_from, createdTo: created_to };
-        const { count, results } = await listWebhookEvents(db, filters, page);
+        const { count, results } = await listWebhookEvents(db, { ...filters, onlyStuck: stuck === 'true' }, page, stuckView(config, tokens));
         assertPageExists(page, count);
         ctx.body = pageBody(ctx, page, count, results);
       },
@@ -134,8 +145,8 @@ export const adminApiGroup = (): OperationGroup => ({
       params: eventIdParams,
       responses: { 200: { description: 'The event', schema: webhookEventDetailSchema } },
       errors: ['webhook_event_not_found'],
-      async handle(ctx, { params }, { db }) {
-        const event = await findWebhookEvent(db, params.id);
+      async handle(ctx, { params }, { db, config, tokens }) {
+        const event = await findWebhookEvent(db, params.id, stuckView(config, tokens));
         if (!event) throw notFound(`Webhook event ${params.id} not found`, 'webhook_event_not_found');
         ctx.body = event;
       },
