@@ -19,7 +19,7 @@ import {
   type RecordedProgress,
   recordAttempt as writeAttempt,
 } from '../src/webhooks/event-store';
-import { signatureHeaders } from '../src/webhooks/signature';
+import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
 import { SubscriberConnections } from './subscriber-connections';
@@ -94,11 +94,17 @@ const eventMissing = (eventId: number) =>
 const basicCredentials = (endpoint: EndpointForAttempt) =>
   Buffer.from(`${endpoint.basic_auth_username}:${endpoint.basic_auth_password ?? ''}`, 'utf8').toString('base64');
 
-/** What must never come back out through a stored response: the password, the header made of it, the secret. */
+/**
+ * What must never come back out through a stored response: the password, the header made of it, the signing secret
+ * and its key's base64 (what a subscriber configures without the `whsec_`).
+ */
 function secretsOf(endpoint: EndpointForAttempt): string[] {
-  const secrets = [endpoint.basic_auth_password, endpoint.signing_secret].filter((secret): secret is string => Boolean(secret));
-  if (endpoint.basic_auth_username) secrets.unshift(basicCredentials(endpoint));
-  return secrets;
+  const { basic_auth_username: username, basic_auth_password: password, signing_secret: secret } = endpoint;
+  return [
+    ...(username ? [basicCredentials(endpoint)] : []),
+    ...(password ? [password] : []),
+    ...(secret ? [secret, ...(secret.startsWith(SIGNING_SECRET_PREFIX) ? [secret.slice(SIGNING_SECRET_PREFIX.length)] : [])] : []),
+  ];
 }
 
 function requestHeaders(eventId: number, payload: string, endpoint: EndpointForAttempt, http: HttpSettings, now: Date, test: boolean): Record<string, string> {

@@ -1,15 +1,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
-const SECRET_PREFIX = 'whsec_';
+/** What Standard Webhooks secrets start with; the base64 of the key follows. */
+export const SIGNING_SECRET_PREFIX = 'whsec_';
 
 /**
  * The HMAC key of a signing secret. Standard Webhooks secrets are `whsec_` followed by the base64 key; any other
  * value is used as it stands (its UTF-8 bytes), so an operator can also paste a plain shared secret.
  */
 export function signingKey(secret: string): Buffer {
-  return secret.startsWith(SECRET_PREFIX)
-    ? Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64')
+  return secret.startsWith(SIGNING_SECRET_PREFIX)
+    ? Buffer.from(secret.slice(SIGNING_SECRET_PREFIX.length), 'base64')
     : Buffer.from(secret, 'utf8');
 }
 
@@ -29,12 +30,12 @@ const STANDARD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+
  * not checked again: they sign as they did, and one whose key is empty makes every attempt fail with the reason.
  */
 export function signingSecretProblem(secret: string): string | undefined {
-  if (secret.startsWith(SECRET_PREFIX) && !STANDARD_BASE64.test(secret.slice(SECRET_PREFIX.length))) {
-    return `${SECRET_PREFIX} must be followed by standard base64 (A-Z, a-z, 0-9, + and /, padded with =), as Standard Webhooks libraries read it`;
+  if (secret.startsWith(SIGNING_SECRET_PREFIX) && !STANDARD_BASE64.test(secret.slice(SIGNING_SECRET_PREFIX.length))) {
+    return `${SIGNING_SECRET_PREFIX} must be followed by standard base64 (A-Z, a-z, 0-9, + and /, padded with =), as Standard Webhooks libraries read it`;
   }
   const keyBytes = signingKey(secret).length;
   if (keyBytes < MIN_SIGNING_KEY_BYTES) {
-    const form = secret.startsWith(SECRET_PREFIX) ? 'the base64 after whsec_ decodes to' : 'a secret without whsec_ is used as its UTF-8 bytes, here';
+    const form = secret.startsWith(SIGNING_SECRET_PREFIX) ? 'the base64 after whsec_ decodes to' : 'a secret without whsec_ is used as its UTF-8 bytes, here';
     return `the key must have at least ${MIN_SIGNING_KEY_BYTES} bytes (${form} ${keyBytes}); generate one with: echo "whsec_$(openssl rand -base64 32)"`;
   }
   return undefined;

@@ -9,6 +9,7 @@ import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
+import { spellingsOf } from '../support/secret-spellings';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
@@ -183,6 +184,29 @@ describe('attemptDelivery', () => {
     const event = await newEvent({ active: false, signingSecret: 'whsec_=================' });
     const result = await run(activities.attemptDelivery, firstAttempt(event.id));
     expect(result).toMatchObject({ outcome: 'failed', error: 'Not sent: the webhook endpoint is switched off' });
+  });
+
+  test('a subscriber that echoes our credentials in every spelling gets none of them into the stored answer', async () => {
+    const password = 'Pässwort "mit" Leer/zeichen & 1+1';
+    const key = Buffer.from('a signing key of thirty-two byte');
+    const signingSecret = `whsec_${key.toString('base64')}`;
+    // It echoes what it received (the Basic header, and the password in it) and what it was configured with.
+    replies = (request) => {
+      const header = String(request.headers.authorization).slice('Basic '.length);
+      const received = Buffer.from(header, 'base64').toString('utf8').slice('crm:'.length);
+      const echoed = { password: received, header, 'signing secret': signingSecret, 'signing key': key.toString('base64') };
+      const lines = Object.entries(echoed).flatMap(([what, secret]) => Object.entries(spellingsOf(secret)).map(([form, spelling]) => `${what}, ${form}: ${spelling}`));
+      return { status: 401, body: lines.join('\n') };
+    };
+    const event = await newEvent({ basicAuth: { username: 'crm', password }, signingSecret });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: 401 });
+    const stored = (await storedBody(event.id)) as string;
+    const lines = stored.split('\n');
+    expect(lines.length).toBe(4 * Object.keys(spellingsOf(password)).length);
+    for (const line of lines) expect(line).toMatch(/^[^:]+: \[redacted\]$/);
+    expect((await eventRow(db, event.id)).last_response_body).toBe(stored);
   });
 
   test('an attempt already recorded is reported as recorded and not sent again', async () => {
