@@ -128,6 +128,31 @@ describe('webhook endpoint configuration', () => {
     expect(accepted.body).toMatchObject({ signing_secret_set: true });
   });
 
+  test('a URL is stored as the parser normalises it; what the parser would change unseen is a 400 naming url', async () => {
+    const saved = await endpoint({ url: ' HTTPS://CRM.Example.ORG:443/a/../hooks ' });
+    expect(saved.body.url).toBe('https://crm.example.org/hooks');
+    expect(await app.db('webhook_endpoints').first('url')).toEqual({ url: 'https://crm.example.org/hooks' });
+    for (const url of [
+      'https://crm.example.org/hooks\r\nX-Injected: 1',
+      '\thttps://crm.example.org/hooks',
+      'https://crm.example.org/ho\toks',
+      'https://crm.example.org\\@127.0.0.1/',
+      'https:8.8.8.8/',
+      'https:///crm.example.org/hooks',
+      'https://@crm.example.org/hooks',
+      'https://crm.example.org:0/hooks',
+    ]) {
+      const response = await endpoint({ url });
+      expect([url, response.status, response.body.code, response.body.problems]).toEqual([
+        url,
+        400,
+        'invalid_body',
+        [{ in: 'body', name: 'url', message: expect.any(String) }],
+      ]);
+    }
+    expect((await endpoint()).body.url).toBe('https://crm.example.org/hooks');
+  });
+
   test('plain http to loopback is fine in development', async () => {
     expect((await endpoint({ url: 'http://127.0.0.1:4567/hooks' })).status).toBe(200);
   });

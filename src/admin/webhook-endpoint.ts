@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Config } from '../config';
-import { badRequest } from '../shared/errors';
+import { ApiError, type Problem } from '../shared/errors';
 import { storableText } from '../shared/value-schemas';
 import { formatTimestamp } from '../shared/time';
 import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor, urlProblem } from '../webhooks/endpoint-rules';
@@ -13,7 +13,8 @@ import { MIN_SIGNING_KEY_BYTES, signingSecretProblem } from '../webhooks/signatu
 import { checkSubscriberHost, type ResolveHost } from '../webhooks/subscriber-address';
 
 export const endpointChangeInput = z.object({
-  url: storableText(4096).trim().min(1).optional(),
+  // Not trimmed: what the URL holds at its ends (a tab, a line break) is refused by urlProblem, not dropped unseen.
+  url: storableText(4096).min(1).optional(),
   active: z.boolean().optional(),
   payload_version: z.enum(PAYLOAD_VERSIONS).optional(),
   events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length * 2).optional(),
@@ -53,6 +54,15 @@ function presentEndpoint(endpoint: EndpointRecord | undefined) {
   };
 }
 
+/**
+ * A problem of the endpoint rules (`field: message`) as the API reports body problems, naming its field; one that
+ * concerns two fields together names none.
+ */
+function bodyProblem(text: string): Problem {
+  const [, field = '', message = text] = /^([a-z_]+): (.*)$/s.exec(text) ?? [];
+  return { in: 'body', name: field, message };
+}
+
 export async function showEndpoint(db: Knex) {
   return presentEndpoint(await findEndpoint(db));
 }
@@ -76,7 +86,7 @@ export async function changeEndpoint(
   resolve: ResolveHost,
 ) {
   const problem = await hostProblem(change.url, config, resolve);
-  if (problem) throw badRequest(problem, 'invalid_body');
+  if (problem) throw new ApiError('invalid_body', problem, {}, [bodyProblem(problem)]);
   const keyring = createKeyring(config.secrets.keys);
   return db.transaction(async (trx) => {
     // Locked so that two admins saving at once apply their changes one after the other.
@@ -85,7 +95,7 @@ export async function changeEndpoint(
       urlPolicy: urlPolicyFor(config),
       cartLogic: config.platform.cartLogic,
     });
-    if ('problems' in result) throw badRequest(result.problems.join('; '), 'invalid_body');
+    if ('problems' in result) throw new ApiError('invalid_body', result.problems.join('; '), {}, result.problems.map(bodyProblem));
     return presentEndpoint(await saveEndpoint(trx, result.settings, now, keyring));
   });
 }

@@ -147,6 +147,12 @@ describe('attemptDelivery', () => {
     expect(result.error).toMatch(/^Connection error: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
   });
 
+  test('a stored URL with port 0 (saved before it was refused) is not sent to the default port instead', async () => {
+    const event = await newEvent({ url: 'http://127.0.0.1:0/webhooks' });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(result).toMatchObject({ outcome: 'failed', error: 'Not sent: the endpoint URL has port 0', recorded: { status: 'failed' } });
+  });
+
   test('sends nothing while the endpoint is switched off, and counts the attempt as failed', async () => {
     const event = await newEvent({ active: false });
     const result = await run(activities.attemptDelivery, firstAttempt(event.id));
