@@ -5,6 +5,7 @@ import { assertPageExists, pageBody, paginationParams } from '../http/pagination
 import { idParam } from '../http/params';
 import { notFound } from '../shared/errors';
 import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
+import { RESEND_RULE } from '../delivery-rules/resend-requests';
 import { systemResolver } from '../webhooks/subscriber-address';
 import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant, textParam } from './admin-inputs';
 import { deliveryHealth, HEALTH_WINDOWS } from './delivery-health';
@@ -156,9 +157,7 @@ export const adminApiGroup = (): OperationGroup => ({
       path: '/webhook-events/:id/resend',
       access: 'staff',
       summary: 'Deliver an event again, as a manual attempt with the same envelope id',
-      description:
-        'During an attempt (the first one included), in backoff or after max retries; 202 once the request is handed to Temporal. ' +
-        'An attempt under way is not interrupted: the request is answered by the attempt after it, unless that one delivers.',
+      description: `During an attempt (the first one included), in backoff or after max retries; 202 once the request is handed to Temporal. ${RESEND_RULE}`,
       params: eventIdParams,
       responses: { 202: { description: 'The request is handed to the delivery workflow', schema: resendAcceptedSchema } },
       errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'payload_dropped', 'delivery_unavailable'],
