@@ -40,6 +40,8 @@ export function postRequest(url: string, headers: Record<string, string>, body: 
   if (!transport) {
     return Promise.resolve({ kind: 'not-sent', reason: `unsupported URL scheme ${target.protocol}` });
   }
+  // Stored before the endpoint rules refused it: Node would send to the scheme's default port instead.
+  if (target.port === '0') return Promise.resolve({ kind: 'not-sent', reason: 'the endpoint URL has port 0' });
 
   return new Promise((resolve) => {
     let settled = false;

@@ -7,18 +7,19 @@ import type { Logger } from '../src/logger';
 import type { DeliveryMetrics } from '../src/observability/metrics';
 import type { Keyring } from '../src/secrets/keyring';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
-import { classifyExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
+import { classifyExchange, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { openEndpointSecrets } from '../src/webhooks/endpoint-store';
 import {
   type AttemptResult,
   type DeliveryProgress,
   type EndpointForAttempt,
+  type EventForAttempt,
   findEventForAttempt,
   findRecordedProgress,
   type RecordedProgress,
   recordAttempt as writeAttempt,
 } from '../src/webhooks/event-store';
-import { signatureHeaders } from '../src/webhooks/signature';
+import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
 import { SubscriberConnections } from './subscriber-connections';
@@ -93,11 +94,17 @@ const eventMissing = (eventId: number) =>
 const basicCredentials = (endpoint: EndpointForAttempt) =>
   Buffer.from(`${endpoint.basic_auth_username}:${endpoint.basic_auth_password ?? ''}`, 'utf8').toString('base64');
 
-/** What must never come back out through a stored response: the password, the header made of it, the secret. */
+/**
+ * What must never come back out through a stored response: the password, the header made of it, the signing secret
+ * and its key's base64 (what a subscriber configures without the `whsec_`).
+ */
 function secretsOf(endpoint: EndpointForAttempt): string[] {
-  const secrets = [endpoint.basic_auth_password, endpoint.signing_secret].filter((secret): secret is string => Boolean(secret));
-  if (endpoint.basic_auth_username) secrets.unshift(basicCredentials(endpoint));
-  return secrets;
+  const { basic_auth_username: username, basic_auth_password: password, signing_secret: secret } = endpoint;
+  return [
+    ...(username ? [basicCredentials(endpoint)] : []),
+    ...(password ? [password] : []),
+    ...(secret ? [secret, ...(secret.startsWith(SIGNING_SECRET_PREFIX) ? [secret.slice(SIGNING_SECRET_PREFIX.length)] : [])] : []),
+  ];
 }
 
 function requestHeaders(eventId: number, payload: string, endpoint: EndpointForAttempt, http: HttpSettings, now: Date, test: boolean): Record<string, string> {
@@ -117,6 +124,32 @@ function requestHeaders(eventId: number, payload: string, endpoint: EndpointForA
     );
   }
   return headers;
+}
+
+type NotSent = Extract<HttpExchange, { kind: 'not-sent' }>;
+
+/** A request ready to be POSTed: the endpoint with its secrets opened, and the headers made with them. */
+interface ReadyRequest {
+  kind: 'ready';
+  endpoint: EndpointForAttempt;
+  headers: Record<string, string>;
+}
+
+/**
+ * The request of an attempt, or why nothing can be sent. Everything here is pure (no I/O), so an error here (a secret
+ * sealed with a key no longer in SECRETS_KEYS, a stored secret that cannot sign) would come back on every retry: it
+ * ends the attempt as failed with its reason, recorded and shown, so that the schedule and max retries apply. A retry
+ * by Temporal is only for errors that can pass by themselves (Postgres or the network down).
+ */
+function prepareRequest(eventId: number, event: EventForAttempt, keyring: Keyring, http: HttpSettings, now: Date): ReadyRequest | NotSent {
+  if (!event.endpoint.active) return { kind: 'not-sent', reason: 'the webhook endpoint is switched off' };
+  try {
+    const endpoint = openEndpointSecrets(event.endpoint, keyring);
+    return { kind: 'ready', endpoint, headers: requestHeaders(eventId, event.payload, endpoint, http, now, event.test) };
+  } catch (err) {
+    // The keyring's and the signer's messages name a column, a key id or the cure, never a secret's value.
+    return { kind: 'not-sent', reason: (err as Error).message };
+  }
 }
 
 /** What every log line of an activity carries: which event, which workflow, which attempt. */
@@ -162,9 +195,10 @@ export function createActivities({
 
   /**
    * One delivery attempt: POSTs the stored payload once and records the outcome with the event's new status.
-   * Throws only for infrastructure errors before the POST (retried by Temporal; nothing was sent). Never throws
-   * after it: when the write fails, the outcome goes back unrecorded and the workflow records it with
-   * recordAttempt, so the subscriber never gets this attempt twice because of the database.
+   * Throws only for infrastructure errors before the POST (retried by Temporal; nothing was sent); a request that
+   * cannot be made (prepareRequest) is a failed attempt like any other. Never throws after the POST: when the write
+   * fails, the outcome goes back unrecorded and the workflow records it with recordAttempt, so the subscriber never
+   * gets this attempt twice because of the database.
    */
   async function attemptDelivery(request: AttemptRequest): Promise<AttemptReport> {
     const { eventId, attemptNumber, attempt } = request;
@@ -178,20 +212,20 @@ export function createActivities({
       return { ...result, recorded: stateOf({ status, nextAttemptAt }) };
     }
 
-    // A key missing from SECRETS_KEYS throws here: retried by Temporal like any infrastructure error, nothing sent.
-    const endpoint = openEndpointSecrets(event.endpoint, keyring);
-    const { payload } = event;
     const startedAt = clock();
     const started = performance.now();
-    const exchange = endpoint.active
-      ? await postRequest(endpoint.url, requestHeaders(eventId, payload, endpoint, http, startedAt, event.test), Buffer.from(payload, 'utf8'), {
-          timeoutMs: http.timeoutMs,
-          maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
-          addresses,
-          connections,
-        })
-      : ({ kind: 'not-sent', reason: 'the webhook endpoint is switched off' } as const);
-    const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), secretsOf(endpoint));
+    const prepared = prepareRequest(eventId, event, keyring, http, startedAt);
+    const exchange =
+      prepared.kind === 'ready'
+        ? await postRequest(prepared.endpoint.url, prepared.headers, Buffer.from(event.payload, 'utf8'), {
+            timeoutMs: http.timeoutMs,
+            maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+            addresses,
+            connections,
+          })
+        : prepared;
+    const secrets = prepared.kind === 'ready' ? secretsOf(prepared.endpoint) : [];
+    const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), secrets);
     const result: AttemptResult = { ...outcome, startedAtMs: startedAt.getTime(), durationMs: Math.round(performance.now() - started) };
     metrics?.deliveryAttempt({ event: event.eventType, outcome: result.outcome, durationMs: result.durationMs });
     log.info(

@@ -73,6 +73,8 @@ const environmentSchema = z.object({
   PLATFORM_INVOICE_REFERENCE_MODE: z.enum(['qr', 'text', 'purpose']).default('qr'),
   PLATFORM_INVOICE_REFERENCE_TEXT: z.string().min(1).max(140).optional(),
   ALLOW_INSECURE_WEBHOOK_URLS: booleanFlag.optional(),
+  // Minutes after which an event that should have moved on and has not is shown as stuck (src/delivery-rules/stuck-events.ts).
+  DELIVERY_STUCK_AFTER_MINUTES: z.coerce.number().int().min(1).max(7 * 24 * 60).default(15),
   // Read by the users and create-staff-user commands only (never from argv, where `ps` would show it).
   STAFF_PASSWORD: z.string().optional(),
   // Port of the /metrics listener of the roles that serve no HTTP API (worker, relay); unset: no listener.
@@ -148,7 +150,11 @@ export interface Config {
     /** What a QR invoice carries as reference: the 27-digit QR reference, a fixed text, or the donation purpose. */
     invoiceReference: { mode: InvoiceReferenceMode; text?: string };
   };
-  webhooks: { allowInsecureUrls: boolean };
+  webhooks: {
+    allowInsecureUrls: boolean;
+    /** An event waiting without an attempt, or failed with its next attempt overdue, for longer than this is stuck. */
+    stuckAfterMinutes: number;
+  };
   /**
    * Keys of the secrets at rest, the sealing one first. `generated`: SECRETS_KEYS was not set (never in production)
    * and the one key is random; the start command replaces it with the key kept in DATA_DIR (src/demo/local-secret.ts).
@@ -308,7 +314,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       isStaging: e.PLATFORM_IS_STAGING,
       invoiceReference: { mode: e.PLATFORM_INVOICE_REFERENCE_MODE, text: e.PLATFORM_INVOICE_REFERENCE_TEXT },
     },
-    webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production },
+    webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production, stuckAfterMinutes: e.DELIVERY_STUCK_AFTER_MINUTES },
     secrets: { keys: secretsKeys ?? [generateSecretKey()], generated: secretsKeys === undefined },
     cli: { staffPassword: e.STAFF_PASSWORD },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },

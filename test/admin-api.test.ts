@@ -39,7 +39,7 @@ describe('webhook endpoint configuration', () => {
       events: ['newsletter.subscribed', 'donation.completed', 'donation.reconciled'],
       basic_auth_username: 'crm',
       basic_auth_password: 'very-secret-password',
-      signing_secret: 'whsec_c2VjcmV0LXNpZ25pbmcta2V5',
+      signing_secret: 'whsec_c2VjcmV0LXNpZ25pbmcta2V5LW9mLTI0LWJ5dGVz',
     });
     expect(saved.status).toBe(200);
     expect(saved.body).toEqual({
@@ -103,6 +103,54 @@ describe('webhook endpoint configuration', () => {
       expect([body, response.status, response.body.error]).toEqual([body, 400, expect.stringMatching(message)]);
     }
     expect((await endpoint()).body).toEqual(before);
+  });
+
+  test('a signing secret whose key is empty or shorter than 24 bytes is refused, naming the field', async () => {
+    const before = (await endpoint()).body;
+    for (const secret of [
+      'whsec_=================', // base64 of nothing: every attempt failed inside signing, retried forever
+      `whsec_${'!'.repeat(40)}`,
+      'whsec_c2VjcmV0LWtleQ==', // 10 bytes
+      `whsec_${Buffer.alloc(23).toString('base64')}`,
+      'plain-secret-23-bytes!!',
+    ]) {
+      const response = await endpoint({ signing_secret: secret });
+      expect([secret, response.status, response.body.code, response.body.problems]).toEqual([
+        secret,
+        400,
+        'invalid_body',
+        [{ in: 'body', name: 'signing_secret', message: expect.stringMatching(/standard base64|at least 24 bytes/) }],
+      ]);
+      expect(response.body.error).toMatch(/^signing_secret: /);
+    }
+    expect((await endpoint()).body).toEqual(before);
+    const accepted = await endpoint({ signing_secret: `whsec_${Buffer.alloc(24, 1).toString('base64')}` });
+    expect(accepted.body).toMatchObject({ signing_secret_set: true });
+  });
+
+  test('a URL is stored as the parser normalises it; what the parser would change unseen is a 400 naming url', async () => {
+    const saved = await endpoint({ url: ' HTTPS://CRM.Example.ORG:443/a/../hooks ' });
+    expect(saved.body.url).toBe('https://crm.example.org/hooks');
+    expect(await app.db('webhook_endpoints').first('url')).toEqual({ url: 'https://crm.example.org/hooks' });
+    for (const url of [
+      'https://crm.example.org/hooks\r\nX-Injected: 1',
+      '\thttps://crm.example.org/hooks',
+      'https://crm.example.org/ho\toks',
+      'https://crm.example.org\\@127.0.0.1/',
+      'https:8.8.8.8/',
+      'https:///crm.example.org/hooks',
+      'https://@crm.example.org/hooks',
+      'https://crm.example.org:0/hooks',
+    ]) {
+      const response = await endpoint({ url });
+      expect([url, response.status, response.body.code, response.body.problems]).toEqual([
+        url,
+        400,
+        'invalid_body',
+        [{ in: 'body', name: 'url', message: expect.any(String) }],
+      ]);
+    }
+    expect((await endpoint()).body.url).toBe('https://crm.example.org/hooks');
   });
 
   test('plain http to loopback is fine in development', async () => {
@@ -186,6 +234,7 @@ describe('webhook events', () => {
       next_attempt_at: '2025-07-15T10:50:00Z',
       delivered_at: null,
       test: false,
+      stuck: false,
     });
   });
 
@@ -279,6 +328,7 @@ describe('what the admin page needs to know', () => {
           { value: 'failed', label: 'Fehlgeschlagen' },
           { value: 'max_retries_reached', label: 'Maximale Wiederholungen erreicht' },
         ],
+        stuck_after_minutes: 15,
         event_types: ['donation.completed', 'donation.recurring_completed', 'donation.reconciled', 'newsletter.subscribed', 'shop_order.completed'],
         // The cart logic is off in this app.
         payload_versions: [

@@ -15,6 +15,7 @@ export function presentAdminInfo(config: Config, user: User) {
     temporal_ui_url: temporalUiUrl(config),
     temporal_namespace: config.temporal.namespace,
     statuses: DELIVERY_STATUSES.map((status) => ({ value: status, label: DELIVERY_STATUS_LABELS[status] })),
+    stuck_after_minutes: config.webhooks.stuckAfterMinutes,
     event_types: WEBHOOK_EVENT_TYPES,
     payload_versions: PAYLOAD_VERSIONS.map((version) => ({
       value: version,

@@ -1,9 +1,11 @@
 import { z } from 'zod';
+import type { Config } from '../config';
 import { defineOperation, type OperationGroup } from '../http/operation';
 import { assertPageExists, pageBody, paginationParams } from '../http/pagination';
 import { idParam } from '../http/params';
 import { notFound } from '../shared/errors';
 import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
+import { RESEND_RULE } from '../delivery-rules/resend-requests';
 import { systemResolver } from '../webhooks/subscriber-address';
 import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant, textParam } from './admin-inputs';
 import { deliveryHealth, HEALTH_WINDOWS } from './delivery-health';
@@ -23,7 +25,7 @@ import {
 } from './response-schemas';
 import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
 import { sendTestEvent, testEventInput } from './test-event-route';
-import { findWebhookEvent, listWebhookEvents } from './webhook-events';
+import { findWebhookEvent, listWebhookEvents, type StuckView } from './webhook-events';
 
 /** Filters, search and paging of the event list; each message names its parameter, as on the CRM API. */
 const eventListQuery = z
@@ -37,6 +39,10 @@ const eventListQuery = z
     email: textParam('email', 320).optional().meta({ description: 'The donor’s, subscriber’s or customer’s e-mail, exactly but without regard to case' }),
     created_from: instant('created_from').optional().meta({ description: 'Created at or after (ISO 8601 with offset)' }),
     created_to: instant('created_to').optional().meta({ description: 'Created before (ISO 8601 with offset)', example: '2025-07-16T08:00:00Z' }),
+    stuck: z
+      .literal('true', { error: 'stuck must be true, or left out' })
+      .optional()
+      .meta({ description: 'Only events stuck now: waiting without an attempt, or failed with the next attempt overdue, for longer than DELIVERY_STUCK_AFTER_MINUTES' }),
     ...paginationParams,
   })
   .refine(createdRangeInOrder, CREATED_RANGE_ORDER);
@@ -48,6 +54,12 @@ const healthQuery = z.object({
     .optional()
     .transform((window) => window ?? '24h')
     .meta({ description: 'The last 24 hours (default) or 7 days' }),
+});
+
+/** Stuck is judged at the app's clock (seconds since the epoch), the clock every recorded time of the API uses. */
+const stuckView = (config: Config, tokens: { clock: () => number }): StuckView => ({
+  now: new Date(tokens.clock() * 1000),
+  stuckAfterMinutes: config.webhooks.stuckAfterMinutes,
 });
 
 /** Event ids are bigserial: any positive integer JavaScript holds exactly. */
@@ -118,10 +130,10 @@ export const adminApiGroup = (): OperationGroup => ({
       query: eventListQuery,
       responses: { 200: { description: 'One page of events', schema: webhookEventPageSchema } },
       errors: ['page_not_found'],
-      async handle(ctx, { query }, { db }) {
-        const { status, event, transaction_id, reference, email, created_from, created_to, ...page } = query;
+      async handle(ctx, { query }, { db, config, tokens }) {
+        const { status, event, transaction_id, reference, email, created_from, created_to, stuck, ...page } = query;
         const filters = { status, event, transactionId: transaction_id, reference, email, createdFrom: created_from, createdTo: created_to };
-        const { count, results } = await listWebhookEvents(db, filters, page);
+        const { count, results } = await listWebhookEvents(db, { ...filters, onlyStuck: stuck === 'true' }, page, stuckView(config, tokens));
         assertPageExists(page, count);
         ctx.body = pageBody(ctx, page, count, results);
       },
@@ -134,8 +146,8 @@ export const adminApiGroup = (): OperationGroup => ({
       params: eventIdParams,
       responses: { 200: { description: 'The event', schema: webhookEventDetailSchema } },
       errors: ['webhook_event_not_found'],
-      async handle(ctx, { params }, { db }) {
-        const event = await findWebhookEvent(db, params.id);
+      async handle(ctx, { params }, { db, config, tokens }) {
+        const event = await findWebhookEvent(db, params.id, stuckView(config, tokens));
         if (!event) throw notFound(`Webhook event ${params.id} not found`, 'webhook_event_not_found');
         ctx.body = event;
       },
@@ -145,9 +157,7 @@ export const adminApiGroup = (): OperationGroup => ({
       path: '/webhook-events/:id/resend',
       access: 'staff',
       summary: 'Deliver an event again, as a manual attempt with the same envelope id',
-      description:
-        'During an attempt (the first one included), in backoff or after max retries; 202 once the request is handed to Temporal. ' +
-        'An attempt under way is not interrupted: the request is answered by the attempt after it, unless that one delivers.',
+      description: `During an attempt (the first one included), in backoff or after max retries; 202 once the request is handed to Temporal. ${RESEND_RULE}`,
       params: eventIdParams,
       responses: { 202: { description: 'The request is handed to the delivery workflow', schema: resendAcceptedSchema } },
       errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'payload_dropped', 'delivery_unavailable'],

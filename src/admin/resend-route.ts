@@ -20,9 +20,9 @@ const payloadDropped = () =>
 
 /**
  * POST /admin/api/webhook-events/<id>/resend: delivers the event again, with the same envelope id, as a manual
- * attempt; 202 once the request is handed to Temporal. An attempt under way (the first one included) is not
- * interrupted: the request is answered by the attempt after it, unless that one delivers the event. Refused (409)
- * once the event is delivered, once its payload is dropped, and while its delivery has not started.
+ * attempt; 202 once the request is handed to Temporal, which answers it by RESEND_RULE (src/delivery-rules/
+ * resend-requests.ts). Refused (409) once the event is delivered, once its payload is dropped, and while its delivery
+ * has not started.
  */
 export async function resendWebhookEvent(ctx: Context, id: number, context: RouteContext): Promise<void> {
   const { db, temporalClient } = context;

@@ -13,6 +13,7 @@ export const adminInfoSchema = z
     temporal_ui_url: z.string().nullable(),
     temporal_namespace: z.string(),
     statuses: z.array(z.strictObject({ value: z.enum(DELIVERY_STATUSES), label: z.string() })),
+    stuck_after_minutes: z.number().int().meta({ description: 'DELIVERY_STUCK_AFTER_MINUTES: when an event that has not moved on counts as stuck' }),
     event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)),
     payload_versions: z.array(z.strictObject({ value: z.enum(PAYLOAD_VERSIONS), selectable: z.boolean() })),
   })
@@ -45,6 +46,10 @@ const eventFields = {
   next_attempt_at: utcTimestamp.nullable(),
   delivered_at: utcTimestamp.nullable(),
   test: z.boolean().meta({ description: 'A test event sent from the admin page (delivered with `webhook-test: 1`)' }),
+  stuck: z.boolean().meta({
+    description:
+      'Waiting without an attempt (since its delivery started, or since it was created while not started), or failed with the next attempt overdue, for longer than DELIVERY_STUCK_AFTER_MINUTES: something keeps the delivery from moving on',
+  }),
 };
 
 export const webhookEventPageSchema = z

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { Config } from '../config';
-import { badRequest } from '../shared/errors';
+import { ApiError, type Problem } from '../shared/errors';
 import { storableText } from '../shared/value-schemas';
 import { formatTimestamp } from '../shared/time';
 import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor, urlProblem } from '../webhooks/endpoint-rules';
@@ -9,17 +9,29 @@ import { createKeyring } from '../secrets/keyring';
 import { type EndpointRecord, findEndpoint, findEndpointSettingsForUpdate, saveEndpoint } from '../webhooks/endpoint-store';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../webhooks/payload-versions';
+import { MIN_SIGNING_KEY_BYTES, signingSecretProblem } from '../webhooks/signature';
 import { checkSubscriberHost, type ResolveHost } from '../webhooks/subscriber-address';
 
 export const endpointChangeInput = z.object({
-  url: storableText(4096).trim().min(1).optional(),
+  // Not trimmed: what the URL holds at its ends (a tab, a line break) is refused by urlProblem, not dropped unseen.
+  url: storableText(4096).min(1).optional(),
   active: z.boolean().optional(),
   payload_version: z.enum(PAYLOAD_VERSIONS).optional(),
   events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length * 2).optional(),
   // A colon cannot be part of a basic-auth user name: it separates name and password.
   basic_auth_username: storableText(200).min(1).regex(/^[^:]*$/, 'must not contain a colon').nullable().optional(),
   basic_auth_password: storableText(200).min(1).nullable().optional(),
-  signing_secret: storableText(512).min(16).regex(/^\S+$/, 'must not contain whitespace').nullable().optional(),
+  signing_secret: storableText(512)
+    .regex(/^\S+$/, 'must not contain whitespace')
+    .check((check) => {
+      const problem = signingSecretProblem(check.value);
+      if (problem) check.issues.push({ code: 'custom', message: problem, input: check.value });
+    })
+    .nullable()
+    .optional()
+    .meta({
+      description: `\`whsec_\` and the standard base64 of a key of ${MIN_SIGNING_KEY_BYTES} bytes or more (Standard Webhooks), or a plain secret of ${MIN_SIGNING_KEY_BYTES} bytes or more (its UTF-8 bytes are the key); at most 512 characters, no whitespace; write-only`,
+    }),
 });
 
 /**
@@ -40,6 +52,15 @@ function presentEndpoint(endpoint: EndpointRecord | undefined) {
     created_at: endpoint ? formatTimestamp(endpoint.created_at, 'utc') : null,
     updated_at: endpoint ? formatTimestamp(endpoint.updated_at, 'utc') : null,
   };
+}
+
+/**
+ * A problem of the endpoint rules (`field: message`) as the API reports body problems, naming its field; one that
+ * concerns two fields together names none.
+ */
+function bodyProblem(text: string): Problem {
+  const [, field = '', message = text] = /^([a-z_]+): (.*)$/s.exec(text) ?? [];
+  return { in: 'body', name: field, message };
 }
 
 export async function showEndpoint(db: Knex) {
@@ -65,7 +86,7 @@ export async function changeEndpoint(
   resolve: ResolveHost,
 ) {
   const problem = await hostProblem(change.url, config, resolve);
-  if (problem) throw badRequest(problem, 'invalid_body');
+  if (problem) throw new ApiError('invalid_body', problem, {}, [bodyProblem(problem)]);
   const keyring = createKeyring(config.secrets.keys);
   return db.transaction(async (trx) => {
     // Locked so that two admins saving at once apply their changes one after the other.
@@ -74,7 +95,7 @@ export async function changeEndpoint(
       urlPolicy: urlPolicyFor(config),
       cartLogic: config.platform.cartLogic,
     });
-    if ('problems' in result) throw badRequest(result.problems.join('; '), 'invalid_body');
+    if ('problems' in result) throw new ApiError('invalid_body', result.problems.join('; '), {}, result.problems.map(bodyProblem));
     return presentEndpoint(await saveEndpoint(trx, result.settings, now, keyring));
   });
 }

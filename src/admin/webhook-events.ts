@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { formatTimestamp } from '../shared/time';
 import { deliveryWorkflowId } from '../temporal/delivery-workflows';
 import { DELIVERY_STATUS_LABELS } from '../delivery-rules/delivery-status';
+import { isStuck, stuckCutoff } from '../delivery-rules/stuck-events';
 import {
   type DeliveryAttemptRow,
   type EventFilters,
@@ -13,7 +14,14 @@ import { offsetOf, type PageRequest } from '../http/pagination';
 
 const utc = (instant: Date | null) => instant && formatTimestamp(instant, 'utc');
 
-function presentEvent(row: EventSummaryRow) {
+/** When the events are looked at, and after how many minutes without progress an event counts as stuck. */
+export interface StuckView {
+  now: Date;
+  stuckAfterMinutes: number;
+}
+
+function presentEvent(row: EventSummaryRow, view: StuckView) {
+  const facts = { status: row.status, attempts: row.attempts, createdAt: row.created_at, workflowStartedAt: row.workflow_started_at, nextAttemptAt: row.next_attempt_at };
   return {
     id: row.id,
     event: row.event_type,
@@ -26,6 +34,7 @@ function presentEvent(row: EventSummaryRow) {
     next_attempt_at: utc(row.next_attempt_at),
     delivered_at: utc(row.delivered_at),
     test: row.test,
+    stuck: isStuck(facts, view.now, view.stuckAfterMinutes),
   };
 }
 
@@ -42,10 +51,12 @@ function presentAttempt(row: DeliveryAttemptRow) {
   };
 }
 
-/** Newest first, filtered and searched. */
-export async function listWebhookEvents(db: Knex, filters: EventFilters, page: PageRequest) {
-  const { count, rows } = await listEvents(db, filters, { limit: page.page_size, offset: offsetOf(page) });
-  return { count, results: rows.map(presentEvent) };
+/** Newest first, filtered and searched; `onlyStuck`: only the events stuck now. */
+export async function listWebhookEvents(db: Knex, filters: EventFilters & { onlyStuck?: boolean }, page: PageRequest, view: StuckView) {
+  const { onlyStuck, ...rest } = filters;
+  const stuckBefore = onlyStuck ? stuckCutoff(view.now, view.stuckAfterMinutes) : undefined;
+  const { count, rows } = await listEvents(db, { ...rest, stuckBefore }, { limit: page.page_size, offset: offsetOf(page) });
+  return { count, results: rows.map((row) => presentEvent(row, view)) };
 }
 
 /** The payload, or null with the time retention dropped it. */
@@ -70,12 +81,12 @@ function parsedPayload(payload: string): { payload: unknown; payload_is_json: bo
  * One event with the payload it was rendered with, every delivery attempt and its delivery workflow's id (for the
  * Temporal UI); undefined when unknown.
  */
-export async function findWebhookEvent(db: Knex, id: number) {
+export async function findWebhookEvent(db: Knex, id: number, view: StuckView) {
   const found = await findEventWithAttempts(db, id);
   if (!found) return undefined;
   const { event, attempts } = found;
   return {
-    ...presentEvent(event),
+    ...presentEvent(event, view),
     payload_version: event.payload_version,
     workflow_id: deliveryWorkflowId(event.id),
     last_error: event.last_error,

@@ -44,7 +44,11 @@ function buildApp(context: RouteContext, groups: OperationGroup[]): Koa {
 export function createApp(deps: AppDependencies): Koa {
   const context = routeContext(deps);
   // Only the API registers the gauges read from Postgres: every replica would report the same numbers.
-  context.metrics.trackWebhookEvents(deps.db, deps.log);
+  context.metrics.trackWebhookEvents(deps.db, deps.log, {
+    stuckAfterMinutes: deps.config.webhooks.stuckAfterMinutes,
+    // The clock the admin API judges stuck events by, so that the metric and the page agree.
+    clock: () => new Date(context.tokens.clock() * 1000),
+  });
   return buildApp(context, httpSurface());
 }
 

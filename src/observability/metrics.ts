@@ -2,9 +2,10 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import { withTimeLimit } from '../shared/time-limit';
-import { type AttemptOutcome, DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
+import { type AttemptOutcome, DELIVERY_STATUSES, type DeliveryStatus } from '../delivery-rules/delivery-status';
+import { stuckCutoff } from '../delivery-rules/stuck-events';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
-import { countEventsByStatus, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhooks/event-store';
+import { countEventsByStatus, countStuckEvents, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhooks/event-store';
 
 /** One delivery attempt as the activity saw it; `event` is the event type (donation.completed, …). */
 export interface DeliveryAttemptObservation {
@@ -39,13 +40,23 @@ export interface Metrics extends DeliveryMetrics, RetentionMetrics {
    * Adds the gauges read from Postgres when scraped. Only the API process registers them: every replica would
    * report the same numbers, and each scrape costs queries.
    */
-  trackWebhookEvents(db: Db, log: Logger): void;
+  trackWebhookEvents(db: Db, log: Logger, options: WebhookEventGaugeOptions): void;
+}
+
+export interface WebhookEventGaugeOptions {
+  /** DELIVERY_STUCK_AFTER_MINUTES: the stuck events' gauge counts what the admin page shows as stuck. */
+  stuckAfterMinutes: number;
+  /** Now, for the stuck rule; the wall clock unless a test moves it. */
+  clock?: () => Date;
 }
 
 export interface MetricsOptions {
   /** Node process metrics (CPU, memory, event loop lag, GC): on in the service, off in tests. */
   processMetrics?: boolean;
 }
+
+/** The statuses in which an event can be stuck (src/delivery-rules/stuck-events.ts). */
+const STUCK_STATUSES = ['waiting', 'failed'] as const satisfies readonly DeliveryStatus[];
 
 // An attempt takes from about a millisecond (loopback) up to the 30 s limit; timeouts land in +Inf.
 const ATTEMPT_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
@@ -119,8 +130,8 @@ export function createMetrics({ processMetrics = false }: MetricsOptions = {}): 
     httpRequest({ method, route, status, durationMs }) {
       httpDuration.observe({ method, route, status: String(status) }, durationMs / 1000);
     },
-    trackWebhookEvents(db, log) {
-      registerDatabaseGauges(registry, db, log);
+    trackWebhookEvents(db, log, options) {
+      registerDatabaseGauges(registry, db, log, options);
     },
   };
 }
@@ -160,7 +171,7 @@ function databaseGauge(registry: Registry, log: Logger, { name, help, labelNames
   });
 }
 
-function registerDatabaseGauges(registry: Registry, db: Db, log: Logger): void {
+function registerDatabaseGauges(registry: Registry, db: Db, log: Logger, { stuckAfterMinutes, clock = () => new Date() }: WebhookEventGaugeOptions): void {
   databaseGauge(registry, log, {
     name: 'webhook_events',
     help: 'Webhook events by delivery status, counted in Postgres',
@@ -168,6 +179,16 @@ function registerDatabaseGauges(registry: Registry, db: Db, log: Logger): void {
     series: DELIVERY_STATUSES.map((status) => ({ status })),
     async read() {
       const counts = await countEventsByStatus(db);
+      return ({ status }) => counts.get(status) ?? 0;
+    },
+  });
+  databaseGauge(registry, log, {
+    name: 'webhook_events_stuck',
+    help: `Webhook events waiting without an attempt, or failed with the next attempt overdue, for more than ${stuckAfterMinutes} minutes (DELIVERY_STUCK_AFTER_MINUTES)`,
+    labelNames: ['status'],
+    series: STUCK_STATUSES.map((status) => ({ status })),
+    async read() {
+      const counts = await countStuckEvents(db, stuckCutoff(clock(), stuckAfterMinutes));
       return ({ status }) => counts.get(status) ?? 0;
     },
   });

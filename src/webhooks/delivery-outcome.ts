@@ -1,4 +1,5 @@
 import type { AttemptOutcome } from '../delivery-rules/delivery-status';
+import { redactionNeedles, redactNeedles } from './secret-redaction';
 
 /** At most this much of a subscriber's answer is read and stored, whatever it sends. */
 export const RESPONSE_BODY_LIMIT_BYTES = 16 * 1024;
@@ -33,18 +34,16 @@ export function storableResponseBody(bytes: Uint8Array): string {
   return new TextDecoder('utf-8', { fatal: false }).decode(limited).replace(/\u0000/g, '\uFFFD');
 }
 
-/** Secrets shorter than this are not searched for: redacting every "a" would garble any answer. */
-const MIN_REDACTED_LENGTH = 6;
-
 /**
  * The outcome with our own credentials cut out of what the subscriber sent back: a subscriber that echoes the
  * request (a debugging endpoint, a proxy error page) would otherwise put the basic-auth password into the admin's
- * view, where it is write-only by design.
+ * view, where it is write-only by design. Each secret of 6 characters or more, in the spellings of
+ * src/webhooks/secret-redaction.ts.
  */
 export function withoutSecrets(outcome: DeliveryOutcome, secrets: readonly string[]): DeliveryOutcome {
-  const searched = secrets.filter((secret) => secret.length >= MIN_REDACTED_LENGTH);
-  if (searched.length === 0) return outcome;
-  const redact = (text: string | null) => (text === null ? null : searched.reduce((out, secret) => out.split(secret).join('[redacted]'), text));
+  const needles = redactionNeedles(secrets);
+  if (needles.length === 0) return outcome;
+  const redact = (text: string | null) => (text === null ? null : redactNeedles(text, needles));
   return { ...outcome, responseBody: redact(outcome.responseBody), error: redact(outcome.error) };
 }
 

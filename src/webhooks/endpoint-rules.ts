@@ -114,30 +114,61 @@ export function isLoopbackHost(hostname: string): boolean {
   return net.isIPv4(host) && host.startsWith('127.');
 }
 
+/** Control characters, C0, DEL and C1: the URL parser drops tabs and line breaks anywhere and the rest at the ends. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
 /**
- * The problem with a subscriber URL, or undefined when it is acceptable. Only literal addresses are checked here;
- * what a host name resolves to is checked by `subscriber-address.ts`, at configuration and again at every delivery.
+ * `scheme://` and then the host, as the URL is meant to be read. The WHATWG parser also takes `https:host`,
+ * `https:/host` and `https:///host` for `https://host`, which other parsers read otherwise.
+ */
+const SCHEME_AND_HOST = /^ *[a-z][a-z0-9+.-]*:\/\/[^/]/i;
+
+/**
+ * The problem with a subscriber URL as typed, or undefined when it is acceptable (and then stored as its parsed,
+ * normalised form: storedUrl). What the parser would silently change is refused rather than stored: the URL stored,
+ * shown and requested is then the one the admin typed and saw. Only literal addresses are checked here; what a host
+ * name resolves to is checked by `subscriber-address.ts`, at configuration and again at every delivery.
  */
 export function urlProblem(raw: string, policy: UrlPolicy): string | undefined {
   if (raw.length > MAX_URL_LENGTH) return `url: at most ${MAX_URL_LENGTH} characters`;
+  if (CONTROL_CHARACTER.test(raw)) return 'url: must not contain control characters (tab, line break, …)';
+  // The parser reads a backslash as a slash in https URLs (`https://crm.example.org\@evil.example/`); others do not.
+  if (raw.includes('\\')) return 'url: must not contain a backslash';
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return 'url: must be a complete URL such as https://crm.example.org/webhooks';
   }
-  if (url.username || url.password) return 'url: must not contain credentials; use basic_auth_username and basic_auth_password';
-  if (url.hash) return 'url: must not contain a fragment';
   const loopback = isLoopbackHost(url.hostname);
   if (url.protocol === 'http:') {
     if (!(policy.allowHttpToLoopback && loopback)) return 'url: must use https';
   } else if (url.protocol !== 'https:') {
     return 'url: must use https';
   }
+  if (!SCHEME_AND_HOST.test(raw)) return 'url: must be written as https:// and the host, such as https://crm.example.org/webhooks';
+  // Any @ before the path is user info, also an empty one (`https://@host`, which the parser drops).
+  if (raw.split('://', 2)[1].split(/[/?#]/, 1)[0].includes('@')) {
+    return 'url: must not contain credentials; use basic_auth_username and basic_auth_password';
+  }
+  if (raw.includes('#')) return 'url: must not contain a fragment';
+  // Port 0 cannot be listened on; Node would send to the scheme's default port instead.
+  if (url.port === '0') return 'url: port 0 is not a port a subscriber can listen on';
+  if (url.href.length > MAX_URL_LENGTH) return `url: at most ${MAX_URL_LENGTH} characters once normalised (${url.href.length})`;
   if (!policy.allowPrivateAddresses && (loopback || isPrivateAddress(bareHost(url.hostname)))) {
     return PRIVATE_ADDRESS_PROBLEM;
   }
   return undefined;
+}
+
+/**
+ * The form a URL accepted by urlProblem is stored in: the WHATWG parser's `href` (scheme and host in lower case,
+ * IDN as punycode, the default port dropped, an IP address in its canonical form, `/` for an empty path, spaces and
+ * other characters outside the URL syntax percent-encoded). Deliveries, the admin page and the origin rule all read
+ * this one string.
+ */
+export function storedUrl(raw: string): string {
+  return new URL(raw).href;
 }
 
 export function payloadVersionProblem(version: PayloadVersion, cartLogic: boolean): string | undefined {
@@ -231,5 +262,5 @@ export function applyEndpointChange(
   }
   if (credentialsLeftBehind(current, given)) problems.push(CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM);
   if (url === undefined || problems.length > 0) return { problems };
-  return { settings: { ...merged, url, events: normaliseEventSelection(merged.events) } };
+  return { settings: { ...merged, url: storedUrl(url), events: normaliseEventSelection(merged.events) } };
 }

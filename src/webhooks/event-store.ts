@@ -460,6 +460,8 @@ export interface EventFilters {
   createdFrom?: Date;
   /** Created before. */
   createdTo?: Date;
+  /** Only events stuck at this cutoff (whereStuck, below). */
+  stuckBefore?: Date;
 }
 
 /** The columns of the event list: everything but the payload and the last error. */
@@ -475,6 +477,7 @@ export type EventSummaryRow = Pick<
   | 'next_attempt_at'
   | 'delivered_at'
   | 'test'
+  | 'workflow_started_at'
 >;
 
 const SUMMARY_COLUMNS = [
@@ -488,6 +491,7 @@ const SUMMARY_COLUMNS = [
   'next_attempt_at',
   'delivered_at',
   'test',
+  'workflow_started_at',
 ] as const satisfies readonly (keyof EventSummaryRow)[];
 
 /** The events the filters select (each one indexed: docs/admin.md shows the plans). */
@@ -500,6 +504,7 @@ function filteredEvents(db: Knex, filters: EventFilters) {
   if (filters.email !== undefined) query.where('donor_email', normalisedEmail(filters.email));
   if (filters.createdFrom) query.where('created_at', '>=', filters.createdFrom);
   if (filters.createdTo) query.where('created_at', '<', filters.createdTo);
+  if (filters.stuckBefore) whereStuck(query, filters.stuckBefore);
   return query;
 }
 
@@ -745,4 +750,23 @@ export async function oldestUnstartedEventAgeSeconds(db: Knex): Promise<number> 
     `SELECT coalesce(extract(epoch FROM now() - min(created_at)), 0)::float8 AS age FROM ${EVENTS} WHERE workflow_started_at IS NULL`,
   );
   return Number(rows[0].age);
+}
+
+// --- Stuck events (the rule of src/delivery-rules/stuck-events.ts, in SQL; admin filter and metric) ---
+
+/**
+ * `dueSince` of src/delivery-rules/stuck-events.ts as Postgres computes it; test/webhooks/stuck-events.test.ts holds
+ * the two to the same answers. The status condition lets the `(status, id)` index find the few candidates.
+ */
+const DUE_SINCE_SQL = `CASE WHEN status = 'waiting' AND attempts = 0 THEN coalesce(workflow_started_at, created_at) WHEN status = 'failed' THEN next_attempt_at END`;
+
+/** Narrows `query` (on webhook_events) to the events stuck at `stuckBefore` (stuckCutoff). */
+export function whereStuck(query: Knex.QueryBuilder, stuckBefore: Date): Knex.QueryBuilder {
+  return query.whereIn('status', ['waiting', 'failed']).whereRaw(`${DUE_SINCE_SQL} < ?`, [stuckBefore]);
+}
+
+/** Stuck events per status (waiting, failed), for the metric. */
+export async function countStuckEvents(db: Knex, stuckBefore: Date): Promise<Map<string, number>> {
+  const rows = await whereStuck(db(EVENTS), stuckBefore).select('status').count<Array<{ status: string; count: string }>>({ count: '*' }).groupBy('status');
+  return new Map(rows.map((row) => [row.status, Number(row.count)]));
 }

@@ -291,4 +291,32 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
     expect(await firstRow.locator('td').first().textContent()).toBe(`#${id}`);
     expect(pageErrors).toEqual([]);
   });
+
+  test('a delivery that should have moved on and has not is marked stuck beside its status, and can be listed alone', async () => {
+    const [{ id: endpointId }] = await app.db('webhook_endpoints').select('id');
+    const { id } = await insertEvent(app.db, endpointId, { transactionId: 'pi_stuck' });
+    // In backoff, its next attempt due an hour ago (a worker that cannot reach Postgres, say): the workflow is
+    // marked started, so the relay leaves it alone.
+    const hourAgo = new Date(NOW - HOUR_MS);
+    await app.db('webhook_events').where({ id }).update({ status: 'failed', attempts: 2, workflow_started_at: hourAgo, next_attempt_at: hourAgo });
+
+    await page.click('#refresh');
+    await page.locator('#events-table tbody tr .badge.stuck').first().waitFor();
+    await page.check('#filters [name=stuck]');
+    await page.locator('#events-count', { hasText: '1 Ereignis' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/events?stuck=true');
+    expect(await listedIds()).toEqual([id]);
+    const row = page.locator('#events-table tbody tr').first();
+    expect(await row.locator('.badge').allTextContents()).toEqual(['Fehlgeschlagen', 'Hängt fest']);
+    expect(await row.locator('.badge.stuck').getAttribute('title')).toContain('Seit mehr als 15 Minuten');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'admin-stuck.png'), fullPage: true });
+
+    await row.click();
+    await page.locator('#event-view .heading .badge.stuck').waitFor();
+    await page.goBack();
+    await page.uncheck('#filters [name=stuck]');
+    await page.locator('#events-table tbody tr').nth(1).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/events');
+    expect(pageErrors).toEqual([]);
+  });
 });

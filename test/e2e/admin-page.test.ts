@@ -198,12 +198,14 @@ describeInBrowser('admin page (headless Chromium)', () => {
       `500${HOSTILE_BODY.slice(0, 80)}…`,
       '–',
     ]);
-    expect(await rows.nth(1).locator('.badge').textContent()).toBe('Wartend');
+    // Its delivery started two hours ago and made no attempt: stuck, beside its status.
+    expect(await rows.nth(1).locator('.badge').allTextContents()).toEqual(['Wartend', 'Hängt fest']);
     expect(await rows.nth(2).locator('td').allTextContents()).toEqual([
       `#${ids.failed}`,
       'donation.recurring_completed',
       '15.07.2025, 10:30',
-      'Fehlgeschlagen',
+      // Its next attempt was due at 11:35, almost an hour before the page's 12:30: stuck as well.
+      'FehlgeschlagenHängt fest',
       '2',
       '503Service Unavailable',
       '15.07.2025, 11:35',

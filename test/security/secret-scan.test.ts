@@ -17,7 +17,7 @@ import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-ap
 
 const JWT_SECRET = 'jwt-secret-ZQ8V2PXK-of-at-least-thirty-two-characters';
 const ENDPOINT = { username: 'crm-user', password: 'Endpoint-Password-93KXM' };
-const SIGNING_SECRET = 'whsec_c2lnbmluZy1zZWNyZXQtNEc4RjJQ';
+const SIGNING_SECRET = 'whsec_c2lnbmluZy1zZWNyZXQtNEc4RjJQLW9mLTMyLWJ5dGU=';
 
 const logLines: string[] = [];
 const captured = new Writable({

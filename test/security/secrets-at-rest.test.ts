@@ -106,10 +106,15 @@ test('rotation: new key first, re-encrypt, old key dropped; deliveries carry the
   expect((await reencrypt(NEW_KEY)).output).toMatch(/^Re-encrypted 0 secret value\(s\)/);
   expectTheRightCredentials(await deliverWith(NEW_KEY));
 
-  // A worker that only has the old key cannot open them: the activity fails (Temporal retries it), nothing is sent.
-  subscriber.requests.length = 0;
-  await expect(deliverWith(OLD_KEY)).rejects.toThrow(`sealed with key ${newKeyId}, which SECRETS_KEYS does not contain`);
-  expect(subscriber.requests).toHaveLength(0);
+  // A worker that only has the old key cannot open them: nothing is sent, and the attempt is recorded as failed with
+  // the reason (it would fail the same on every retry), so the schedule and max retries apply.
+  const withoutTheKey = await deliverWith(OLD_KEY);
+  expect(withoutTheKey.result).toMatchObject({
+    outcome: 'failed',
+    error: `Not sent: webhook_endpoints.basic_auth_password is sealed with key ${newKeyId}, which SECRETS_KEYS does not contain`,
+    recorded: { status: 'failed' },
+  });
+  expect(withoutTheKey.request).toBeUndefined();
 });
 
 test('the re-encrypt command changes nothing when one value does not open with the keys given', async () => {
@@ -134,5 +139,7 @@ test('plain values stored before encryption are read as they are and sealed by t
 test('a sealed value copied into the other column does not open there', async () => {
   const { basic_auth_password: sealedPassword } = await storedSecrets();
   await app.db('webhook_endpoints').where({ id: endpointId }).update({ signing_secret: sealedPassword });
-  await expect(deliverWith(NEW_KEY)).rejects.toThrow('webhook_endpoints.signing_secret does not open');
+  const { result, request } = await deliverWith(NEW_KEY);
+  expect(result).toMatchObject({ outcome: 'failed', error: expect.stringMatching(/^Not sent: webhook_endpoints\.signing_secret does not open/) });
+  expect(request).toBeUndefined();
 });

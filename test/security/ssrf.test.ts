@@ -148,7 +148,11 @@ describe('at configuration (PUT /admin/api/webhook-endpoint)', () => {
     const response = await put(production, 'https://nowhere.example.org/hooks');
     expect(response).toEqual({
       status: 400,
-      body: { error: 'url: the host nowhere.example.org could not be resolved (ENOTFOUND)', code: 'invalid_body' },
+      body: {
+        error: 'url: the host nowhere.example.org could not be resolved (ENOTFOUND)',
+        code: 'invalid_body',
+        problems: [{ in: 'body', name: 'url', message: 'the host nowhere.example.org could not be resolved (ENOTFOUND)' }],
+      },
     });
   });
 

@@ -88,6 +88,51 @@ describe('subscriber URL', () => {
     expect(urlProblem(`https://crm.example.org/${'a'.repeat(2100)}`, development)).toMatch(/at most 2048/);
   });
 
+  test('what the URL parser would silently change is refused: control characters, backslashes, odd forms, user info', () => {
+    const cases: Record<string, RegExp> = {
+      'https://crm.example.org/ho\toks': /control characters/,
+      '\thttps://crm.example.org/hooks': /control characters/,
+      'https://crm.example.org/hooks\r\n': /control characters/,
+      'https://crm.exa\nmple.org/hooks': /control characters/,
+      'https://crm.example.org/hooks\u0085': /control characters/,
+      'https://crm.example.org/\u007f': /control characters/,
+      'https://crm.example.org\\@evil.example/': /backslash/,
+      'https:\\\\crm.example.org/': /backslash/,
+      'https://crm.example.org\\hooks': /backslash/,
+      'https:8.8.8.8/': /written as https:\/\/ and the host/,
+      'https:crm.example.org/hooks': /written as https:\/\/ and the host/,
+      'https:/crm.example.org/hooks': /written as https:\/\/ and the host/,
+      'https:///crm.example.org/hooks': /written as https:\/\/ and the host/,
+      'https://@crm.example.org/hooks': /must not contain credentials/,
+      'https://:@crm.example.org/hooks': /must not contain credentials/,
+      'https://crm@crm.example.org/hooks': /must not contain credentials/,
+      'https://a@b@crm.example.org/hooks': /must not contain credentials/,
+      'https://crm.example.org/hooks#': /fragment/,
+      'https://crm.example.org/hooks#top': /fragment/,
+      'https://crm.example.org:0/hooks': /port 0/,
+      'https://crm.example.org:00/hooks': /port 0/,
+      'https://crm.example.org:65536/hooks': /must be a complete URL/,
+    };
+    for (const [url, problem] of Object.entries(cases)) {
+      expect([url, urlProblem(url, development)]).toEqual([url, expect.stringMatching(problem)]);
+    }
+    expect(urlProblem('https://crm.example.org/hooks/@me?to=a@b', production)).toBeUndefined();
+  });
+
+  test('an accepted URL is stored as the parser normalises it', () => {
+    const rules = { urlPolicy: production, cartLogic: false };
+    for (const [typed, stored] of [
+      ['HTTPS://CRM.Example.ORG:443/a/../hooks?x=1', 'https://crm.example.org/hooks?x=1'],
+      [' https://crm.example.org ', 'https://crm.example.org/'],
+      ['https://bücher.example/hooks', 'https://xn--bcher-kva.example/hooks'],
+      ['https://crm.example.org/a b/ä', 'https://crm.example.org/a%20b/%C3%A4'],
+      ['https://crm.example.org.:8443/hooks', 'https://crm.example.org.:8443/hooks'],
+    ]) {
+      expect(urlProblem(typed, production)).toBeUndefined();
+      expect([typed, applyEndpointChange(undefined, { url: typed }, rules)]).toEqual([typed, { settings: expect.objectContaining({ url: stored }) }]);
+    }
+  });
+
   test('isPrivateAddress is the check a DNS-resolving delivery can reuse', () => {
     expect(isPrivateAddress('10.0.0.1')).toBe(true);
     expect(isPrivateAddress('::ffff:192.168.0.1')).toBe(true);
@@ -166,7 +211,7 @@ describe('endpoint settings', () => {
         'https://CRM.Example.ORG/hooks',
         'https://crm.example.org:443/hooks',
       ]) {
-        expect([url, applyEndpointChange(current, { url }, rules)]).toEqual([url, { settings: { ...current, url } }]);
+        expect([url, applyEndpointChange(current, { url }, rules)]).toEqual([url, { settings: { ...current, url: new URL(url).href } }]);
       }
     });
 

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { signatureHeaders, signingKey, verifySignature } from '../../src/webhooks/signature';
+import { signatureHeaders, signingKey, signingSecretProblem, verifySignature } from '../../src/webhooks/signature';
 
 test('reproduces the published Standard Webhooks test vector', () => {
   expect(
@@ -73,5 +73,38 @@ describe('verifySignature', () => {
     expect(verifySignature(headers, body, secret, 1700000000 + 301)).toBe('stale');
     expect(verifySignature(headers, body, secret, 1700000000 - 301)).toBe('stale');
     expect(verifySignature(headers, body, secret, 1700000000 + 300)).toBe('valid');
+  });
+});
+
+describe('a new signing secret', () => {
+  const whsec = (bytes: number) => `whsec_${Buffer.alloc(bytes, 7).toString('base64')}`;
+
+  test('needs a key of 24 bytes or more, as Standard Webhooks libraries generate', () => {
+    expect(signingSecretProblem('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')).toBeUndefined(); // the specification's, 24 bytes
+    expect(signingSecretProblem(whsec(64))).toBeUndefined();
+    expect(signingSecretProblem(whsec(23))).toMatch(/at least 24 bytes \(the base64 after whsec_ decodes to 23\)/);
+    expect(signingSecretProblem('whsec_c2VjcmV0LXNpZ25pbmcta2V5')).toMatch(/decodes to 18/); // 9- to 23-byte keys were accepted
+    expect(signingSecretProblem('a plain secret of 24 byt')).toBeUndefined();
+    expect(signingSecretProblem('a plain secret, 23 byte')).toMatch(/UTF-8 bytes, here 23/);
+  });
+
+  test('refuses every whsec_ secret whose base64 Node would read as an empty (or another) key', () => {
+    for (const secret of [
+      'whsec_=================',
+      'whsec_!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!',
+      'whsec_',
+      `whsec_${Buffer.alloc(32, 7).toString('base64url')}`, // URL-safe alphabet: another key to a strict decoder
+      `whsec_${Buffer.alloc(32, 7).toString('base64').replace(/=+$/, '')}`, // unpadded
+      `whsec_${Buffer.alloc(30, 7).toString('base64')}!`,
+    ]) {
+      expect([secret, signingSecretProblem(secret)]).toEqual([secret, expect.stringMatching(/standard base64|at least 24 bytes/)]);
+    }
+    expect(signingKey('whsec_=================')).toHaveLength(0);
+  });
+
+  test('a stored secret with an empty key cannot sign: the error names the cure, not the secret', () => {
+    expect(() => signatureHeaders({ messageId: '1', timestampSeconds: 1, body: '{}', secret: 'whsec_=================' })).toThrow(
+      'the signing secret decodes to an empty key; set a new one (whsec_ and the base64 of 24 or more random bytes)',
+    );
   });
 });

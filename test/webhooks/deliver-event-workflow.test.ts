@@ -227,6 +227,29 @@ test('five failures reach max retries reached after 5 min, 15 min, 1 h and 4 h, 
   ]);
 });
 
+test('a secret that cannot sign fails each attempt with its reason: the schedule and max retries apply, nothing hangs', async () => {
+  const { subscriber } = await subscriberFor(() => ({ status: 200 }));
+  // Stored before PUT refused it (base64 that decodes to an empty key): before, every attempt threw inside signing and
+  // Temporal retried it forever, the event waiting with 0 attempts and no error anywhere.
+  const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url, signingSecret: 'whsec_=================' }));
+  const handle = env.client.workflow.getHandle(deliveryWorkflowId(event.id));
+
+  // Temporal UI's current details say why, in the admin page's words (a query needs a worker).
+  const { status, currentDetails } = await withWorker(async (taskQueue) => ({
+    status: await startAndFinish(taskQueue, event.id),
+    ...((await handle.query('__temporal_workflow_metadata')) as { currentDetails: string }),
+  }));
+
+  const reason = 'Not sent: the signing secret decodes to an empty key; set a new one (whsec_ and the base64 of 24 or more random bytes)';
+  expect(status).toBe('max_retries_reached');
+  expect(subscriber.requests).toHaveLength(0);
+  expect(await eventRow(db, event.id)).toMatchObject({ status: 'max_retries_reached', attempts: 5, last_error: reason });
+  expect((await attemptRows(db, event.id)).map((row) => [row.number, row.outcome, row.error])).toEqual(
+    [1, 2, 3, 4, 5].map((number) => [number, 'failed', reason]),
+  );
+  expect(currentDetails).toMatch(/^Maximale Wiederholungen erreicht — Versuch 5 von 5 um \d\d:\d\d \(Not sent: the signing secret decodes to an empty key;/);
+});
+
 test('an answer after 31 s is a failure, one after 20 s a delivery (time limit scaled 1:30 to 1 s)', async () => {
   const answers: Reply[] = [
     { status: 200, body: 'slow', delayMs: 1_034 },

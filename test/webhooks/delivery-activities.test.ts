@@ -8,6 +8,8 @@ import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
+import { spellingsOf } from '../support/secret-spellings';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
@@ -145,11 +147,72 @@ describe('attemptDelivery', () => {
     expect(result.error).toMatch(/^Connection error: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
   });
 
+  test('a stored URL with port 0 (saved before it was refused) is not sent to the default port instead', async () => {
+    const event = await newEvent({ url: 'http://127.0.0.1:0/webhooks' });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(result).toMatchObject({ outcome: 'failed', error: 'Not sent: the endpoint URL has port 0', recorded: { status: 'failed' } });
+  });
+
   test('sends nothing while the endpoint is switched off, and counts the attempt as failed', async () => {
     const event = await newEvent({ active: false });
     const result = await run(activities.attemptDelivery, firstAttempt(event.id));
     expect(result).toMatchObject({ outcome: 'failed', error: 'Not sent: the webhook endpoint is switched off' });
     expect(subscriber.requests).toHaveLength(0);
+  });
+
+  test('a stored signing secret that cannot sign fails the attempt with its reason, recorded; nothing is sent', async () => {
+    // Saved before the PUT refused such secrets: base64 that Node decodes to an empty key.
+    const event = await newEvent({ signingSecret: 'whsec_=================' });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+
+    const reason = 'Not sent: the signing secret decodes to an empty key; set a new one (whsec_ and the base64 of 24 or more random bytes)';
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: null, error: reason, recorded: { status: 'failed' } });
+    expect(result.recorded?.nextAttemptAtMs).toBe(result.startedAtMs + result.durationMs + FIVE_MINUTES);
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'failed', attempts: 1, last_error: reason });
+    expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, outcome: 'failed', error: reason }]);
+    expect(subscriber.requests).toHaveLength(0);
+  });
+
+  test('secrets sealed with a key no longer in SECRETS_KEYS fail the attempt, naming column and key, never a value', async () => {
+    const event = await newEvent({ basicAuth: { username: 'crm', password: 'pw-under-the-old-key' }, signingSecret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` });
+    const otherKey = createKeyring([generateSecretKey()]);
+    const withoutTheKey = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: otherKey });
+    const result = await run(withoutTheKey.attemptDelivery, firstAttempt(event.id));
+
+    const keyId = TEST_KEYRING.sealingKeyId;
+    const reason = `Not sent: webhook_endpoints.basic_auth_password is sealed with key ${keyId}, which SECRETS_KEYS does not contain`;
+    expect(result).toMatchObject({ outcome: 'failed', error: reason, recorded: { status: 'failed' } });
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'failed', last_error: reason });
+    expect(subscriber.requests).toHaveLength(0);
+  });
+
+  test('a switched-off endpoint is named as the reason even when its secrets would not open', async () => {
+    const event = await newEvent({ active: false, signingSecret: 'whsec_=================' });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(result).toMatchObject({ outcome: 'failed', error: 'Not sent: the webhook endpoint is switched off' });
+  });
+
+  test('a subscriber that echoes our credentials in every spelling gets none of them into the stored answer', async () => {
+    const password = 'Pässwort "mit" Leer/zeichen & 1+1';
+    const key = Buffer.from('a signing key of thirty-two byte');
+    const signingSecret = `whsec_${key.toString('base64')}`;
+    // It echoes what it received (the Basic header, and the password in it) and what it was configured with.
+    replies = (request) => {
+      const header = String(request.headers.authorization).slice('Basic '.length);
+      const received = Buffer.from(header, 'base64').toString('utf8').slice('crm:'.length);
+      const echoed = { password: received, header, 'signing secret': signingSecret, 'signing key': key.toString('base64') };
+      const lines = Object.entries(echoed).flatMap(([what, secret]) => Object.entries(spellingsOf(secret)).map(([form, spelling]) => `${what}, ${form}: ${spelling}`));
+      return { status: 401, body: lines.join('\n') };
+    };
+    const event = await newEvent({ basicAuth: { username: 'crm', password }, signingSecret });
+    const result = await run(activities.attemptDelivery, firstAttempt(event.id));
+
+    expect(result).toMatchObject({ outcome: 'failed', responseCode: 401 });
+    const stored = (await storedBody(event.id)) as string;
+    const lines = stored.split('\n');
+    expect(lines.length).toBe(4 * Object.keys(spellingsOf(password)).length);
+    for (const line of lines) expect(line).toMatch(/^[^:]+: \[redacted\]$/);
+    expect((await eventRow(db, event.id)).last_response_body).toBe(stored);
   });
 
   test('an attempt already recorded is reported as recorded and not sent again', async () => {

@@ -199,6 +199,70 @@ describe('while the first attempt is being made (the event still waiting in Post
   });
 });
 
+describe('fifteen requests around one attempt (RESEND_RULE)', () => {
+  /** A subscriber that holds its answer to request `held` until released, and answers by `replies` (by index). */
+  async function holdingAt(held: number, replies: Reply[]) {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const subscriber = await subscriberFor(async (request) => {
+      if (request.index === held) await released;
+      return replies[request.index] ?? { status: 200 };
+    });
+    return { subscriber, release };
+  }
+
+  const fifteen = async (baseUrl: string, eventId: number) => {
+    const responses = await Promise.all(Array.from({ length: 15 }, () => resend(baseUrl, eventId)));
+    expect(responses.map((response) => response.status)).toEqual(Array(15).fill(202));
+  };
+
+  test('while a scheduled attempt (the first) is under way: one manual attempt right after it', async () => {
+    const { subscriber, release } = await holdingAt(0, [{ status: 500, body: 'first' }, { status: 200, body: 'manual' }]);
+    const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+    const baseUrl = await serve();
+    const status = await withWorker(async () => {
+      await startDelivery(db, env.client, config.temporal.taskQueue, event.id);
+      await subscriber.waitForRequests(1);
+      await fifteen(baseUrl, event.id);
+      release();
+      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+    });
+    expect(status).toBe('delivered');
+    expect(subscriber.requests).toHaveLength(2);
+    expect(subscriber.requests[1].atMs - subscriber.requests[0].atMs).toBeLessThan(MINUTE);
+    expect((await attemptRows(db, event.id)).map((row) => [row.number, row.manual, row.outcome])).toEqual([
+      [1, false, 'failed'],
+      [2, true, 'delivered'],
+    ]);
+  });
+
+  test('while an attempt made for another resend is under way: that attempt, nothing more', async () => {
+    const replies: Reply[] = [{ status: 500, body: 'first' }, { status: 500, body: 'manual' }, { status: 200, body: 'scheduled' }];
+    const { subscriber, release } = await holdingAt(1, replies);
+    const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
+    const baseUrl = await serve();
+    const status = await withWorker(async () => {
+      await startDelivery(db, env.client, config.temporal.taskQueue, event.id);
+      await recorded(event.id, 'failed', 1);
+      expect((await resend(baseUrl, event.id)).status).toBe(202);
+      await subscriber.waitForRequests(2);
+      await fifteen(baseUrl, event.id);
+      release();
+      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+    });
+    expect(status).toBe('delivered');
+    // The third request is the scheduled second attempt, five minutes after the first: no manual one in between.
+    const [first, , scheduled] = subscriber.requests;
+    expect(subscriber.requests).toHaveLength(3);
+    expect(scheduled.atMs - first.atMs).toBeGreaterThanOrEqual(5 * MINUTE);
+    expect((await attemptRows(db, event.id)).map((row) => [row.number, row.manual, row.outcome])).toEqual([
+      [1, false, 'failed'],
+      [2, true, 'failed'],
+      [3, false, 'delivered'],
+    ]);
+  });
+});
+
 describe('during backoff', () => {
   test('a successful manual attempt delivers at once with the same id, and no scheduled attempt follows', async () => {
     const subscriber = await subscriberFor((request) => (request.index === 0 ? { status: 500, body: 'down' } : { status: 200, body: 'back' }));

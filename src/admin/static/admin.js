@@ -86,6 +86,19 @@ function statusBadge(event) {
   return h('span', { class: `badge status-${known ? event.status : 'unknown'}` }, event.status_label);
 }
 
+/** Beside the status: a delivery that should have moved on and has not (docs/admin.md, "Stuck events"). */
+const stuckBadge = (event) =>
+  event.stuck
+    ? h(
+        'span',
+        {
+          class: 'badge stuck',
+          title: `Seit mehr als ${info.stuck_after_minutes} Minuten fällig und kein Versuch: Worker, Temporal oder Datenbank prüfen`,
+        },
+        'Hängt fest',
+      )
+    : null;
+
 const testBadge = (event) => (event.test ? h('span', { class: 'badge test', title: 'Testereignis (webhook-test: 1)' }, 'Test') : null);
 
 function showFlash(kind, message) {
@@ -206,7 +219,7 @@ function forgetSession() {
 let info = null;
 /** The list's parameters, as the admin API names them: filters, search and created range. */
 const SEARCH_KEYS = ['transaction_id', 'reference', 'email'];
-const LIST_KEYS = ['status', 'event', ...SEARCH_KEYS, 'created_from', 'created_to'];
+const LIST_KEYS = ['status', 'event', 'stuck', ...SEARCH_KEYS, 'created_from', 'created_to'];
 /** Where "back" from an event leads: the list as last filtered. */
 let lastListRoute = { view: 'events', page: 1 };
 /** Each render takes a ticket; an answer that arrives after the user moved on is dropped. */
@@ -374,6 +387,7 @@ async function renderEvents(route, mine) {
   const filters = $('#filters');
   filters.status.value = route.status;
   filters.event.value = route.event;
+  filters.stuck.checked = route.stuck === 'true';
   fillSearch(route);
   const rows = data.results.map((event) => {
     const open = () => (location.hash = `#/events/${event.id}`);
@@ -383,7 +397,7 @@ async function renderEvents(route, mine) {
       h('td', { class: 'num' }, h('a', { href: `#/events/${event.id}` }, `#${event.id}`)),
       h('td', {}, h('code', {}, event.event), testBadge(event)),
       h('td', {}, time(event.created_at, shortTimeFormat)),
-      h('td', {}, statusBadge(event)),
+      h('td', {}, statusBadge(event), stuckBadge(event)),
       h('td', { class: 'num' }, String(event.attempts)),
       h(
         'td',
@@ -408,7 +422,7 @@ async function renderEvents(route, mine) {
 function listRouteFromForms() {
   const filters = $('#filters');
   const search = $('#search');
-  const route = { view: 'events', page: 1, status: filters.status.value, event: filters.event.value };
+  const route = { view: 'events', page: 1, status: filters.status.value, event: filters.event.value, stuck: filters.stuck.checked ? 'true' : '' };
   const term = search.term.value.trim();
   if (term) route[search.by.value] = term;
   route.created_from = fromZurichInput(search.created_from.value);
@@ -436,9 +450,9 @@ function onSearch(submit) {
 }
 
 function resetSearch() {
-  const { status, event } = parseRoute();
+  const { status, event, stuck } = parseRoute();
   $('#search').reset();
-  location.hash = eventsHash({ status, event, page: 1 });
+  location.hash = eventsHash({ status, event, stuck, page: 1 });
 }
 
 function turnPage(step) {
@@ -510,6 +524,7 @@ async function renderEvent(id, mine) {
       { class: 'heading' },
       h('h1', {}, `Ereignis #${event.id}`),
       statusBadge(event),
+      stuckBadge(event),
       testBadge(event),
       h('div', { class: 'spacer' }),
       temporalLink(event.workflow_id),
