@@ -36,8 +36,12 @@ afterAll(async () => {
 /** What runs on this test's data (the dev server on its state file, Postgres on its cluster folder), by program. */
 const leftOver = () => [...new Set(processesMentioning(dataDir).map(({ command }) => path.basename(command.split(' ')[0])))].sort();
 
-// A test that failed may leave a server on the shared data folder, which would fail the next start for another reason.
+const commands: ChildProcess[] = [];
+
+// A test that failed may leave its start command, or a server on the shared data folder, which would fail the next
+// start for another reason.
 afterEach(async () => {
+  for (const command of commands.splice(0)) if (command.exitCode === null && command.signalCode === null) command.kill('SIGKILL');
   for (const { pid } of processesMentioning(dataDir)) process.kill(pid, 'SIGKILL');
   await eventually(async () => leftOver().length === 0, { what: 'the servers of a failed test to end' });
 });
@@ -62,6 +66,7 @@ async function startCommand(env: Record<string, string> = {}): Promise<Start> {
     ...ports,
     ...env,
   });
+  commands.push(child);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));

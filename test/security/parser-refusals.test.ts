@@ -98,6 +98,81 @@ describe('requests Node’s parser refuses get a JSON error and a closed connect
   });
 });
 
+describe('what Node would answer by itself gets the same JSON error and a closed connection', () => {
+  test.each([
+    ['CONNECT to a host and port', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'],
+    ['CONNECT to a path of ours', 'CONNECT /admin/api/info HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['CONNECT with bytes for the tunnel behind it', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: x\r\n\r\nSSH-2.0-x\r\n'],
+  ])('%s: 501 not_implemented (Node closes without an answer)', async (_, request) => {
+    expectJsonRefusal(await rawExchange(app.baseUrl, request), 501, 'not_implemented');
+  });
+
+  test.each([
+    ['GET', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n'],
+    ['a POST with its body', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'],
+    ['an empty expectation', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect:\r\n\r\n'],
+  ])('an Expect other than 100-continue (%s): 417 expectation_failed (Node answers a bare 417)', async (_, request) => {
+    expectJsonRefusal(await rawExchange(app.baseUrl, request), 417, 'expectation_failed');
+    expect(Number((await app.db('checkouts').count({ n: '*' }).first())?.n)).toBe(0);
+  });
+
+  test('an HTTP/1.1 request without Host: 400 bad_request naming the header (Node answers a bare 400)', async () => {
+    const answer = await rawExchange(app.baseUrl, 'GET /healthz HTTP/1.1\r\n\r\n');
+    expectJsonRefusal(answer, 400, 'bad_request');
+    expect(JSON.parse(answer.body).error).toMatch(/Host/);
+  });
+
+  test('the HTTP/2 preface an h2c client sends first: 400 bad_request', async () => {
+    expectJsonRefusal(await rawExchange(app.baseUrl, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), 400, 'bad_request');
+  });
+
+  test('a CONNECT pipelined behind a request is refused after that request’s answer, not in its place', async () => {
+    const answer = await rawExchange(app.baseUrl, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nCONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n');
+    const answers = answer.raw.split(/(?=HTTP\/1\.1 \d{3} )/);
+    expect(answers.map((text) => text.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 501']);
+    expect(answers[1]).toMatch(/\r\n\r\n\{"error":"[^"]+","code":"not_implemented"\}$/);
+  });
+
+  test('CONNECT from clients that reset at once costs nothing: the server goes on answering', async () => {
+    const { port } = new URL(app.baseUrl);
+    await Promise.all(
+      Array.from({ length: 20 }, () =>
+        new Promise<void>((resolve) => {
+          const socket = net.connect(Number(port), '127.0.0.1', () => {
+            socket.write('CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n');
+            socket.resetAndDestroy();
+          });
+          socket.on('close', () => resolve());
+          socket.on('error', () => undefined);
+        }),
+      ),
+    );
+    expect((await app.anonymous.get('/healthz')).status).toBe(200);
+  });
+});
+
+describe('what Node hands to the app is answered by the app', () => {
+  const statusLines = (raw: string) => raw.split('\r\n').filter((line) => line.startsWith('HTTP/1.1 '));
+
+  test.each([
+    ['Upgrade: websocket', 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\n\r\n'],
+    ['Upgrade: h2c', 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings, close\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n'],
+    ['HTTP/1.0 without Host', 'GET /healthz HTTP/1.0\r\n\r\n'],
+    ['HTTP/1.0 with an expectation, which HTTP/1.0 has not', 'GET /healthz HTTP/1.0\r\nExpect: foo\r\n\r\n'],
+  ])('%s: the app’s answer', async (_, request) => {
+    const answer = await rawExchange(app.baseUrl, request);
+    expect(statusLines(answer.raw)).toEqual(['HTTP/1.1 200 OK']);
+  });
+
+  test('Expect: 100-continue: Node’s interim 100, then the app’s answer', async () => {
+    const answer = await rawExchange(
+      app.baseUrl,
+      'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    expect(statusLines(answer.raw)).toEqual(['HTTP/1.1 100 Continue', 'HTTP/1.1 401 Unauthorized']);
+  });
+});
+
 test('each refusal of Node’s maps to a code of the one list, with its status', () => {
   const statusOf = (code?: string) => Number(clientErrorAnswer(Object.assign(new Error('x'), { code })).split(' ')[1]);
   expect(statusOf('HPE_HEADER_OVERFLOW')).toBe(431);
