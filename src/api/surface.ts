@@ -26,6 +26,7 @@ export function readApiGroups(): OperationGroup[] {
         ? `Alias of ${root.aliasOf}: the same answers under a second root`
         : `API ${root.version}`,
       operations: versionOperations(VERSION_FEATURES[root.version]),
+      slashRedirects: true as const,
     })),
     {
       prefix: '',

@@ -1,4 +1,5 @@
-import { type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ERROR_CODES, type ErrorCode } from '../shared/errors';
 
@@ -9,44 +10,98 @@ const PARSER_REFUSALS: Record<string, { code: ErrorCode; message: string }> = {
   ERR_HTTP_REQUEST_TIMEOUT: { code: 'request_timeout', message: 'The request did not arrive in time' },
 };
 const MALFORMED = { code: 'bad_request' as const, message: 'The request is not valid HTTP (method, target, headers or framing)' };
+const CONNECT_REFUSED = { code: 'not_implemented' as const, message: 'CONNECT is not implemented: this service is not a proxy' };
+const EXPECTATION_FAILED = { code: 'expectation_failed' as const, message: 'The only expectation this service meets is Expect: 100-continue' };
+const HOST_MISSING = { code: 'bad_request' as const, message: 'An HTTP/1.1 request must have a Host header' };
+
+/** The app's JSON error, and the headers every refusal made here has: the connection ends after it. */
+function refusal({ code, message }: { code: ErrorCode; message: string }) {
+  const { status } = ERROR_CODES[code];
+  const body = JSON.stringify({ error: message, code });
+  const headers = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    Connection: 'close',
+  };
+  return { status, headers, body };
+}
+
+/** A refusal as raw HTTP, for a socket that no response object owns. */
+function rawRefusal(meaning: { code: ErrorCode; message: string }): string {
+  const { status, headers, body } = refusal(meaning);
+  return [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', body].join('\r\n');
+}
+
+/** A refusal on a response Node created, which keeps its place among pipelined answers. */
+function respondWithRefusal(res: ServerResponse, meaning: { code: ErrorCode; message: string }): void {
+  const { status, headers, body } = refusal(meaning);
+  res.writeHead(status, headers);
+  res.end(body);
+}
 
 /** The raw HTTP answer to a request that Node's parser refused: the app's JSON error shape, and the connection ends. */
 export function clientErrorAnswer(err: NodeJS.ErrnoException): string {
-  const { code, message } = (err.code && PARSER_REFUSALS[err.code]) || MALFORMED;
-  const { status } = ERROR_CODES[code];
-  const body = JSON.stringify({ error: message, code });
-  return [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    'Cache-Control: no-store',
-    'X-Content-Type-Options: nosniff',
-    'Connection: close',
-    '',
-    body,
-  ].join('\r\n');
+  return rawRefusal((err.code && PARSER_REFUSALS[err.code]) || MALFORMED);
 }
 
 /**
- * Answers what Node's HTTP parser refuses before the app runs (an unknown method, a target not starting with `/`,
- * headers over the limit, conflicting Content-Length and Transfer-Encoding) with the JSON error every other refusal
- * has, instead of Node's bare status line. A connection that is gone (ECONNRESET) is only closed. Returns the server.
- *
- * When the app is still answering an earlier request on the connection: if that request's body is what failed to
- * parse, the refusal is its answer (or, once its answer has begun, the connection just closes); if the failure is a
- * pipelined request after a complete one, the refusal waits for that answer to end, or it would read as its answer.
+ * Writes `answer` on a socket that Node has given up parsing, and closes it. When the app is still answering an
+ * earlier request on the connection: if that request's body is what failed to parse, the refusal is its answer (or,
+ * once its answer has begun, the connection just closes); if the refused request was pipelined after a complete
+ * one, the refusal waits for that answer to end, or it would read as its answer.
+ */
+function refuseOnSocket(socket: Duplex, answer: string): void {
+  const refuse = () => {
+    if (socket.writable) socket.end(answer, () => socket.destroy());
+    else socket.destroy();
+  };
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (!inFlight || inFlight.writableFinished) refuse();
+  else if (inFlight.req.complete) inFlight.once('close', refuse);
+  else if (inFlight.headersSent) socket.destroy();
+  else refuse();
+}
+
+/**
+ * Hands requests to the server's own handler, except an HTTP/1.1 request without Host (RFC 9112 §3.2), which Node
+ * would answer with a bare 400 of its own: it is refused here in JSON. Needs the handler attached, as `listen` does.
+ */
+function refuseMissingHost(server: Server): void {
+  const handlers = server.listeners('request') as RequestListener[];
+  if (handlers.length === 0) throw new Error('answerClientErrors needs the server with its request handler');
+  (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) return respondWithRefusal(res, HOST_MISSING);
+    for (const handle of handlers) handle.call(server, req, res);
+  });
+}
+
+/**
+ * Answers, with the JSON error every other refusal has, what Node would otherwise answer by itself before the app
+ * runs (docs/api.md, "Every operation"), and closes the connection. Returns the server.
+ * - `clientError`: what the parser refuses (an unknown method, a target not starting with `/`, headers over the
+ *   limit, conflicting Content-Length and Transfer-Encoding, the HTTP/2 preface): Node's bare status line. A
+ *   connection the client already reset is only closed.
+ * - `connect`: a CONNECT request, which Node would close without an answer: 501, as no path of ours has it.
+ * - `checkExpectation`: an `Expect` other than `100-continue`, which Node answers with a bare 417.
+ * - an HTTP/1.1 request without Host, which Node answers with a bare 400.
+ * Requests with `Upgrade` reach the app as any other (there is no `upgrade` listener), and `Expect: 100-continue`
+ * gets Node's interim `100 Continue` before the app answers.
  */
 export function answerClientErrors(server: Server): Server {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    const refuse = () => {
-      if (err.code === 'ECONNRESET' || !socket.writable) socket.destroy();
-      else socket.end(clientErrorAnswer(err), () => socket.destroy());
-    };
-    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (!inFlight || inFlight.writableFinished) refuse();
-    else if (inFlight.req.complete) inFlight.once('close', refuse);
-    else if (inFlight.headersSent) socket.destroy();
-    else refuse();
+    if (err.code === 'ECONNRESET') socket.destroy();
+    else refuseOnSocket(socket, clientErrorAnswer(err));
   });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    // Node has taken its own error listener off a CONNECT socket: without this, a reset would crash the process.
+    socket.on('error', () => socket.destroy());
+    refuseOnSocket(socket, rawRefusal(CONNECT_REFUSED));
+  });
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => respondWithRefusal(res, EXPECTATION_FAILED));
+  refuseMissingHost(server);
   return server;
 }

@@ -13,6 +13,8 @@ export interface MountedRoute {
   path: string;
   access: Access;
   operation: Operation;
+  /** GET and HEAD of this path with the other trailing slash answer 308 to it (OperationGroup.slashRedirects). */
+  redirectsOtherSlash: boolean;
 }
 
 type Layer = Router['stack'][number];
@@ -75,28 +77,53 @@ export function createRouter(groups: OperationGroup[], deps: RouteContext): { ro
       if (operation.cors) {
         middleware.push(allowAnyOrigin);
         router.options(path, answerPreflight(`${operation.method.toUpperCase()}, OPTIONS`));
-        declare({ method: 'OPTIONS', path, access: 'public', operation });
+        declare({ method: 'OPTIONS', path, access: 'public', operation, redirectsOtherSlash: false });
       }
       if (guard) middleware.push(guard);
       if (operation.body) middleware.push(jsonBody);
       router[operation.method](path, ...middleware, handler(operation, deps));
-      declare({ method: operation.method.toUpperCase(), path, access: operation.access, operation });
+      const redirectsOtherSlash = group.slashRedirects === true && operation.method === 'get';
+      declare({ method: operation.method.toUpperCase(), path, access: operation.access, operation, redirectsOtherSlash });
     }
   }
   return { router, routes };
 }
 
 /**
- * Last in line: a request no route matched, whose path differs from a route's only by its trailing slash, gets a
- * 404 that names the documented spelling (a common slip that would otherwise look like a missing resource).
+ * Whether a client that follows a redirect to `path` requests exactly `path`: no empty segment (`//` at the start
+ * would even name another host), no dot segment in any spelling, nothing a URL parser rewrites.
+ */
+function requestedAsWritten(path: string): boolean {
+  return !path.includes('//') && new URL(path, 'http://localhost').pathname === path;
+}
+
+/**
+ * Last in line: a request no route matched, whose path differs from a route's only by its trailing slash. A GET or
+ * HEAD of a route that redirects (the read API) gets a 308 to the documented path with the query string as sent;
+ * anything else, with any method, a 404 that names the documented spelling (a common slip that would otherwise look like a missing
+ * resource). The redirect is answered before the route's guard and depends on nothing but the path, which the
+ * OpenAPI document publishes anyway: it tells no one whether a resource exists or credentials are right. Its target
+ * is a path, never an absolute URL (Host is the client's own), and both the request's path and the target must be
+ * ones a client requests as written: `/x//`, dot segments and the like stay 404s, never redirects into a route.
  */
 export function suggestDocumentedSpelling(router: Router): Middleware {
   return async function documentedSpelling(ctx: Context, next: Next) {
     await next();
     if (ctx.status !== 404 || ctx.body !== undefined) return;
     const other = ctx.path.endsWith('/') ? ctx.path.slice(0, -1) : `${ctx.path}/`;
-    if (other !== '' && router.match(other, ctx.method).route) {
-      throw new ApiError('not_found', `Not found; the documented path is ${other}`);
+    if (other === '') return;
+    const routes = router.match(other, ctx.method).path.filter((layer) => layer.methods.length > 0);
+    if (routes.length === 0) return;
+    const forMethod = routes.filter((layer) => layer.methods.includes(ctx.method));
+    const redirects = forMethod.length > 0 && forMethod.every((layer) => declarationOf(layer)?.redirectsOtherSlash);
+    if (redirects && (ctx.method === 'GET' || ctx.method === 'HEAD') && requestedAsWritten(ctx.path) && requestedAsWritten(other)) {
+      const query = ctx.url.indexOf('?');
+      // An empty body: set before the status, or Koa would make the answer a 204.
+      ctx.body = null;
+      ctx.status = 308;
+      ctx.set('Location', query < 0 ? other : other + ctx.url.slice(query));
+      return;
     }
+    throw new ApiError('not_found', `Not found; the documented path is ${other}`);
   };
 }

@@ -34,7 +34,8 @@ export interface Operation<Q = unknown, P = unknown, B = unknown> {
   method: 'get' | 'post' | 'put';
   /**
    * The path exactly as documented, relative to its group's prefix, in Koa syntax (`:id`). Routes match
-   * case-sensitively and with the trailing slash as written; any other spelling is a 404.
+   * case-sensitively and with the trailing slash as written; any other spelling is a 404 (or, in a group with
+   * `slashRedirects`, a redirect for the other trailing slash).
    */
   path: string;
   access: Access;
@@ -66,6 +67,11 @@ export function defineOperation<Q, P, B>(operation: Operation<Q, P, B>): Operati
 export interface OperationGroup {
   /** Prepended to each operation's path ('' for none). */
   prefix: string;
+  /**
+   * A GET or HEAD of one of the group's GET paths with its trailing slash added or removed answers 308 to the path
+   * as documented, before any guard: the read API, whose clients come from a platform that redirected so.
+   */
+  slashRedirects?: true;
   tag: string;
   description: string;
   operations: Operation[];

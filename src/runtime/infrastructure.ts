@@ -66,8 +66,12 @@ export async function connectTemporal(
     uiPort: config.temporal.uiPort,
     namespace: config.temporal.namespace,
     cliPath: config.temporal.cliPath,
+    onUnexpectedExit: (exit) => {
+      log.fatal({ exit }, 'Temporal dev server ended by itself; stopping');
+      void lifecycle.stop().then(() => process.exit(1));
+    },
   });
   lifecycle.onStop(() => server.stop());
-  log.info({ address: server.address, ui: server.uiUrl }, 'Temporal dev server started');
+  log.info({ address: server.address, ui: server.uiUrl, pid: server.pid }, 'Temporal dev server started');
   return { connection: openTemporalSettings(server.address, config.temporal, log), uiUrl: config.temporal.uiUrl ?? server.uiUrl };
 }

@@ -1,7 +1,11 @@
-import path from 'node:path';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir } from 'node:fs/promises';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../delivery-rules/search-attributes';
 import { devServerExecutable } from './binaries';
 import { devServerUiUrl } from './ui';
@@ -23,15 +27,34 @@ export interface DevServerOptions {
   uiPort: number;
   namespace: string;
   cliPath?: string;
+  /** Called when the started server ends without stop(): the process that relies on it cannot go on as if it ran. */
+  onUnexpectedExit?: (exit: DevServerExit) => void;
+}
+
+export interface DevServerExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Why it could not be started at all (the binary missing or not executable). */
+  error?: Error;
 }
 
 export interface DevServerHandle {
   address: string;
   uiUrl: string;
+  pid: number;
   stop(): Promise<void>;
 }
 
 const STATE_FILE = 'temporal.sqlite';
+
+/** How long the server may take to answer after it was started (its first start creates the SQLite schema). */
+const START_TIMEOUT_MS = 30_000;
+
+/**
+ * util-linux's `setpriv`, where present (Linux): it makes the kernel send the server SIGKILL when this process
+ * dies, however it dies (SIGKILL, the OOM killer), which no handler of ours can see.
+ */
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((candidate) => existsSync(candidate));
 
 /**
  * The state holds workflow histories and activity results: for this user only. The folder is 0700, and files kept
@@ -47,28 +70,127 @@ async function preparePrivateState(dataDir: string): Promise<string> {
 }
 
 /**
- * Starts the Temporal CLI dev server with its Web UI. Its state is file-backed under the data directory, so
- * workflows sleeping in retry backoff survive a restart of `npm start`.
+ * Resolves when nothing listens on 127.0.0.1:port. Otherwise the start must fail here: the server would not start,
+ * yet whatever holds the port (often a dev server that an earlier start left running) would answer in its place.
+ */
+function refuseTakenPort(port: number, setting: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `Port ${port} (${setting}) is taken by another process, perhaps a Temporal dev server that an earlier ` +
+                `start left running; this start's own dev server cannot listen there. Stop that process, or set ` +
+                `${setting} to a free port.`,
+            )
+          : err,
+      ),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}
+
+/** Whether the frontend at `address` answers for `namespace`. */
+async function answers(address: string, namespace: string): Promise<boolean> {
+  try {
+    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+    try {
+      await connection.workflowService.describeNamespace({ namespace });
+      return true;
+    } finally {
+      await connection.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Starts the CLI in a process group of its own, so that Ctrl-C reaches this process only and the server is stopped
+ * after the worker that uses it; and, where setpriv exists, so that the kernel kills it with this process.
+ */
+function spawnServer(executable: string, args: string[]): ChildProcess {
+  const [command, commandArgs] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', executable, ...args]] : [executable, args];
+  return spawn(command, commandArgs, { detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
+/**
+ * Starts the Temporal CLI dev server with its Web UI, as a child of this process that ends with it: on stop(), on
+ * every exit of this process ('exit' runs on process.exit, the end of the event loop and an uncaught exception),
+ * and on Linux also when this process is killed. Its state is file-backed under the data directory, so workflows
+ * sleeping in retry backoff survive a restart of `npm start`.
+ *
+ * It never settles for a server it did not start: a taken port fails before the start, and the start is complete
+ * only when the server answers while our child is still running; a child that exits first fails the start.
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServerHandle> {
+  const executable = devServerExecutable(options.cliPath);
+  if (executable.type !== 'existing-path') {
+    throw new Error('The Temporal CLI was not found: run `npm run tools`, or set TEMPORAL_CLI_PATH to a `temporal` binary');
+  }
+  await refuseTakenPort(options.port, 'TEMPORAL_DEV_SERVER_PORT');
+  await refuseTakenPort(options.uiPort, 'TEMPORAL_UI_PORT');
   const dbFilename = await preparePrivateState(options.dataDir);
+  const args = [
+    ...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--ui-port', String(options.uiPort)],
+    ...['--namespace', options.namespace, '--db-filename', dbFilename, '--log-level', 'warn', ...DEV_SERVER_ARGS],
+    // As the SDK's own start of it: the server does not call home for version updates.
+    ...['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
+  ];
   // The server process inherits the umask it is started with: its database and journal files are created 0600.
   const umask = process.umask(0o077);
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: devServerExecutable(options.cliPath),
-      ip: '127.0.0.1',
-      port: options.port,
-      ui: true,
-      uiPort: options.uiPort,
-      namespace: options.namespace,
-      dbFilename,
-      extraArgs: ['--log-level', 'warn', ...DEV_SERVER_ARGS],
-    },
-  }).finally(() => process.umask(umask));
+  let child: ChildProcess;
+  try {
+    child = spawnServer(executable.path, args);
+  } finally {
+    process.umask(umask);
+  }
+
+  const killGroup = () => {
+    try {
+      // SIGKILL: the server has persisted every change before it answered, and SQLite survives a killed process;
+      // a graceful stop takes seconds and would not make the state any safer.
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // Already gone, or never started.
+    }
+  };
+  process.on('exit', killGroup);
+  let state: 'starting' | 'running' | 'stopping' = 'starting';
+  let ended: DevServerExit | undefined;
+  const exited = new Promise<DevServerExit>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', (error) => resolve({ code: null, signal: null, error }));
+  }).then((exit) => {
+    ended = exit;
+    process.off('exit', killGroup);
+    if (state === 'running') options.onUnexpectedExit?.(exit);
+    return exit;
+  });
+
+  const address = `127.0.0.1:${options.port}`;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!(await answers(address, options.namespace)) || ended) {
+    if (ended) {
+      if (ended.error) throw new Error(`The Temporal dev server could not be started: ${ended.error.message}`);
+      throw new Error(`The Temporal dev server exited during its start (code ${ended.code}, signal ${ended.signal}); its own message is above`);
+    }
+    if (Date.now() > deadline) {
+      killGroup();
+      throw new Error(`The Temporal dev server did not answer on ${address} within ${START_TIMEOUT_MS / 1000} s`);
+    }
+    await delay(100);
+  }
+  state = 'running';
   return {
-    address: `127.0.0.1:${options.port}`,
+    address,
     uiUrl: devServerUiUrl(options.uiPort),
-    stop: () => env.teardown(),
+    pid: child.pid!,
+    async stop() {
+      state = 'stopping';
+      killGroup();
+      await exited;
+    },
   };
 }

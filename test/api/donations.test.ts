@@ -128,9 +128,16 @@ describe('GET crm/donations/', () => {
     expect(alias).toHaveLength(8);
   });
 
-  test('only the documented spelling answers; without its trailing slash a 404 names the documented path', async () => {
-    const response = await given.app.get('/api/v2.1/crm/donations?dateFrom=03-30-2025&dateTo=03-30-2025');
-    expect(response.status).toBe(404);
-    expect(await response.json()).toEqual({ error: 'Not found; the documented path is /api/v2.1/crm/donations/', code: 'not_found' });
+  test('without its trailing slash, a GET is redirected (308) to the documented path, and a client that follows it gets its answer', async () => {
+    const query = 'dateFrom=03-30-2025&dateTo=03-30-2025';
+    const { baseUrl } = given.app;
+    const redirect = await fetch(`${baseUrl}/api/v2.1/crm/donations?${query}`, { headers: given.app.staff(), redirect: 'manual' });
+    expect([redirect.status, redirect.headers.get('location')]).toEqual([308, `/api/v2.1/crm/donations/?${query}`]);
+    const followed = await given.app.get(`/api/v2.1/crm/donations?${query}`);
+    expect([followed.status, followed.url]).toEqual([200, `${baseUrl}/api/v2.1/crm/donations/?${query}`]);
+    expect(await followed.json()).toEqual(await list('/api/v2.1', query));
+    // Only GET and HEAD: another method would send its body twice.
+    const post = await given.app.post(`/api/v2.1/crm/donations?${query}`, {});
+    expect([post.status, await post.json()]).toEqual([404, { error: 'Not found; the documented path is /api/v2.1/crm/donations/', code: 'not_found' }]);
   });
 });

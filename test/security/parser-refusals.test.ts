@@ -73,20 +73,53 @@ describe('requests Node’s parser refuses get a JSON error and a closed connect
     expect(Number((await app.db('checkouts').count({ n: '*' }).first())?.n)).toBe(0);
   });
 
-  test('after a normal answer on the same connection, the bad request that follows still gets its own JSON answer', async () => {
-    const answer = await rawExchange(app.baseUrl, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nFOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-    const answers = answer.raw.split(/(?=HTTP\/1\.1 \d{3} )/);
-    expect(answers.map((text) => text.slice(0, 12))).toEqual(['HTTP/1.1 200', 'HTTP/1.1 400']);
-    expect(answers[1]).toMatch(/\r\n\r\n\{"error":"[^"]+","code":"bad_request"\}$/);
+});
+
+describe('what Node would answer by itself gets the same JSON error and a closed connection', () => {
+  test.each([
+    // Node closes a CONNECT without an answer.
+    ['CONNECT to a host and port', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 501, 'not_implemented'],
+    ['CONNECT to a path of ours', 'CONNECT /admin/api/info HTTP/1.1\r\nHost: x\r\n\r\n', 501, 'not_implemented'],
+    ['CONNECT with bytes for the tunnel behind it', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: x\r\n\r\nSSH-2.0-x\r\n', 501, 'not_implemented'],
+    // Node answers an Expect other than 100-continue with a bare 417; the body is not read.
+    ['Expect: foo', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo\r\n\r\n', 417, 'expectation_failed'],
+    ['a POST with its body and an Expect', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 417, 'expectation_failed'],
+    ['an empty Expect', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect:\r\n\r\n', 417, 'expectation_failed'],
+    // Node answers an HTTP/1.1 request without Host with a bare 400.
+    ['an HTTP/1.1 request without Host', 'GET /healthz HTTP/1.1\r\n\r\n', 400, 'bad_request'],
+    // The parser refuses the preface of a client that assumes HTTP/2.
+    ['the HTTP/2 preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 400, 'bad_request'],
+  ])('%s: %i %s', async (_, request, status, code) => {
+    expectJsonRefusal(await rawExchange(app.baseUrl, request), status, code);
+    expect(Number((await app.db('checkouts').count({ n: '*' }).first())?.n)).toBe(0);
   });
 
-  test('a client that resets right after a bad request costs nothing: the server goes on answering', async () => {
+  test('the refusal of a request without Host names the header', async () => {
+    expect(JSON.parse((await rawExchange(app.baseUrl, 'GET /healthz HTTP/1.1\r\n\r\n')).body).error).toMatch(/Host header/);
+  });
+});
+
+describe('a refusal on a connection another request shares, or a client resets', () => {
+  test.each([
+    ['a request the parser refuses', 'FOO /healthz HTTP/1.1\r\nHost: x\r\n\r\n', 'HTTP/1.1 400', 'bad_request'],
+    ['a CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n', 'HTTP/1.1 501', 'not_implemented'],
+  ])('%s pipelined behind a normal one gets its own JSON answer after that one’s, not in its place', async (_, refused, statusLine, code) => {
+    const answer = await rawExchange(app.baseUrl, `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n${refused}`);
+    const answers = answer.raw.split(/(?=HTTP\/1\.1 \d{3} )/);
+    expect(answers.map((text) => text.slice(0, 12))).toEqual(['HTTP/1.1 200', statusLine]);
+    expect(answers[1]).toMatch(new RegExp(`\\r\\n\\r\\n\\{"error":"[^"]+","code":"${code}"\\}$`));
+  });
+
+  test.each([
+    ['a bad request', `FOO / HTTP/1.1\r\nHost: x\r\n${'X-Filler: z\r\n'.repeat(50)}\r\n`],
+    ['a CONNECT', 'CONNECT example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n'],
+  ])('clients that reset right after %s cost nothing: the server goes on answering', async (_, request) => {
     const { port } = new URL(app.baseUrl);
     await Promise.all(
       Array.from({ length: 20 }, () =>
         new Promise<void>((resolve) => {
           const socket = net.connect(Number(port), '127.0.0.1', () => {
-            socket.write(`FOO / HTTP/1.1\r\nHost: x\r\n${'X-Filler: z\r\n'.repeat(50)}\r\n`);
+            socket.write(request);
             socket.resetAndDestroy();
           });
           socket.on('close', () => resolve());
@@ -95,6 +128,28 @@ describe('requests Node’s parser refuses get a JSON error and a closed connect
       ),
     );
     expect((await app.anonymous.get('/healthz')).status).toBe(200);
+  });
+});
+
+describe('what Node hands to the app is answered by the app', () => {
+  const statusLines = (raw: string) => raw.split('\r\n').filter((line) => line.startsWith('HTTP/1.1 '));
+
+  test.each([
+    ['Upgrade: websocket', 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\n\r\n'],
+    ['Upgrade: h2c', 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings, close\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n'],
+    ['HTTP/1.0 without Host', 'GET /healthz HTTP/1.0\r\n\r\n'],
+    ['HTTP/1.0 with an expectation, which HTTP/1.0 has not', 'GET /healthz HTTP/1.0\r\nExpect: foo\r\n\r\n'],
+  ])('%s: the app’s answer', async (_, request) => {
+    const answer = await rawExchange(app.baseUrl, request);
+    expect(statusLines(answer.raw)).toEqual(['HTTP/1.1 200 OK']);
+  });
+
+  test('Expect: 100-continue: Node’s interim 100, then the app’s answer', async () => {
+    const answer = await rawExchange(
+      app.baseUrl,
+      'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    expect(statusLines(answer.raw)).toEqual(['HTTP/1.1 100 Continue', 'HTTP/1.1 401 Unauthorized']);
   });
 });
 

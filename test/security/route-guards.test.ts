@@ -1,7 +1,10 @@
 import { request as httpRequest } from 'node:http';
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import { readApiGroups } from '../../src/api/surface';
 import { declarationOf } from '../../src/http/mount';
+import { insertCampaign, insertCampaignLinks, insertContact } from '../support/api-fixtures';
+import { rawExchange } from '../support/raw-http';
 import { basicAuth, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
@@ -87,8 +90,14 @@ function spellings(path: string): string[] {
   return [...new Set(variants)].filter((variant) => variant !== path);
 }
 
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
 /** A raw request: the path goes out as written (fetch would resolve dot segments and normalise the rest). */
-function send(method: string, path: string, headers: Record<string, string>): Promise<number> {
+function exchange(method: string, path: string, headers: Record<string, string>): Promise<Answer> {
   const url = new URL(app.baseUrl);
   return new Promise((resolve, reject) => {
     const body = method === 'POST' || method === 'PUT' ? '{}' : undefined;
@@ -101,14 +110,24 @@ function send(method: string, path: string, headers: Record<string, string>): Pr
         headers: { ...headers, ...(body ? { 'Content-Type': 'application/json', 'Content-Length': String(body.length) } : {}) },
       },
       (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.statusCode!));
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: text }));
       },
     );
     request.on('error', reject);
     request.end(body);
   });
 }
+
+const send = async (method: string, path: string, headers: Record<string, string>) => (await exchange(method, path, headers)).status;
+
+/** The path with its trailing slash removed, or added where it has none. */
+const otherSlash = (path: string) => (path.endsWith('/') ? path.slice(0, -1) : `${path}/`);
+
+/** The read API's GET paths as its own surface declares them, under every root: the routes that redirect. */
+const readApiGets = () =>
+  readApiGroups().flatMap((group) => group.operations.filter((operation) => operation.method === 'get').map((operation) => group.prefix + operation.path));
 
 const CREDENTIALS: Record<string, Record<string, string>> = {
   none: {},
@@ -133,6 +152,11 @@ test.each(Object.keys(CREDENTIALS))('with %s, no spelling of a guarded path answ
       for (const path of [exact, ...spellings(exact)]) {
         const status = await send(method, path, CREDENTIALS[credentials]);
         if (status >= 500 || (status < 300 && !publicRoute(method, path))) failures.push(`${method} ${path} (${route.access}) → ${status}`);
+        // The one redirect into a route by another spelling: the read API's GET with the other trailing slash. (A
+        // spelling that is a route itself, such as the page `/admin` next to `/admin/`, answers for itself.)
+        const slashRedirect = method === 'GET' && path === otherSlash(exact) && readApiGets().includes(route.path);
+        const ownRoute = router.match(path, method).route;
+        if (status >= 300 && status < 400 && !ownRoute && !slashRedirect) failures.push(`${method} ${path} (${route.access}) → ${status}`);
       }
     }
   }
@@ -149,6 +173,107 @@ test('the exact spelling of a staff route asks for credentials; other spellings 
   const staff = { Authorization: basicAuth(STAFF.username, STAFF.password) };
   expect(await send('GET', '/admin/api/webhook-endpoint', staff)).toBe(200);
   expect(await send('GET', '/admin/Api/info', staff)).toBe(404);
+});
+
+describe('the read API’s GET paths with the other trailing slash', () => {
+  // Percent-encodings, a `+`, an empty pair, a repeated key and a `/` and `?` in a value: passed on as sent.
+  const QUERY = '?dateFrom=01-01-2025&dateTo=01-31-2025&x=%2F%3Fa%20b&y=a+b&&y=2&z=/?';
+
+  test('every route that redirects is a read-API GET, and every read-API GET redirects', () => {
+    const redirecting = router.stack.filter((layer) => declarationOf(layer)?.redirectsOtherSlash).map((layer) => String(layer.path));
+    expect(readApiGets()).toHaveLength(20);
+    expect(redirecting.sort()).toEqual(readApiGets().sort());
+  });
+
+  test('GET and HEAD answer 308 to the documented path, the query kept byte for byte; other methods 404 with the hint', async () => {
+    const failures: string[] = [];
+    for (const documented of readApiGets().map(concrete)) {
+      const variant = otherSlash(documented);
+      for (const method of ['GET', 'HEAD']) {
+        for (const query of ['', QUERY, '?']) {
+          const answer = await exchange(method, variant + query, {});
+          const got = { status: answer.status, location: answer.headers.location, body: answer.body };
+          const expected = { status: 308, location: documented + query, body: '' };
+          if (JSON.stringify(got) !== JSON.stringify(expected)) failures.push(`${method} ${variant + query} → ${JSON.stringify(got)}`);
+        }
+      }
+      for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+        const answer = await exchange(method, variant, {});
+        const hint = { error: `Not found; the documented path is ${documented}`, code: 'not_found' };
+        if (answer.status !== 404 || answer.body !== JSON.stringify(hint)) failures.push(`${method} ${variant} → ${answer.status} ${answer.body}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  test('no other route redirects: its other trailing slash is a 404 that names the documented path', async () => {
+    const others = mountedRoutes().filter(({ method, path }) => method === 'GET' && !readApiGets().includes(path));
+    expect(others.length).toBeGreaterThan(15);
+    const failures: string[] = [];
+    for (const documented of others.map(({ path }) => concrete(path))) {
+      const answer = await exchange('GET', otherSlash(documented), {});
+      // The pages `/admin` and `/api/swagger` are routes of their own that redirect to their slash form.
+      if (router.match(otherSlash(documented), 'GET').route) continue;
+      if (answer.status !== 404 || JSON.parse(answer.body).error !== `Not found; the documented path is ${documented}`) {
+        failures.push(`GET ${otherSlash(documented)} → ${answer.status} ${answer.body}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  test('the redirect is the same with and without credentials, for a resource that exists and one that does not', async () => {
+    const contact = await insertContact(app.db, 'TEST', {
+      gender: 'f', first_name: 'Anna', last_name: 'Muster', email: 'anna@example.org', street: 'Weg', street_number: '1',
+      postal_code: '3000', city: 'Bern', country: 'CH', language: 'de',
+    });
+    await insertCampaignLinks(app.db, await insertCampaign(app.db, 'Bergwald'), [{ id: 'bergwald' }]);
+    const variants = [
+      `/api/v2.1/crm/contact/donations?contactId=${contact}`,
+      `/api/v2.1/crm/contact/donations?contactId=${contact + 1000}`,
+      '/api/v2.1/campaign-links/bergwald/config',
+      '/api/v2.1/campaign-links/no-such-link/config',
+    ];
+    const staff = { Authorization: basicAuth(STAFF.username, STAFF.password) };
+    for (const variant of variants) {
+      const answers = await Promise.all([{}, ...Object.values(CREDENTIALS), staff].map((headers) => exchange('GET', variant, headers)));
+      const seen = answers.map(({ status, headers, body }) => ({ status, location: headers.location, names: Object.keys(headers).filter((name) => name !== 'date').sort(), body }));
+      expect(new Set(seen.map((answer) => JSON.stringify(answer))).size).toBe(1);
+      expect(seen[0]).toMatchObject({ status: 308, location: variant.replace(/(\?|$)/, '/$1'), body: '' });
+      expect(seen[0].names).not.toContain('www-authenticate');
+    }
+  });
+
+  test('the target is a path, whatever Host, X-Forwarded-Host or an absolute request line say', async () => {
+    const forged = { Host: 'evil.example', 'X-Forwarded-Host': 'evil.example', 'X-Forwarded-Proto': 'https' };
+    expect((await exchange('GET', '/api/v1/crm/donations?a=1', forged)).headers.location).toBe('/api/v1/crm/donations/?a=1');
+    const absolute = await rawExchange(app.baseUrl, 'GET http://evil.example/api/v1/crm/donations?a=1 HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n');
+    expect([absolute.status, absolute.headers.location]).toEqual([308, '/api/v1/crm/donations/?a=1']);
+  });
+
+  test('another spelling never redirects into a route, only the other trailing slash does', async () => {
+    const spellingsOfVariant = [
+      '/api/v1/crm/donations//', // a slash too many, not the other slash
+      '//api/v1/crm/donations', // as a Location, a host
+      '/API/v1/crm/donations',
+      '/api/v1/crm/%64onations',
+      '/api%2Fv1%2Fcrm%2Fdonations',
+      '/./api/v1/crm/donations',
+      '/x/../api/v1/crm/donations',
+      '/api/v1/crm/donations;x',
+      '/api/v1/crm/donations%2F',
+      '/api/v1/campaign-links/../config', // a client would follow it to /api/v1/config/
+      '/api/v1/campaign-links/%2e%2e/config',
+      '/api/v1/campaign-links/./config',
+      '/api/v1/campaign-links//config',
+      '/api/v1/campaign-links/x\\..\\..\\admin/config',
+    ];
+    for (const path of spellingsOfVariant) {
+      for (const method of ['GET', 'HEAD']) {
+        const answer = await exchange(method, path, {});
+        expect([method, path, answer.status, answer.headers.location]).toEqual([method, path, 404, undefined]);
+      }
+    }
+  });
 });
 
 test('a wrong method is a 405 naming the allowed ones in Allow', async () => {

@@ -122,7 +122,8 @@ export function buildOpenApiDocument(groups: OperationGroup[]) {
         'Read-only donation, contact and newsletter data (v1, v2, v2.1) and campaign link configuration; the ' +
         'platform write side; the webhook admin API; under `webhooks`, every event the service sends. Dates are MM-DD-YYYY whole days in Europe/Zurich; v2.1 ' +
         'timestamps are UTC, v1 and v2 Swiss local time. Paths are case-sensitive and spelled exactly as listed ' +
-        '(with or without the trailing slash as shown); any other spelling is a 404. Bodies are JSON of at most ' +
+        '(with or without the trailing slash as shown); any other spelling is a 404, except that a GET or HEAD of a ' +
+        'read-API path without its trailing slash is redirected (308) to it. Bodies are JSON of at most ' +
         `${BODY_LIMIT}. Every error is a JSON object with \`error\` and \`code\`:\n\n${errorCodeTable}`,
     },
     tags: [...documented.map(({ tag, description }) => ({ name: tag, description })), ...WEBHOOK_TAGS],
