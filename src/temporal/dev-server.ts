@@ -6,6 +6,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../delivery-rules/search-attributes';
 import { devServerExecutable } from './binaries';
 import { devServerUiUrl } from './ui';
@@ -41,7 +42,8 @@ export interface DevServerExit {
 export interface DevServerHandle {
   address: string;
   uiUrl: string;
-  pid: number;
+  /** Our child's process id; undefined when the SDK started (and owns) the server. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -126,12 +128,10 @@ function spawnServer(executable: string, args: string[]): ChildProcess {
  */
 export async function startDevServer(options: DevServerOptions): Promise<DevServerHandle> {
   const executable = devServerExecutable(options.cliPath);
-  if (executable.type !== 'existing-path') {
-    throw new Error('The Temporal CLI was not found: run `npm run tools`, or set TEMPORAL_CLI_PATH to a `temporal` binary');
-  }
   await refuseTakenPort(options.port, 'TEMPORAL_DEV_SERVER_PORT');
   await refuseTakenPort(options.uiPort, 'TEMPORAL_UI_PORT');
   const dbFilename = await preparePrivateState(options.dataDir);
+  if (executable.type !== 'existing-path') return startDownloadedDevServer(options, dbFilename);
   const args = [
     ...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--ui-port', String(options.uiPort)],
     ...['--namespace', options.namespace, '--db-filename', dbFilename, '--log-level', 'warn', ...DEV_SERVER_ARGS],
@@ -192,5 +192,32 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       killGroup();
       await exited;
     },
+  };
+}
+
+/**
+ * Without `.tools` or TEMPORAL_CLI_PATH (a machine that never ran `npm run tools`, e.g. without Python), the SDK
+ * downloads the CLI and starts it, as it does for anyone online. The SDK owns that child: it is stopped by stop() and
+ * by this process's exit through its closed pipes, but not when this process is killed with SIGKILL (then stop the
+ * orphan by hand; the next start refuses the taken port instead of using it).
+ */
+async function startDownloadedDevServer(options: DevServerOptions, dbFilename: string): Promise<DevServerHandle> {
+  const umask = process.umask(0o077);
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'cached-download' },
+      ip: '127.0.0.1',
+      port: options.port,
+      ui: true,
+      uiPort: options.uiPort,
+      namespace: options.namespace,
+      dbFilename,
+      extraArgs: ['--log-level', 'warn', ...DEV_SERVER_ARGS],
+    },
+  }).finally(() => process.umask(umask));
+  return {
+    address: `127.0.0.1:${options.port}`,
+    uiUrl: devServerUiUrl(options.uiPort),
+    stop: () => env.teardown(),
   };
 }

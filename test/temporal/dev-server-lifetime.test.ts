@@ -90,7 +90,7 @@ test('a server that ends by itself is reported; one stopped by stop() is not', a
       onUnexpectedExit: (exit) => exits.push(exit),
     });
   const crashing = await start('crashing');
-  process.kill(crashing.pid, 'SIGKILL');
+  process.kill(crashing.pid!, 'SIGKILL');
   await eventually(async () => exits.length > 0, { what: 'the report of the ended server' });
   expect(exits).toEqual([{ code: null, signal: 'SIGKILL' }]);
 
