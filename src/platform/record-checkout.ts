@@ -11,6 +11,7 @@ import {
   paymentMethodInput,
   paymentStatusInput,
   positiveAmountInput,
+  refineAmountsIn,
   requiredText,
   rowIdInput,
   transactionIdInput,
@@ -45,6 +46,8 @@ export const checkoutInput = z
     invoice_reference_text: requiredText(140).optional(),
   })
   .superRefine((input, issues) => {
+    const amounts = input.positions.map((position, index) => ({ path: ['positions', index, 'amount'], amount: position.amount }));
+    refineAmountsIn(input.currency, amounts, issues);
     input.positions.forEach((position, index) => {
       if ((position.payment_type === 'recurring_init') !== (position.recurring !== undefined)) {
         issues.addIssue({

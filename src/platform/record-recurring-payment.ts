@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { ApiError, badRequest, notFound } from '../shared/errors';
+import { isAmountIn } from '../shared/money';
 import { findContact } from './contact-store';
 import type { PlatformCommand } from './context';
 import {
+  amountPrecisionProblem,
+  invalidBodyField,
   minorOf,
   paymentMethodInput,
   paymentStatusInput,
@@ -64,6 +67,12 @@ export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, Paym
     throw badRequest(`payment.status: a follow-up payment by ${method} is ${status}`);
   }
 
+  // The recurring donation's own amount was checked when it started; an amount given now is in its currency.
+  const amountMinor = input.amount === undefined ? recurring.amount_minor : minorOf(input.amount);
+  if (input.amount !== undefined && !isAmountIn(amountMinor, recurring.currency)) {
+    throw invalidBodyField('amount', amountPrecisionProblem(recurring.currency));
+  }
+
   const now = ctx.now();
   const payment = await insertPayment(trx, {
     environment: recurring.environment,
@@ -80,7 +89,7 @@ export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, Paym
     invoiceReference: ctx.platform.invoiceReference,
     positions: [
       {
-        amountMinor: input.amount === undefined ? recurring.amount_minor : minorOf(input.amount),
+        amountMinor,
         campaignId: recurring.campaign_id,
         purpose: recurring.purpose,
         paymentType: 'recurring_interval',

@@ -17,6 +17,7 @@ import {
   optionalText,
   paymentMethodInput,
   paymentStatusInput,
+  refineAmountsIn,
   requiredText,
   transactionIdInput,
 } from './input-schemas';
@@ -65,6 +66,21 @@ const itemInput = z.object({
   total_price_gross: nonNegativeAmountInput,
 });
 
+/** Every amount of an order, with its path: all are in the order's currency. */
+function shopOrderAmounts(input: {
+  items: Array<{ unit_price_net: number; unit_price_gross: number; total_price_gross: number }>;
+  total_price_gross: number;
+  total_vat: number;
+  total_discount: number;
+  shipping: { cost: number };
+}) {
+  const itemAmounts = input.items.flatMap((item, index) =>
+    (['unit_price_net', 'unit_price_gross', 'total_price_gross'] as const).map((field) => ({ path: ['items', index, field], amount: item[field] })),
+  );
+  const totals = (['total_price_gross', 'total_vat', 'total_discount'] as const).map((field) => ({ path: [field], amount: input[field] }));
+  return [...itemAmounts, ...totals, { path: ['shipping', 'cost'], amount: input.shipping.cost }];
+}
+
 export const shopOrderInput = z
   .object({
     environment: environmentInput,
@@ -87,6 +103,7 @@ export const shopOrderInput = z
     shipping: z.object({ method: requiredText(100), cost: nonNegativeAmountInput }),
   })
   .superRefine((input, issues) => {
+    refineAmountsIn(input.currency, shopOrderAmounts(input), issues);
     if (input.payment.status === 'pending' && input.payment.method !== QR_INVOICE_METHOD) {
       issues.addIssue({ code: 'custom', path: ['payment', 'status'], message: 'only a QR invoice (INV) can be pending' });
     }
