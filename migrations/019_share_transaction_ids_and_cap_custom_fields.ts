@@ -10,7 +10,11 @@ import type { Knex } from 'knex';
  * `checkouts`, whose own index keeps them apart. Ids that a checkout and a shop order already shared stay with the
  * checkout here; the shop order keeps its row.
  *
+ * A contact's merged custom field answers are capped (src/platform/custom-field-answers.ts); contacts that grew
+ * beyond the cap before keep the latest answers of their most recently answered field names, as the rule does.
  */
+
+const CAP = 50;
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -49,9 +53,34 @@ export async function up(knex: Knex): Promise<void> {
     );
     await knex.raw(`CREATE TRIGGER keep_transaction_ids_after_delete AFTER DELETE ON ${table} REFERENCING OLD TABLE AS old_rows ${keep}`);
   }
+
+  await knex.raw(
+    `
+    UPDATE contacts ct SET custom_fields = capped.fields, updated_at = now()
+      FROM (
+        SELECT contact_id, jsonb_object_agg(key, value) AS fields
+          FROM (
+            SELECT contact_id, key, value,
+                   row_number() OVER (PARTITION BY contact_id ORDER BY created_at DESC, checkout_id DESC, key) AS recency
+              FROM (
+                SELECT DISTINCT ON (c.contact_id, f.key) c.contact_id, f.key, f.value, c.created_at, c.id AS checkout_id
+                  FROM checkouts c CROSS JOIN LATERAL jsonb_each(c.custom_fields) f
+                 WHERE c.recurring_donation_id IS NULL
+                   AND c.contact_id IN (SELECT id FROM contacts WHERE (SELECT count(*) FROM jsonb_object_keys(custom_fields)) > ?)
+                 ORDER BY c.contact_id, f.key, c.created_at DESC, c.id DESC
+              ) latest
+          ) ranked
+         WHERE recency <= ?
+         GROUP BY contact_id
+      ) capped
+     WHERE ct.id = capped.contact_id
+  `,
+    [CAP, CAP],
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {
+  // The capped answers stay capped: every answer is still on the checkout it came with.
   for (const table of ['checkouts', 'shop_orders']) {
     for (const operation of ['insert', 'update', 'delete']) await knex.raw(`DROP TRIGGER keep_transaction_ids_after_${operation} ON ${table}`);
   }

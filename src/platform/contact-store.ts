@@ -41,8 +41,8 @@ export interface ContactWithStatistics extends Donor {
 /**
  * Finds the contact of an e-mail address in one environment (case-insensitive) or creates it, in one statement so
  * that concurrent calls cannot create two. An existing contact takes the given name and address (the latest
- * donation knows them best); custom field answers are merged, newer answers replacing older ones; newsletter
- * consent is only ever added.
+ * donation knows them best); custom field answers are merged, newer answers replacing older ones (and capped once
+ * the checkout is written: custom-field-answers.ts); newsletter consent is only ever added.
  */
 export async function upsertContact(
   trx: Knex.Transaction,
@@ -86,6 +86,11 @@ export async function contactExists(db: Db, contact: { id: number; environment?:
 export async function findContactIdByEmail(db: Db, environment: Environment, email: string): Promise<number | undefined> {
   const contact = await db(CONTACTS).where({ environment }).whereRaw('lower(email) = lower(?)', [email]).first('id');
   return contact?.id;
+}
+
+/** Replaces the contact's custom field answers (a capped set, see custom-field-answers.ts). */
+export async function replaceCustomFields(trx: Knex.Transaction, id: number, fields: Record<string, string | boolean>): Promise<void> {
+  await trx(CONTACTS).where({ id }).update({ custom_fields: JSON.stringify(fields) });
 }
 
 /** The contact's newsletter consent (a confirmed opt-in), as of `now`. */

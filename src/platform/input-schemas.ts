@@ -76,10 +76,13 @@ export function minorOf(amount: number): number {
   return minor;
 }
 
+/** The most custom fields one donation form may ask, and so the most answers one checkout carries. */
+export const MAX_CUSTOM_FIELDS = 50;
+
 /** Answers to the donation form's custom fields: text, or true/false for checkboxes. */
 const customFieldsInput = z
   .record(text(100).min(1), z.union([storableText(1000), z.boolean()]))
-  .refine((fields) => Object.keys(fields).length <= 50, 'at most 50 custom fields')
+  .refine((fields) => Object.keys(fields).length <= MAX_CUSTOM_FIELDS, `at most ${MAX_CUSTOM_FIELDS} custom fields`)
   .default({});
 
 /** One validator per donor field; `satisfies` keeps this in step with the declared donor fields. */

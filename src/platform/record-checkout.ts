@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Knex } from 'knex';
 import { badRequest } from '../shared/errors';
 import { upsertContact } from './contact-store';
+import { capContactCustomFields } from './custom-field-answers';
 import type { PlatformCommand } from './context';
 import {
   currencyInput,
@@ -192,5 +193,6 @@ export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = asy
     invoiceReference: invoiceSettings,
     positions,
   });
+  await capContactCustomFields(trx, contact);
   return announcePayment(trx, ctx, payment, 'donation.completed');
 };
