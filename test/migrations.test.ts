@@ -122,7 +122,7 @@ test('011 counts the contacts and totals the donations already there, and comes 
   await db.migrate.latest();
 });
 
-test('019 gives every transaction id its holder and caps merged custom fields already there, and comes back down', async () => {
+test('019 gives every transaction id its holder, caps merged answers, unlinks foreign sign-ups, and comes back down', async () => {
   await rollBackAfter('016_add_new_donations_to_contact_totals');
   const many = await insertContact(db, 'PRODUCTION', {
     ...LUCA,
@@ -150,6 +150,13 @@ test('019 gives every transaction id its holder and caps merged custom fields al
     shipping_cost_minor: 0,
   };
   await db('shop_orders').insert(order);
+  const signUp = { language: 'de', contact_id: few, confirmed_at: '2025-02-02T00:00:00Z' };
+  const [foreign, own] = await db('newsletter_subscriptions')
+    .insert([
+      { ...signUp, email: 'someone-else-019@example.org' },
+      { ...signUp, email: 'FEW-answers-019@example.ch' },
+    ])
+    .returning('id');
   const updatedBefore = (await db('contacts').where({ id: few }).first()).updated_at;
 
   await db.migrate.latest();
@@ -163,6 +170,8 @@ test('019 gives every transaction id its holder and caps merged custom fields al
   expect(Object.keys(capped).sort()).toEqual(Array.from({ length: 50 }, (_, index) => `F${110 + index}`));
   expect(capped.F159).toBe('answer 59');
   expect(await db('contacts').where({ id: few }).first()).toMatchObject({ custom_fields: { Anlass: 'Geburtstag' }, updated_at: updatedBefore });
+  // A sign-up is never linked to a contact with another address; another case is the same address.
+  expect(await db('newsletter_subscriptions').whereIn('id', [foreign.id, own.id]).orderBy('id').pluck('contact_id')).toEqual([null, few]);
 
   await rollBackAfter('016_add_new_donations_to_contact_totals');
   expect(await userTables()).not.toContain('transaction_ids');

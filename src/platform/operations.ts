@@ -116,7 +116,7 @@ const platformOperations = (): Operation[] => [
     body: signUpInput,
     record: 'The sign-up',
     schema: signUpRecordSchema,
-    errors: ['unknown_contact'],
+    errors: ['unknown_contact', 'contact_email_mismatch'],
     run: signUpForNewsletter,
   }),
   defineOperation({

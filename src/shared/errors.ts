@@ -33,6 +33,10 @@ export const ERROR_CODES = {
     status: 409,
     meaning: 'The transaction id was recorded for a payment that differs in environment, amounts, currency, donor or method',
   },
+  contact_email_mismatch: {
+    status: 409,
+    meaning: 'The contact named by contact_id has another e-mail address than the sign-up: consent belongs to the address that confirms',
+  },
   recurring_donation_inactive: { status: 409, meaning: 'The recurring donation is no longer active' },
   not_reconcilable: { status: 409, meaning: 'Only completed payments through an online provider can be reconciled' },
   already_reconciled: { status: 409, meaning: 'The payment has been reconciled before (it is reported once)' },

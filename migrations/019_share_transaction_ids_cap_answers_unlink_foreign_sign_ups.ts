@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /*
- * Two rules of the write side that the database keeps (docs/platform-api.md).
+ * Three rules of the write side, kept for the rows already there (docs/platform-api.md).
  *
  * One namespace of transaction ids. A transaction id names one payment, whatever kind it is: a checkout and a
  * shop order could share one, each table having only its own unique index. `transaction_ids` holds every id with the
@@ -12,6 +12,11 @@ import type { Knex } from 'knex';
  *
  * A contact's merged custom field answers are capped (src/platform/custom-field-answers.ts); contacts that grew
  * beyond the cap before keep the latest answers of their most recently answered field names, as the rule does.
+ *
+ * Consent belongs to the address that confirmed: a newsletter sign-up is never linked to a contact with another
+ * e-mail address. Sign-ups that were (a contact_id named by the caller) are unlinked, so that the read API no longer
+ * shows that contact's name and address for them. A consent such a confirmation gave the contact stays: it cannot be
+ * told from one the contact gave on a donation form (docs/platform-api.md says how to find them).
  */
 
 const CAP = 50;
@@ -77,10 +82,16 @@ export async function up(knex: Knex): Promise<void> {
   `,
     [CAP, CAP],
   );
+
+  await knex.raw(`
+    UPDATE newsletter_subscriptions ns SET contact_id = NULL
+      FROM contacts ct
+     WHERE ct.id = ns.contact_id AND lower(ct.email) <> lower(ns.email)
+  `);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  // The capped answers stay capped: every answer is still on the checkout it came with.
+  // The capped answers stay capped (every answer is still on the checkout it came with), unlinked sign-ups unlinked.
   for (const table of ['checkouts', 'shop_orders']) {
     for (const operation of ['insert', 'update', 'delete']) await knex.raw(`DROP TRIGGER keep_transaction_ids_after_${operation} ON ${table}`);
   }
