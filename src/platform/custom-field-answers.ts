@@ -9,7 +9,7 @@ import { latestCustomFieldAnswers } from './payment-store';
  * keeps the latest answer to each of its most recently answered field names, at most as many as one form may ask:
  * the answers of its latest donation always, older ones as far as room is left. Each checkout keeps all its own.
  */
-export const CONTACT_CUSTOM_FIELDS_CAP = MAX_CUSTOM_FIELDS;
+const CONTACT_CUSTOM_FIELDS_CAP = MAX_CUSTOM_FIELDS;
 
 /**
  * Caps the contact's merged answers, once the checkout that merged them is written (it is the most recent). Under
