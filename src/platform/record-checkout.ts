@@ -24,7 +24,7 @@ import { announcePayment, assertCampaignsExist, insertPayment, type PaymentRecor
 import {
   type MaterialFields,
   refuseOtherPaymentUnderSameId,
-  refuseTransactionIdOfAnotherKind,
+  isHeldByOwnKind,
   transactionIdInUse,
 } from './transaction-ids';
 
@@ -133,13 +133,13 @@ async function recordedCheckout(trx: Knex.Transaction, payment: StoredPayment): 
  */
 export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = async (trx, input, ctx) => {
   const transactionId = input.payment.transaction_id;
-  const existing = await findPaymentByTransactionId(trx, transactionId);
+  const held = await isHeldByOwnKind(trx, transactionId, 'payment');
+  const existing = held ? await findPaymentByTransactionId(trx, transactionId) : undefined;
   if (existing) {
     if (existing.recurring_donation_id !== null) throw transactionIdInUse(transactionId, 'a recurring follow-up payment');
     refuseOtherPaymentUnderSameId(transactionId, await recordedCheckout(trx, existing), requestedCheckout(input));
     return { created: false, record: presentPayment(existing) };
   }
-  await refuseTransactionIdOfAnotherKind(trx, transactionId);
 
   const invoiceSettings = {
     mode: input.invoice_reference_mode ?? ctx.platform.invoiceReference.mode,

@@ -16,7 +16,7 @@ import {
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation } from './payment-store';
 import { announcePayment, insertPayment, type PaymentRecord, presentPayment } from './payments';
-import { refuseOtherPaymentUnderSameId, refuseTransactionIdOfAnotherKind, transactionIdInUse } from './transaction-ids';
+import { isHeldByOwnKind, refuseOtherPaymentUnderSameId, transactionIdInUse } from './transaction-ids';
 
 export const recurringPaymentInput = z.object({
   recurring_id: rowIdInput,
@@ -48,7 +48,8 @@ function followUpStatus(method: string): 'completed' | 'pending' {
  */
 export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, PaymentRecord> = async (trx, input, ctx) => {
   const transactionId = input.payment.transaction_id;
-  const existing = await findPaymentByTransactionId(trx, transactionId);
+  const held = await isHeldByOwnKind(trx, transactionId, 'payment');
+  const existing = held ? await findPaymentByTransactionId(trx, transactionId) : undefined;
   if (existing) {
     if (existing.recurring_donation_id === null) throw transactionIdInUse(transactionId, 'a checkout');
     // The recurring donation the payment was recorded for: what an absent amount or method defaults to.
@@ -64,7 +65,6 @@ export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, Paym
     );
     return { created: false, record: presentPayment(existing) };
   }
-  await refuseTransactionIdOfAnotherKind(trx, transactionId);
 
   const recurring = await findRecurringDonation(trx, input.recurring_id);
   if (!recurring) throw notFound(`Recurring donation ${input.recurring_id} not found`, 'recurring_donation_not_found');

@@ -23,7 +23,7 @@ import {
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import { findShopOrderByTransactionId, insertShopOrder, loadShopOrderView, type ShopOrderRow } from './shop-order-store';
-import { type MaterialFields, refuseOtherPaymentUnderSameId, refuseTransactionIdOfAnotherKind } from './transaction-ids';
+import { isHeldByOwnKind, type MaterialFields, refuseOtherPaymentUnderSameId } from './transaction-ids';
 import type { ShopOrderView } from '../webhooks/payloads/views';
 
 // A shop order's customer and addresses share the name and postal address fields, and their limits.
@@ -198,12 +198,12 @@ const requestedOrder = (input: ShopOrderInput) =>
  */
 export const recordShopOrder: PlatformCommand<ShopOrderInput, ShopOrderRecord> = async (trx, input, ctx) => {
   const transactionId = input.payment.transaction_id;
-  const existing = await findShopOrderByTransactionId(trx, transactionId);
+  const held = await isHeldByOwnKind(trx, transactionId, 'shop_order');
+  const existing = held ? await findShopOrderByTransactionId(trx, transactionId) : undefined;
   if (existing) {
     refuseOtherPaymentUnderSameId(transactionId, recordedOrder(await loadShopOrderView(trx, existing), existing), requestedOrder(input));
     return { created: false, record: presentShopOrder(existing) };
   }
-  await refuseTransactionIdOfAnotherKind(trx, transactionId);
 
   const now = ctx.now();
   const { customer } = input;

@@ -39,10 +39,13 @@ const HELD_BY: Record<TransactionIdHolder, string> = {
 };
 
 /**
- * Refuses a transaction id that a record of another kind holds: one namespace for every payment. Called once the
- * command found no record of its own kind under the id.
+ * Whether a record of the caller's kind holds the transaction id (the caller then answers the repeat), false for a
+ * new id, and a 409 when a record of another kind holds it: one namespace for every payment. Looked up before the
+ * caller's own record: an id and its record are committed together, so once the id is seen, so is the record, and a
+ * payment committed a moment ago by a concurrent call is never taken for one of another kind.
  */
-export async function refuseTransactionIdOfAnotherKind(trx: Knex.Transaction, transactionId: string): Promise<void> {
+export async function isHeldByOwnKind(trx: Knex.Transaction, transactionId: string, kind: TransactionIdHolder): Promise<boolean> {
   const holder = await holderOfTransactionId(trx, transactionId);
-  if (holder) throw transactionIdInUse(transactionId, HELD_BY[holder]);
+  if (holder !== undefined && holder !== kind) throw transactionIdInUse(transactionId, HELD_BY[holder]);
+  return holder === kind;
 }
