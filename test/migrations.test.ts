@@ -121,3 +121,62 @@ test('011 counts the contacts and totals the donations already there, and comes 
   expect(await userTables()).not.toContain('contact_donation_totals');
   await db.migrate.latest();
 });
+
+test('019 gives every transaction id its holder, caps merged answers, unlinks foreign sign-ups, and comes back down', async () => {
+  await rollBackAfter('016_add_new_donations_to_contact_totals');
+  const many = await insertContact(db, 'PRODUCTION', {
+    ...LUCA,
+    email: 'many-answers-019@example.ch',
+    custom_fields: Object.fromEntries(Array.from({ length: 60 }, (_, index) => [`F${100 + index}`, 'merged'])),
+  });
+  for (let index = 0; index < 60; index += 1) {
+    const createdAt = new Date(Date.parse('2025-01-01T00:00:00Z') + index * 60_000).toISOString();
+    await insertCheckout(db, { contactId: many, environment: 'PRODUCTION', createdAt, positions: [{ amountMinor: 100 }], customFields: { [`F${100 + index}`]: `answer ${index}` } });
+  }
+  const few = await insertContact(db, 'PRODUCTION', { ...LUCA, email: 'few-answers-019@example.ch', custom_fields: { Anlass: 'Geburtstag' } });
+  const shared = await insertCheckout(db, { contactId: few, environment: 'PRODUCTION', createdAt: '2025-02-01T00:00:00Z', positions: [{ amountMinor: 100 }] });
+  const order = {
+    number: 'S019',
+    environment: 'PRODUCTION',
+    customer: JSON.stringify({ email: 'shop-019@example.ch' }),
+    currency: 'CHF',
+    total_price_gross_minor: 1000,
+    total_vat_minor: 0,
+    total_discount_minor: 0,
+    transaction_id: shared.transactionId,
+    payment_method: 'TWI',
+    payment_status: 'completed',
+    shipping_method: 'A-Post',
+    shipping_cost_minor: 0,
+  };
+  await db('shop_orders').insert(order);
+  const signUp = { language: 'de', contact_id: few, confirmed_at: '2025-02-02T00:00:00Z' };
+  const [foreign, own] = await db('newsletter_subscriptions')
+    .insert([
+      { ...signUp, email: 'someone-else-019@example.org' },
+      { ...signUp, email: 'FEW-answers-019@example.ch' },
+    ])
+    .returning('id');
+  const updatedBefore = (await db('contacts').where({ id: few }).first()).updated_at;
+
+  await db.migrate.latest();
+  // An id shared before stays with the checkout; the shop order keeps its row and can still be changed.
+  expect(await db('transaction_ids').where({ transaction_id: shared.transactionId })).toEqual([{ transaction_id: shared.transactionId, holder: 'payment' }]);
+  await db('shop_orders').where({ number: 'S019' }).update({ shipping_method: 'B-Post' });
+  const later = await insertCheckout(db, { contactId: few, environment: 'PRODUCTION', createdAt: '2025-03-01T00:00:00Z', positions: [{ amountMinor: 100 }] });
+  const laterOrder = { ...order, number: 'S019b', transaction_id: later.transactionId };
+  await expect(db('shop_orders').insert(laterOrder)).rejects.toThrow(/transaction_ids_pkey/);
+  const capped = (await db('contacts').where({ id: many }).first()).custom_fields;
+  expect(Object.keys(capped).sort()).toEqual(Array.from({ length: 50 }, (_, index) => `F${110 + index}`));
+  expect(capped.F159).toBe('answer 59');
+  expect(await db('contacts').where({ id: few }).first()).toMatchObject({ custom_fields: { Anlass: 'Geburtstag' }, updated_at: updatedBefore });
+  // A sign-up is never linked to a contact with another address; another case is the same address.
+  expect(await db('newsletter_subscriptions').whereIn('id', [foreign.id, own.id]).orderBy('id').pluck('contact_id')).toEqual([null, few]);
+
+  await rollBackAfter('016_add_new_donations_to_contact_totals');
+  expect(await userTables()).not.toContain('transaction_ids');
+  await db('shop_orders').insert(laterOrder);
+  expect(Object.keys((await db('contacts').where({ id: many }).first()).custom_fields)).toHaveLength(50);
+  await db('shop_orders').whereIn('number', ['S019', 'S019b']).del();
+  await db.migrate.latest();
+});

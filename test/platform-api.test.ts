@@ -1,8 +1,15 @@
 import { isValidQrReference } from '../src/platform/invoice-reference';
-import { saveEndpoint, type EndpointSettings } from '../src/webhooks/endpoint-store';
+import type { EndpointSettings } from '../src/webhooks/endpoint-store';
 import { insertCampaignLinks } from './support/api-fixtures';
 import { PLATFORM_DONOR as donor, presentedDonor } from './support/platform-donor';
-import { createKeyring } from '../src/secrets/keyring';
+import {
+  checkoutBody as baseCheckoutBody,
+  eventsCreatedBy as eventsOf,
+  nextTransactionId,
+  SHOP_CUSTOMER as customer,
+  shopOrderBody,
+  useEndpoint as useAnyEndpoint,
+} from './support/platform-calls';
 import { startTestApp, type TestApp } from './support/test-app';
 
 let app: TestApp;
@@ -18,61 +25,10 @@ afterAll(async () => {
   await app?.close();
 });
 
-const ALL_EVENTS: EndpointSettings['events'] = [
-  'donation.completed',
-  'donation.recurring_completed',
-  'donation.reconciled',
-  'newsletter.subscribed',
-  'shop_order.completed',
-];
-
-async function useEndpoint(settings: Partial<EndpointSettings> = {}): Promise<void> {
-  await saveEndpoint(
-    app.db,
-    {
-      url: 'https://crm.example.org/hooks',
-      active: true,
-      payload_version: 'v1',
-      events: ALL_EVENTS,
-      basic_auth_username: null,
-      basic_auth_password: null,
-      signing_secret: null,
-      ...settings,
-    },
-    new Date(),
-    createKeyring(app.config.secrets.keys),
-  );
-}
-
-interface EventRow {
-  id: number;
-  event_type: string;
-  payload_version: string;
-  source_key: string;
-  payload: string;
-  status: string;
-}
-
-/** The events the action created, oldest first. */
-async function eventsCreatedBy(action: () => Promise<unknown>): Promise<EventRow[]> {
-  const [{ max }] = await app.db('webhook_events').max('id as max');
-  await action();
-  return app.db('webhook_events').where('id', '>', max ?? 0).orderBy('id');
-}
-
-let transactionCounter = 0;
-const nextTransactionId = () => `tx-${++transactionCounter}`;
-
-function checkoutBody(overrides: Record<string, unknown> = {}) {
-  return {
-    environment: 'PRODUCTION',
-    currency: 'CHF',
-    donor,
-    positions: [{ amount: 50, campaign_id: water, purpose: 'Brunnenbau' }],
-    payment: { transaction_id: nextTransactionId(), method: 'TWI', status: 'completed' },
-    ...overrides,
-  };
-}
+const useEndpoint = (settings: Partial<EndpointSettings> = {}) => useAnyEndpoint(app, settings);
+const eventsCreatedBy = (action: () => Promise<unknown>) => eventsOf(app, action);
+const checkoutBody = (overrides: Record<string, unknown> = {}) =>
+  baseCheckoutBody({ positions: [{ amount: 50, campaign_id: water, purpose: 'Brunnenbau' }], ...overrides });
 
 const postCheckout = (body: unknown) => app.request('POST', '/platform/checkouts', body);
 
@@ -586,35 +542,7 @@ describe('newsletter', () => {
 });
 
 describe('shop orders', () => {
-  const customer = {
-    gender: 'male',
-    first_name: 'Reto',
-    last_name: 'Brunner',
-    email: 'reto.brunner@example.ch',
-    phone: '+41 31 123 45 67',
-    street: 'Marktgasse',
-    street_number: '3',
-    postal_code: '3011',
-    city: 'Bern',
-    country: 'CH',
-    language: 'de',
-  };
-  const address = { first_name: 'Reto', last_name: 'Brunner', street: 'Marktgasse', street_number: '3', postal_code: '3011', city: 'Bern', country: 'CH' };
-  const order = (customerType: 'registered' | 'guest') => ({
-    environment: 'PRODUCTION',
-    customer_type: customerType,
-    customer,
-    invoice_address: address,
-    items: [
-      { article_number: 'KAL-2026', quantity: 2, unit_price_net: 18.5, unit_price_gross: 19.95, discount_percentage: 10, total_price_gross: 35.91 },
-    ],
-    currency: 'CHF',
-    total_price_gross: 42.91,
-    total_vat: 2.89,
-    total_discount: 3.99,
-    payment: { transaction_id: nextTransactionId(), method: 'PAYPAL', status: 'completed' },
-    shipping: { method: 'A-Post', cost: 7 },
-  });
+  const order = shopOrderBody;
 
   test('registered and guest orders both fire shop_order.completed; a repeat creates nothing', async () => {
     await useEndpoint({ payload_version: 'v2' });

@@ -41,8 +41,8 @@ export interface ContactWithStatistics extends Donor {
 /**
  * Finds the contact of an e-mail address in one environment (case-insensitive) or creates it, in one statement so
  * that concurrent calls cannot create two. An existing contact takes the given name and address (the latest
- * donation knows them best); custom field answers are merged, newer answers replacing older ones; newsletter
- * consent is only ever added.
+ * donation knows them best); custom field answers are merged, newer answers replacing older ones (and capped once
+ * the checkout is written: custom-field-answers.ts); newsletter consent is only ever added.
  */
 export async function upsertContact(
   trx: Knex.Transaction,
@@ -77,6 +77,16 @@ export async function findContact(db: Db, id: number): Promise<ContactRow | unde
   return db(CONTACTS).where({ id }).first();
 }
 
+/**
+ * Whether the contact has this e-mail address, compared as contacts are found (case-insensitive): `same` or `other`,
+ * undefined for no such contact.
+ */
+export async function addressOfContact(db: Db, id: number, email: string): Promise<'same' | 'other' | undefined> {
+  const contact = await db(CONTACTS).where({ id }).first(db.raw('lower(email) = lower(?) AS same', [email]));
+  if (contact === undefined) return undefined;
+  return contact.same ? 'same' : 'other';
+}
+
 /** Whether the contact exists (in the environment, when one is given). */
 export async function contactExists(db: Db, contact: { id: number; environment?: Environment }): Promise<boolean> {
   return (await db(CONTACTS).where(contact).first('id')) !== undefined;
@@ -88,10 +98,29 @@ export async function findContactIdByEmail(db: Db, environment: Environment, ema
   return contact?.id;
 }
 
-/** The contact's newsletter consent (a confirmed opt-in), as of `now`. */
-export async function recordNewsletterConsent(trx: Knex.Transaction, id: number, now: Date): Promise<ContactRow> {
-  const [contact] = await trx(CONTACTS).where({ id }).update({ newsletter: true, updated_at: now }).returning('*');
-  return contact;
+/** Replaces the contact's custom field answers (a capped set, see custom-field-answers.ts). */
+export async function replaceCustomFields(trx: Knex.Transaction, id: number, fields: Record<string, string | boolean>): Promise<void> {
+  await trx(CONTACTS).where({ id }).update({ custom_fields: JSON.stringify(fields) });
+}
+
+/**
+ * The newsletter consent (a confirmed opt-in) of the contact with the confirmed address, as of `now`: the contact
+ * with the id, or the environment's contact, if its e-mail is that address (case-insensitive); undefined, and
+ * nothing changed, when there is none. Checked and written in one statement, so that a change of the contact's
+ * address cannot come in between.
+ */
+export async function recordNewsletterConsent(
+  trx: Knex.Transaction,
+  contact: { id: number } | { environment: Environment },
+  email: string,
+  now: Date,
+): Promise<ContactRow | undefined> {
+  const [consenting] = await trx(CONTACTS)
+    .where(contact)
+    .whereRaw('lower(email) = lower(?)', [email])
+    .update({ newsletter: true, updated_at: now })
+    .returning('*');
+  return consenting;
 }
 
 /** The environment's contacts, only those changed on or after `updatedSince` when it is given. */

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { DonorField } from '../shared/donor-fields';
+import { ApiError } from '../shared/errors';
 import { isCountryCode, isCurrencyCode, isLanguageCode } from '../shared/iso-codes';
-import { toMinor } from '../shared/money';
+import { decimalsOf, isAmountIn, toMinor } from '../shared/money';
 import { storableText } from '../shared/value-schemas';
 
 /** Building blocks of the write side's request bodies, shared by the platform commands. */
@@ -35,8 +36,38 @@ const amountInput = z
   .number()
   .max(999_999_999.99)
   .refine((value) => toMinor(value) !== undefined, 'must be a number with at most 2 decimals');
-export const positiveAmountInput = amountInput.refine((value) => value > 0, 'must be greater than 0');
+// Compared in minor units: 5e-324 is above 0 as a number, yet 0.00 as an amount.
+export const positiveAmountInput = amountInput.refine((value) => value > 0 && toMinor(value) !== 0, 'must be greater than 0');
 export const nonNegativeAmountInput = amountInput.refine((value) => value >= 0, 'must not be negative');
+
+/** Why an amount is not one of the currency's: finer than its smallest amount (a yen has no decimals). */
+export function amountPrecisionProblem(currency: string): string {
+  const decimals = decimalsOf(currency);
+  return decimals === 0 ? `must be a whole number: ${currency} has no decimals` : `must have at most ${decimals} decimals in ${currency}`;
+}
+
+/**
+ * Adds a problem for each amount finer than its currency allows (ISO 4217 minor units: JPY 1.55 is refused), for a
+ * body's refinement. An amount or currency that failed its own schema already has its problem and is skipped.
+ */
+export function refineAmountsIn(
+  currency: string,
+  amounts: ReadonlyArray<{ path: PropertyKey[]; amount: number | undefined }>,
+  issues: z.RefinementCtx,
+): void {
+  if (!isCurrencyCode(currency)) return;
+  for (const { path, amount } of amounts) {
+    const minor = amount === undefined ? undefined : toMinor(amount);
+    if (minor !== undefined && !isAmountIn(minor, currency)) {
+      issues.addIssue({ code: 'custom', path, message: amountPrecisionProblem(currency) });
+    }
+  }
+}
+
+/** A problem with one body field that only the command can see (it depends on stored records): a 400 as the schemas give. */
+export function invalidBodyField(name: string, message: string): ApiError {
+  return new ApiError('invalid_body', `${name}: ${message}`, {}, [{ in: 'body', name, message }]);
+}
 
 /** Minor units of an amount that passed one of the amount schemas above. */
 export function minorOf(amount: number): number {
@@ -45,10 +76,13 @@ export function minorOf(amount: number): number {
   return minor;
 }
 
+/** The most custom fields one donation form may ask, and so the most answers one checkout carries. */
+export const MAX_CUSTOM_FIELDS = 50;
+
 /** Answers to the donation form's custom fields: text, or true/false for checkboxes. */
 const customFieldsInput = z
   .record(text(100).min(1), z.union([storableText(1000), z.boolean()]))
-  .refine((fields) => Object.keys(fields).length <= 50, 'at most 50 custom fields')
+  .refine((fields) => Object.keys(fields).length <= MAX_CUSTOM_FIELDS, `at most ${MAX_CUSTOM_FIELDS} custom fields`)
   .default({});
 
 /** One validator per donor field; `satisfies` keeps this in step with the declared donor fields. */

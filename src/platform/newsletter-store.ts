@@ -53,8 +53,9 @@ export async function findSignUpForUpdate(trx: Knex.Transaction, id: number): Pr
   return trx(SIGN_UPS).where({ id }).forUpdate().first();
 }
 
-export async function markSignUpConfirmed(trx: Knex.Transaction, id: number, confirmedAt: Date): Promise<SignUpRow> {
-  const [row]: SignUpRow[] = await trx(SIGN_UPS).where({ id }).update({ confirmed_at: confirmedAt }).returning('*');
+/** Confirms the sign-up, linked to the contact whose consent it is (null: none). */
+export async function markSignUpConfirmed(trx: Knex.Transaction, id: number, confirmedAt: Date, contactId: number | null): Promise<SignUpRow> {
+  const [row]: SignUpRow[] = await trx(SIGN_UPS).where({ id }).update({ confirmed_at: confirmedAt, contact_id: contactId }).returning('*');
   return row;
 }
 

@@ -34,7 +34,7 @@ function respond<T>(ctx: Context, result: CommandResult<T>): void {
 
 const createdOrFound = (what: string, schema: z.ZodType) => ({
   201: { description: `${what} recorded`, schema },
-  200: { description: `${what} recorded before under the same key; nothing new was created`, schema },
+  200: { description: `${what} recorded before under the same key, the same in every material field; nothing new was created`, schema },
 });
 
 /**
@@ -86,7 +86,7 @@ const platformOperations = (): Operation[] => [
     body: checkoutInput,
     record: 'The payment',
     schema: paymentRecordSchema,
-    errors: ['unknown_campaign', 'transaction_id_in_use'],
+    errors: ['unknown_campaign', 'transaction_id_in_use', 'transaction_id_reused'],
     run: recordCheckout,
   }),
   command({
@@ -96,7 +96,7 @@ const platformOperations = (): Operation[] => [
     body: recurringPaymentInput,
     record: 'The payment',
     schema: paymentRecordSchema,
-    errors: ['recurring_donation_not_found', 'recurring_donation_inactive', 'transaction_id_in_use'],
+    errors: ['recurring_donation_not_found', 'recurring_donation_inactive', 'transaction_id_in_use', 'transaction_id_reused'],
     run: recordRecurringPayment,
   }),
   command({
@@ -116,7 +116,7 @@ const platformOperations = (): Operation[] => [
     body: signUpInput,
     record: 'The sign-up',
     schema: signUpRecordSchema,
-    errors: ['unknown_contact'],
+    errors: ['unknown_contact', 'contact_email_mismatch'],
     run: signUpForNewsletter,
   }),
   defineOperation({
@@ -143,6 +143,7 @@ const platformOperations = (): Operation[] => [
     body: shopOrderInput,
     record: 'The order',
     schema: shopOrderRecordSchema,
+    errors: ['transaction_id_in_use', 'transaction_id_reused'],
     run: recordShopOrder,
   }),
 ];

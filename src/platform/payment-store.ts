@@ -218,6 +218,30 @@ export async function answersOfFirstDonation(trx: Knex.Transaction, recurringId:
   return first?.custom_fields ?? {};
 }
 
+/**
+ * The contact's latest answer to each custom field name, from the checkouts made on a form (a follow-up repeats the
+ * answers of the first payment), for the `limit` most recently answered names: by the time of the latest checkout
+ * that answered them, ties by name.
+ */
+export async function latestCustomFieldAnswers(
+  trx: Knex.Transaction,
+  contactId: number,
+  limit: number,
+): Promise<Record<string, string | boolean>> {
+  const { rows } = await trx.raw<{ rows: { key: string; value: string | boolean }[] }>(
+    `SELECT key, value FROM (
+       SELECT DISTINCT ON (f.key) f.key, f.value, c.created_at, c.id
+         FROM ${CHECKOUTS} c CROSS JOIN LATERAL jsonb_each(c.custom_fields) f
+        WHERE c.contact_id = ? AND c.recurring_donation_id IS NULL
+        ORDER BY f.key, c.created_at DESC, c.id DESC
+     ) latest
+     ORDER BY created_at DESC, id DESC, key
+     LIMIT ?`,
+    [contactId, limit],
+  );
+  return Object.fromEntries(rows.map(({ key, value }) => [key, value]));
+}
+
 export async function isReconciled(trx: Knex.Transaction, checkoutId: number): Promise<boolean> {
   return (await trx(RECONCILIATIONS).where({ checkout_id: checkoutId }).first()) !== undefined;
 }

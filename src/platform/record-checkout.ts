@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { ApiError, badRequest } from '../shared/errors';
+import type { Knex } from 'knex';
+import { badRequest } from '../shared/errors';
 import { upsertContact } from './contact-store';
+import { capContactCustomFields } from './custom-field-answers';
 import type { PlatformCommand } from './context';
 import {
   currencyInput,
@@ -11,13 +13,20 @@ import {
   paymentMethodInput,
   paymentStatusInput,
   positiveAmountInput,
+  refineAmountsIn,
   requiredText,
   rowIdInput,
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { findPaymentByTransactionId, insertRecurringDonation } from './payment-store';
+import { findPaymentByTransactionId, findRecurringDonation, insertRecurringDonation, type StoredPayment } from './payment-store';
 import { announcePayment, assertCampaignsExist, insertPayment, type PaymentRecord, presentPayment } from './payments';
+import {
+  type MaterialFields,
+  refuseOtherPaymentUnderSameId,
+  isHeldByOwnKind,
+  transactionIdInUse,
+} from './transaction-ids';
 
 const positionInput = z.object({
   amount: positiveAmountInput,
@@ -45,6 +54,8 @@ export const checkoutInput = z
     invoice_reference_text: requiredText(140).optional(),
   })
   .superRefine((input, issues) => {
+    const amounts = input.positions.map((position, index) => ({ path: ['positions', index, 'amount'], amount: position.amount }));
+    refineAmountsIn(input.currency, amounts, issues);
     input.positions.forEach((position, index) => {
       if ((position.payment_type === 'recurring_init') !== (position.recurring !== undefined)) {
         issues.addIssue({
@@ -68,17 +79,65 @@ export const checkoutInput = z
 
 export type CheckoutInput = z.output<typeof checkoutInput>;
 
+interface PositionFields {
+  amount: number;
+  campaign_id: number | null;
+  purpose: string | null;
+  payment_type: string;
+  interval: string | null;
+}
+
+/** What makes a checkout the same payment: environment, currency, donor (the contact's key), method and positions. */
+const checkoutMaterial = (payment: { environment: string; currency: string; email: string; method: string; positions: PositionFields[] }): MaterialFields => ({
+  environment: payment.environment,
+  currency: payment.currency,
+  'donor.email': payment.email.toLowerCase(),
+  'payment.method': payment.method,
+  positions: payment.positions,
+});
+
+const requestedCheckout = (input: CheckoutInput) =>
+  checkoutMaterial({
+    ...input,
+    email: input.donor.email,
+    method: input.payment.method,
+    positions: input.positions.map((position) => ({
+      amount: minorOf(position.amount),
+      campaign_id: position.campaign_id,
+      purpose: position.purpose,
+      payment_type: position.payment_type,
+      interval: position.recurring?.interval ?? null,
+    })),
+  });
+
+async function recordedCheckout(trx: Knex.Transaction, payment: StoredPayment): Promise<MaterialFields> {
+  const positions: PositionFields[] = [];
+  for (const donation of payment.donations) {
+    const recurring = donation.recurring_donation_id === null ? undefined : await findRecurringDonation(trx, donation.recurring_donation_id);
+    positions.push({
+      amount: donation.amount_minor,
+      campaign_id: donation.campaign_id,
+      purpose: donation.purpose,
+      payment_type: donation.payment_type,
+      interval: recurring?.interval ?? null,
+    });
+  }
+  return checkoutMaterial({ ...payment, email: payment.donor.email, method: payment.payment_method, positions });
+}
+
 /**
  * A completed (or pending QR-invoice) payment with one or more positions: finds or updates the donor's contact,
  * writes the checkout, its donations, a recurring donation for a recurring_init position, and the
- * donation.completed events. Idempotent on the transaction id.
+ * donation.completed events. Idempotent on the transaction id: a repeat of the same payment is answered with its
+ * record, another payment under a used id is a 409.
  */
 export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = async (trx, input, ctx) => {
-  const existing = await findPaymentByTransactionId(trx, input.payment.transaction_id);
+  const transactionId = input.payment.transaction_id;
+  const held = await isHeldByOwnKind(trx, transactionId, 'payment');
+  const existing = held ? await findPaymentByTransactionId(trx, transactionId) : undefined;
   if (existing) {
-    if (existing.recurring_donation_id !== null) {
-      throw new ApiError('transaction_id_in_use', 'payment.transaction_id belongs to a recurring follow-up payment');
-    }
+    if (existing.recurring_donation_id !== null) throw transactionIdInUse(transactionId, 'a recurring follow-up payment');
+    refuseOtherPaymentUnderSameId(transactionId, await recordedCheckout(trx, existing), requestedCheckout(input));
     return { created: false, record: presentPayment(existing) };
   }
 
@@ -125,7 +184,7 @@ export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = asy
     // The donor as given, except that consent given before stays (the contact after the upsert).
     donor: contact,
     currency: input.currency,
-    transactionId: input.payment.transaction_id,
+    transactionId,
     method: input.payment.method,
     status: input.payment.status,
     customFields: input.donor.custom_fields,
@@ -134,5 +193,6 @@ export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = asy
     invoiceReference: invoiceSettings,
     positions,
   });
+  await capContactCustomFields(trx, contact);
   return announcePayment(trx, ctx, payment, 'donation.completed');
 };

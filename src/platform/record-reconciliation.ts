@@ -5,7 +5,7 @@ import { formatTimestamp } from '../shared/time';
 import { renderDonationReconciled } from '../webhooks/payloads/donation';
 import { recordCommandEvents } from './command-events';
 import type { PlatformCommand } from './context';
-import { currencyInput, minorOf, nonNegativeAmountInput, transactionIdInput } from './input-schemas';
+import { currencyInput, minorOf, nonNegativeAmountInput, refineAmountsIn, transactionIdInput } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import {
   findPaymentByTransactionId,
@@ -15,13 +15,18 @@ import {
   type ReconciliationRow,
 } from './payment-store';
 
-export const reconciliationInput = z.object({
-  transaction_id: transactionIdInput,
-  paid_out_amount: nonNegativeAmountInput,
-  fee_amount: nonNegativeAmountInput,
-  /** The provider's payout currency, which may differ from the donation currency. */
-  payout_currency: currencyInput,
-});
+export const reconciliationInput = z
+  .object({
+    transaction_id: transactionIdInput,
+    paid_out_amount: nonNegativeAmountInput,
+    fee_amount: nonNegativeAmountInput,
+    /** The provider's payout currency, which may differ from the donation currency: both amounts are in it. */
+    payout_currency: currencyInput,
+  })
+  .superRefine((input, issues) => {
+    const amounts = (['paid_out_amount', 'fee_amount'] as const).map((field) => ({ path: [field], amount: input[field] }));
+    refineAmountsIn(input.payout_currency, amounts, issues);
+  });
 
 export type ReconciliationInput = z.output<typeof reconciliationInput>;
 
@@ -70,7 +75,11 @@ export const recordReconciliation: PlatformCommand<ReconciliationInput, Reconcil
     environment: payment.environment,
     occurredAt: now,
     render: (features) =>
-      renderDonationReconciled(snapshot, { paidOutMinor: row.paid_out_amount_minor, feeMinor: row.fee_amount_minor }, features),
+      renderDonationReconciled(
+        snapshot,
+        { paidOutMinor: row.paid_out_amount_minor, feeMinor: row.fee_amount_minor, currency: row.payout_currency },
+        features,
+      ),
   });
   return { created: true, record: presentReconciliation(payment.transaction_id, payment.number, row) };
 };

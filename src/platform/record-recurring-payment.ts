@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { ApiError, badRequest, notFound } from '../shared/errors';
+import { isAmountIn } from '../shared/money';
 import { findContact } from './contact-store';
 import type { PlatformCommand } from './context';
 import {
+  amountPrecisionProblem,
+  invalidBodyField,
   minorOf,
   paymentMethodInput,
   paymentStatusInput,
@@ -13,6 +16,7 @@ import {
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation } from './payment-store';
 import { announcePayment, insertPayment, type PaymentRecord, presentPayment } from './payments';
+import { isHeldByOwnKind, refuseOtherPaymentUnderSameId, transactionIdInUse } from './transaction-ids';
 
 export const recurringPaymentInput = z.object({
   recurring_id: rowIdInput,
@@ -39,14 +43,26 @@ function followUpStatus(method: string): 'completed' | 'pending' {
 /**
  * A follow-up payment of a recurring donation: a checkout of one recurring_interval position for the recurring
  * donation's contact, campaign and purpose, and its donation.recurring_completed event. It carries the custom
- * field answers given with the first donation. Idempotent on the transaction id.
+ * field answers given with the first donation. Idempotent on the transaction id: a repeat of the same follow-up
+ * (recurring donation, amount, method) is answered with its record, another payment under a used id is a 409.
  */
 export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, PaymentRecord> = async (trx, input, ctx) => {
-  const existing = await findPaymentByTransactionId(trx, input.payment.transaction_id);
+  const transactionId = input.payment.transaction_id;
+  const held = await isHeldByOwnKind(trx, transactionId, 'payment');
+  const existing = held ? await findPaymentByTransactionId(trx, transactionId) : undefined;
   if (existing) {
-    if (existing.recurring_donation_id !== input.recurring_id) {
-      throw new ApiError('transaction_id_in_use', 'payment.transaction_id belongs to another payment');
-    }
+    if (existing.recurring_donation_id === null) throw transactionIdInUse(transactionId, 'a checkout');
+    // The recurring donation the payment was recorded for: what an absent amount or method defaults to.
+    const recorded = (await findRecurringDonation(trx, existing.recurring_donation_id))!;
+    refuseOtherPaymentUnderSameId(
+      transactionId,
+      { recurring_id: existing.recurring_donation_id, amount: existing.total_amount_minor, 'payment.method': existing.payment_method },
+      {
+        recurring_id: input.recurring_id,
+        amount: input.amount === undefined ? recorded.amount_minor : minorOf(input.amount),
+        'payment.method': input.payment.method ?? recorded.payment_method,
+      },
+    );
     return { created: false, record: presentPayment(existing) };
   }
 
@@ -64,6 +80,12 @@ export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, Paym
     throw badRequest(`payment.status: a follow-up payment by ${method} is ${status}`);
   }
 
+  // The recurring donation's own amount was checked when it started; an amount given now is in its currency.
+  const amountMinor = input.amount === undefined ? recurring.amount_minor : minorOf(input.amount);
+  if (input.amount !== undefined && !isAmountIn(amountMinor, recurring.currency)) {
+    throw invalidBodyField('amount', amountPrecisionProblem(recurring.currency));
+  }
+
   const now = ctx.now();
   const payment = await insertPayment(trx, {
     environment: recurring.environment,
@@ -71,7 +93,7 @@ export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, Paym
     // No donor is given with a follow-up: it is the contact as it is when the payment comes in (it exists: a foreign key).
     donor: (await findContact(trx, recurring.contact_id))!,
     currency: recurring.currency,
-    transactionId: input.payment.transaction_id,
+    transactionId,
     method,
     status,
     customFields: await answersOfFirstDonation(trx, recurring.id),
@@ -80,7 +102,7 @@ export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, Paym
     invoiceReference: ctx.platform.invoiceReference,
     positions: [
       {
-        amountMinor: input.amount === undefined ? recurring.amount_minor : minorOf(input.amount),
+        amountMinor,
         campaignId: recurring.campaign_id,
         purpose: recurring.purpose,
         paymentType: 'recurring_interval',

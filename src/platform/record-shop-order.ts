@@ -17,11 +17,14 @@ import {
   optionalText,
   paymentMethodInput,
   paymentStatusInput,
+  refineAmountsIn,
   requiredText,
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import { findShopOrderByTransactionId, insertShopOrder, loadShopOrderView, type ShopOrderRow } from './shop-order-store';
+import { isHeldByOwnKind, type MaterialFields, refuseOtherPaymentUnderSameId } from './transaction-ids';
+import type { ShopOrderView } from '../webhooks/payloads/views';
 
 // A shop order's customer and addresses share the name and postal address fields, and their limits.
 const nameFields = {
@@ -65,6 +68,21 @@ const itemInput = z.object({
   total_price_gross: nonNegativeAmountInput,
 });
 
+/** Every amount of an order, with its path: all are in the order's currency. */
+function shopOrderAmounts(input: {
+  items: Array<{ unit_price_net: number; unit_price_gross: number; total_price_gross: number }>;
+  total_price_gross: number;
+  total_vat: number;
+  total_discount: number;
+  shipping: { cost: number };
+}) {
+  const itemAmounts = input.items.flatMap((item, index) =>
+    (['unit_price_net', 'unit_price_gross', 'total_price_gross'] as const).map((field) => ({ path: ['items', index, field], amount: item[field] })),
+  );
+  const totals = (['total_price_gross', 'total_vat', 'total_discount'] as const).map((field) => ({ path: [field], amount: input[field] }));
+  return [...itemAmounts, ...totals, { path: ['shipping', 'cost'], amount: input.shipping.cost }];
+}
+
 export const shopOrderInput = z
   .object({
     environment: environmentInput,
@@ -87,6 +105,7 @@ export const shopOrderInput = z
     shipping: z.object({ method: requiredText(100), cost: nonNegativeAmountInput }),
   })
   .superRefine((input, issues) => {
+    refineAmountsIn(input.currency, shopOrderAmounts(input), issues);
     if (input.payment.status === 'pending' && input.payment.method !== QR_INVOICE_METHOD) {
       issues.addIssue({ code: 'custom', path: ['payment', 'status'], message: 'only a QR invoice (INV) can be pending' });
     }
@@ -111,13 +130,80 @@ function presentShopOrder(order: ShopOrderRow) {
 export type ShopOrderRecord = ReturnType<typeof presentShopOrder>;
 
 /**
+ * What makes an order the same payment: environment, currency, the customer (guest or registered, by e-mail), the
+ * method, every item and every amount. Names, addresses, phone and the shipping method may differ in a repeat.
+ */
+function orderMaterial(order: {
+  environment: string;
+  currency: string;
+  customerType: string;
+  email: string;
+  method: string;
+  items: ShopOrderView['items'];
+  totalPriceGrossMinor: number;
+  totalVatMinor: number;
+  totalDiscountMinor: number;
+  shippingCostMinor: number;
+}): MaterialFields {
+  return {
+    environment: order.environment,
+    currency: order.currency,
+    customer_type: order.customerType,
+    'customer.email': order.email.toLowerCase(),
+    'payment.method': order.method,
+    items: order.items,
+    total_price_gross: order.totalPriceGrossMinor,
+    total_vat: order.totalVatMinor,
+    total_discount: order.totalDiscountMinor,
+    'shipping.cost': order.shippingCostMinor,
+  };
+}
+
+const recordedOrder = (view: ShopOrderView, row: ShopOrderRow) =>
+  orderMaterial({
+    ...view,
+    environment: row.environment,
+    customerType: row.contact_id === null ? 'guest' : 'registered',
+    email: view.customer.email,
+    method: row.payment_method,
+    shippingCostMinor: row.shipping_cost_minor,
+  });
+
+const requestedOrder = (input: ShopOrderInput) =>
+  orderMaterial({
+    environment: input.environment,
+    currency: input.currency,
+    customerType: input.customer_type,
+    email: input.customer.email,
+    method: input.payment.method,
+    items: input.items.map((item) => ({
+      articleNumber: item.article_number,
+      quantity: item.quantity,
+      unitPriceNetMinor: minorOf(item.unit_price_net),
+      unitPriceGrossMinor: minorOf(item.unit_price_gross),
+      discountPercentage: item.discount_percentage,
+      totalPriceGrossMinor: minorOf(item.total_price_gross),
+    })),
+    totalPriceGrossMinor: minorOf(input.total_price_gross),
+    totalVatMinor: minorOf(input.total_vat),
+    totalDiscountMinor: minorOf(input.total_discount),
+    shippingCostMinor: minorOf(input.shipping.cost),
+  });
+
+/**
  * A completed shop order (registered customer or guest): the order with its addresses and items, and its
  * shop_order.completed event. The shop computes prices, VAT and discounts; they are stored as given.
- * Idempotent on the transaction id.
+ * Idempotent on the transaction id: a repeat of the same order is answered with its record, another payment under a
+ * used id (another order, or a donation payment's id) is a 409.
  */
 export const recordShopOrder: PlatformCommand<ShopOrderInput, ShopOrderRecord> = async (trx, input, ctx) => {
-  const existing = await findShopOrderByTransactionId(trx, input.payment.transaction_id);
-  if (existing) return { created: false, record: presentShopOrder(existing) };
+  const transactionId = input.payment.transaction_id;
+  const held = await isHeldByOwnKind(trx, transactionId, 'shop_order');
+  const existing = held ? await findShopOrderByTransactionId(trx, transactionId) : undefined;
+  if (existing) {
+    refuseOtherPaymentUnderSameId(transactionId, recordedOrder(await loadShopOrderView(trx, existing), existing), requestedOrder(input));
+    return { created: false, record: presentShopOrder(existing) };
+  }
 
   const now = ctx.now();
   const { customer } = input;
@@ -133,7 +219,7 @@ export const recordShopOrder: PlatformCommand<ShopOrderInput, ShopOrderRecord> =
     total_price_gross_minor: minorOf(input.total_price_gross),
     total_vat_minor: minorOf(input.total_vat),
     total_discount_minor: minorOf(input.total_discount),
-    transaction_id: input.payment.transaction_id,
+    transaction_id: transactionId,
     payment_method: input.payment.method,
     payment_status: input.payment.status,
     shipping_method: input.shipping.method,

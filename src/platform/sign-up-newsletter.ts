@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
-import { badRequest } from '../shared/errors';
+import { ApiError, badRequest } from '../shared/errors';
 import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../webhooks/payloads/newsletter';
-import { contactExists, findContactIdByEmail } from './contact-store';
+import { addressOfContact, findContactIdByEmail } from './contact-store';
 import type { PlatformCommand } from './context';
 import { emailInput, genderInput, languageInput, optionalText, rowIdInput } from './input-schemas';
 import { findFirstSignUpOf, insertSignUp, lockSignUpsOf } from './newsletter-store';
@@ -15,16 +15,22 @@ export const signUpInput = z.object({
   last_name: optionalText(100),
   language: languageInput,
   channel: z.enum(['donation_form', 'form', 'api']).default('api'),
-  /** The contact this sign-up belongs to; without it a live contact with the same e-mail is linked when there is one. */
+  /** The contact this sign-up belongs to (it must have the sign-up's e-mail); without it the live contact with the e-mail, if any. */
   contact_id: rowIdInput.optional(),
 });
 
 export type SignUpInput = z.output<typeof signUpInput>;
 
+/**
+ * The contact the sign-up belongs to: the one named, which must have the sign-up's address (consent belongs to the
+ * address that confirms; naming another person's contact is a 409), or the live contact with that address.
+ */
 async function contactToLink(trx: Knex.Transaction, input: SignUpInput): Promise<number | null> {
   if (input.contact_id !== undefined) {
-    if (!(await contactExists(trx, { id: input.contact_id }))) {
-      throw badRequest(`contact_id: contact ${input.contact_id} does not exist`, 'unknown_contact');
+    const address = await addressOfContact(trx, input.contact_id, input.email);
+    if (address === undefined) throw badRequest(`contact_id: contact ${input.contact_id} does not exist`, 'unknown_contact');
+    if (address === 'other') {
+      throw new ApiError('contact_email_mismatch', `contact_id: contact ${input.contact_id} has another e-mail address than ${input.email}`);
     }
     return input.contact_id;
   }
@@ -38,11 +44,13 @@ async function contactToLink(trx: Knex.Transaction, input: SignUpInput): Promise
  */
 export const signUpForNewsletter: PlatformCommand<SignUpInput, SignUpRecord> = async (trx, input, ctx) => {
   await lockSignUpsOf(trx, input.email);
+  // Checked before the repeat is answered: a contact of another address is refused however often it is named.
+  const contactId = await contactToLink(trx, input);
   const existing = await findFirstSignUpOf(trx, input.email);
   if (existing) return { created: false, record: presentSignUp(existing) };
 
   const row = await insertSignUp(trx, {
-    contact_id: await contactToLink(trx, input),
+    contact_id: contactId,
     gender: input.gender,
     first_name: input.first_name,
     last_name: input.last_name,

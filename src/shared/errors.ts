@@ -25,7 +25,18 @@ export const ERROR_CODES = {
   recovery_not_found: { status: 404, meaning: 'No bulk recovery with that id (its idempotency key)' },
   method_not_allowed: { status: 405, meaning: 'The path exists, not with this method (see `Allow`)' },
   request_timeout: { status: 408, meaning: 'The request line, headers or body did not arrive in time' },
-  transaction_id_in_use: { status: 409, meaning: 'The transaction id belongs to a different kind of payment' },
+  transaction_id_in_use: {
+    status: 409,
+    meaning: 'The transaction id belongs to another kind of payment (donation payments and shop orders share one namespace)',
+  },
+  transaction_id_reused: {
+    status: 409,
+    meaning: 'The transaction id was recorded for a payment that differs in environment, amounts, currency, donor or method',
+  },
+  contact_email_mismatch: {
+    status: 409,
+    meaning: 'The contact named by contact_id has another e-mail address than the sign-up: consent belongs to the address that confirms',
+  },
   recurring_donation_inactive: { status: 409, meaning: 'The recurring donation is no longer active' },
   not_reconcilable: { status: 409, meaning: 'Only completed payments through an online provider can be reconciled' },
   already_reconciled: { status: 409, meaning: 'The payment has been reconciled before (it is reported once)' },

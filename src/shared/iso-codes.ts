@@ -1,4 +1,4 @@
-import { codes as currencyCodes } from 'currency-codes';
+import { data as currencyData } from 'currency-codes';
 import { all as allCountries } from 'iso-3166-1';
 import ISO6391 from 'iso-639-1';
 
@@ -7,8 +7,27 @@ import ISO6391 from 'iso-639-1';
  * list: it names `ZZ` "Unknown Region", takes `EU` and `UN` as regions and withdrawn language codes such as `iw`).
  */
 
-/** ISO 4217 list one, as published (currency-codes states the date); funds and metals included. */
-const CURRENCIES = new Set(currencyCodes());
+/**
+ * Codes of ISO 4217 list one that name nothing a donor pays in, and that a payment is therefore never in. The list
+ * marks them itself (the package ships it as `iso-4217-list-one.xml`; a test keeps this set in step with it):
+ * - no minor unit ("N.A."): precious metals (XAU, XAG, XPT, XPD), the European bond market units (XBA–XBD), the
+ *   IMF's special drawing right (XDR), the Sucre (XSU), the ADB unit of account (XUA), the testing code (XTS) and
+ *   "no currency" (XXX);
+ * - funds (`IsFund`): units of account and settlement codes such as the WIR franc and euro (CHW, CHE), the US dollar
+ *   next day (USN) and the indexed units of Bolivia, Chile, Colombia, Mexico and Uruguay (BOV, CLF, COU, MXV, UYI);
+ * - UYW, Uruguay's wage-indexed unit: listed without the fund flag, yet an index unit like CLF, not money.
+ * The package's own data cannot tell them apart: it gives "no minor unit" as 0 decimals, like the yen.
+ */
+export const NON_CURRENCIES: ReadonlySet<string> = new Set([
+  ...['XAU', 'XAG', 'XPT', 'XPD', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XSU', 'XUA', 'XTS', 'XXX'],
+  ...['BOV', 'CHE', 'CHW', 'CLF', 'COU', 'MXV', 'USN', 'UYI'],
+  'UYW',
+]);
+
+/** ISO 4217 list one, as published (currency-codes states the date), without the non-currencies: code → minor units. */
+const CURRENCY_MINOR_UNITS: ReadonlyMap<string, number> = new Map(
+  currencyData.filter(({ code }) => !NON_CURRENCIES.has(code)).map(({ code, digits }) => [code, digits]),
+);
 
 /**
  * ISO 3166-1 alpha-2, plus `XK`: Kosovo's user-assigned code, which the EU, banks and payment providers use, and
@@ -19,6 +38,9 @@ const COUNTRIES = new Set([...allCountries().map((country) => country.alpha2), '
 /** ISO 639-1, current codes only (`he`, not the withdrawn `iw`). */
 const LANGUAGES = new Set<string>(ISO6391.getAllCodes());
 
-export const isCurrencyCode = (value: string) => CURRENCIES.has(value);
+export const isCurrencyCode = (value: string) => CURRENCY_MINOR_UNITS.has(value);
 export const isCountryCode = (value: string) => COUNTRIES.has(value);
 export const isLanguageCode = (value: string) => LANGUAGES.has(value);
+
+/** The decimals of the currency's minor unit by ISO 4217 (JPY 0, CHF 2, KWD 3); undefined for no currency. */
+export const currencyMinorUnits = (code: string): number | undefined => CURRENCY_MINOR_UNITS.get(code);

@@ -32,6 +32,8 @@ const OWNERS: Record<string, string> = {
   shop_order_addresses: 'src/platform/shop-order-store.ts',
   shop_order_items: 'src/platform/shop-order-store.ts',
   shop_order_number_seq: 'src/platform/shop-order-store.ts',
+  // Written only by the triggers of migration 019 on checkouts and shop_orders.
+  transaction_ids: 'src/platform/transaction-id-store.ts',
   webhook_endpoints: 'src/webhooks/endpoint-store.ts',
   webhook_events: 'src/webhooks/event-store.ts',
   webhook_delivery_attempts: 'src/webhooks/event-store.ts',

@@ -273,6 +273,8 @@ describe('SQL injection', () => {
       ...before,
       checkouts: before.checkouts + 1,
       donations: before.donations + 1,
+      // Its transaction id, in the one namespace of every payment.
+      transaction_ids: before.transaction_ids + 1,
       webhook_events: before.webhook_events + 1,
       // The donation number the event is about, by which the admin finds it.
       webhook_event_references: before.webhook_event_references + 1,

@@ -1,4 +1,4 @@
-import { splitProportionally, toAmount, toMinor } from '../../src/shared/money';
+import { decimalsOf, isAmountIn, minorStep, splitProportionally, toAmount, toMinor } from '../../src/shared/money';
 
 test('amounts with up to two decimals convert exactly both ways', () => {
   expect(toMinor(12.34)).toBe(1234);
@@ -11,6 +11,14 @@ test('a third decimal or a non-number is refused', () => {
   expect(toMinor(1.005)).toBeUndefined();
   expect(toMinor(Number.NaN)).toBeUndefined();
   expect(toMinor(Number.POSITIVE_INFINITY)).toBeUndefined();
+});
+
+test('each currency takes amounts in its own smallest unit, at most two decimals', () => {
+  expect(['JPY', 'CHF', 'EUR', 'KWD', 'BHD'].map(decimalsOf)).toEqual([0, 2, 2, 2, 2]);
+  expect(['JPY', 'CHF', 'KWD'].map(minorStep)).toEqual([100, 1, 1]);
+  expect([isAmountIn(15500, 'JPY'), isAmountIn(155, 'JPY'), isAmountIn(155, 'CHF'), isAmountIn(0, 'JPY')]).toEqual([true, false, true, true]);
+  // A code stored before it was refused (XAU) counts with two decimals: stored records stay readable.
+  expect(minorStep('XAU')).toBe(1);
 });
 
 /** A small seeded generator (mulberry32), so that a failing case can be replayed. */
@@ -84,6 +92,21 @@ describe('splitProportionally', () => {
       problems.push(unfairness(random(99_999_999_999), weights));
     }
     expect(problems.filter(Boolean).slice(0, 3)).toEqual([]);
+  });
+
+  test('in whole steps of a currency: 1000 yen over three positions is 333, 334, 333 yen', () => {
+    expect(splitProportionally(100_000, [1, 1, 1], 100)).toEqual([33_300, 33_400, 33_300]);
+    expect(splitProportionally(300, [1, 1, 1, 1, 1, 1], 100)).toEqual([100, 0, 100, 0, 100, 0]);
+    const random = randomSource(4217);
+    for (let run = 0; run < 500; run += 1) {
+      const weights = Array.from({ length: 1 + random(50) }, () => 1 + random(1_000_000));
+      const total = 100 * random(1_000_000);
+      const parts = splitProportionally(total, weights, 100);
+      expect(parts.filter((part) => part % 100 !== 0 || part < 0)).toEqual([]);
+      expect(parts.reduce((sum, part) => sum + part, 0)).toBe(total);
+    }
+    expect(() => splitProportionally(155, [1, 1], 100)).toThrow(RangeError);
+    expect(() => splitProportionally(100, [1, 1], 0)).toThrow(RangeError);
   });
 
   test('negative totals or weights are a programming error', () => {

@@ -260,7 +260,7 @@ describe('donation.recurring_completed', () => {
 
 describe('donation.reconciled', () => {
   // 73.12 paid out and 2.38 fee over positions of 50.00 and 25.50.
-  const reconciliation = { paidOutMinor: 7312, feeMinor: 238 };
+  const reconciliation = { paidOutMinor: 7312, feeMinor: 238, currency: 'CHF' };
 
   test('v1/v2: one event per position with its share, the shares summing exactly to the totals', () => {
     const rendered = renderDonationReconciled(multi, reconciliation, v2);
@@ -326,7 +326,7 @@ describe('donation.reconciled', () => {
   });
 
   test('v1: Swiss local time; a single donation gets the whole amounts', () => {
-    expectExactly('donation.reconciled', v1, renderDonationReconciled(single, { paidOutMinor: 4855, feeMinor: 145 }, v1), [
+    expectExactly('donation.reconciled', v1, renderDonationReconciled(single, { paidOutMinor: 4855, feeMinor: 145, currency: 'CHF' }, v1), [
       {
         key: 'donation:1000001',
         data: {
@@ -356,7 +356,7 @@ describe('donation.reconciled', () => {
       ],
     };
     for (const paidOutMinor of [1, 99, 9701, 123457]) {
-      const events = renderDonationReconciled(three, { paidOutMinor, feeMinor: 299 }, v1);
+      const events = renderDonationReconciled(three, { paidOutMinor, feeMinor: 299, currency: 'CHF' }, v1);
       expectValid('donation.reconciled', v1, events);
       const payments = events.map(
         (event) => (event.data.donation as { payment: { paid_out_amount: number; fee_amount: number } }).payment,
@@ -376,7 +376,7 @@ describe('donation.reconciled', () => {
         purpose: null,
       })),
     };
-    const events = renderDonationReconciled(six, { paidOutMinor: 29997, feeMinor: 3 }, v1);
+    const events = renderDonationReconciled(six, { paidOutMinor: 29997, feeMinor: 3, currency: 'CHF' }, v1);
     expectValid('donation.reconciled', v1, events);
     const payments = events.map(
       (event) => (event.data.donation as { payment: { paid_out_amount: number; fee_amount: number } }).payment,

@@ -1,5 +1,5 @@
 import { pickDonor } from '../../shared/donor-fields';
-import { splitProportionally, toAmount } from '../../shared/money';
+import { minorStep, splitProportionally, toAmount } from '../../shared/money';
 import { formatTimestamp } from '../../shared/time';
 import type { PayloadFeatures } from '../payload-versions';
 import type { DonationData, DonorObject, PaymentObject, PositionObject } from '../schemas/payload-schemas';
@@ -117,7 +117,8 @@ export function renderRecurringCompleted(snapshot: PaymentSnapshot, features: Pa
 /**
  * donation.reconciled: the originating payload plus payout and fee. v2.1 sends one event with `positions` and the
  * amounts of the whole payment; v1 and v2 send one event per position with its share of both amounts, split in
- * proportion to the position amounts so that the shares add up to the totals exactly.
+ * proportion to the position amounts so that the shares add up to the totals exactly, each an amount of the payout
+ * currency (whole yen for JPY).
  */
 export function renderDonationReconciled(
   snapshot: PaymentSnapshot,
@@ -136,12 +137,13 @@ export function renderDonationReconciled(
     ];
   }
   const weights = snapshot.positions.map((position) => position.amountMinor);
-  const paidOut = splitProportionally(reconciliation.paidOutMinor, weights);
-  const fees = splitProportionally(reconciliation.feeMinor, weights);
+  const step = minorStep(reconciliation.currency);
+  const paidOut = splitProportionally(reconciliation.paidOutMinor, weights, step);
+  const fees = splitProportionally(reconciliation.feeMinor, weights, step);
   return snapshot.positions.map((position, index) => ({
     key: `donation:${position.number}`,
     data: donationObject(snapshot, features, positionPart(position), {
-      reconciled: { paidOutMinor: paidOut[index], feeMinor: fees[index] },
+      reconciled: { paidOutMinor: paidOut[index], feeMinor: fees[index], currency: reconciliation.currency },
     }),
   }));
 }

@@ -64,7 +64,7 @@ export function sampleEventData(event: WebhookEventType, features: PayloadFeatur
       case 'donation.recurring_completed':
         return renderRecurringCompleted(payment, features);
       case 'donation.reconciled':
-        return renderDonationReconciled(payment, { paidOutMinor: 4855, feeMinor: 145 }, features);
+        return renderDonationReconciled(payment, { paidOutMinor: 4855, feeMinor: 145, currency: 'CHF' }, features);
       case 'newsletter.subscribed':
         return renderNewsletterSubscribed(
           {

@@ -42,6 +42,8 @@ export interface PaymentSnapshot {
 export interface ReconciliationView {
   paidOutMinor: number;
   feeMinor: number;
+  /** The provider's payout currency, which both amounts are in: v1 and v2 split them in its smallest amounts. */
+  currency: string;
 }
 
 export interface NewsletterSubscriptionView {

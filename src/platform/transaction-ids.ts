@@ -1,0 +1,51 @@
+import type { Knex } from 'knex';
+import { isDeepStrictEqual } from 'node:util';
+import { ApiError } from '../shared/errors';
+import { holderOfTransactionId, type TransactionIdHolder } from './transaction-id-store';
+
+/*
+ * The transaction id as idempotency key (docs/platform-api.md): a repeat of a recorded payment is answered with its
+ * record only when it is the same payment. What makes it the same are its material fields, by body path; each
+ * command says which it has. Everything else (names, addresses, custom field answers, a QR invoice's status) may
+ * differ in a repeat, and the record stands as first recorded.
+ */
+
+export type MaterialFields = Record<string, unknown>;
+
+/** The body paths of the material fields in which the repeat differs from the recorded payment. */
+export function materialDifferences(recorded: MaterialFields, repeated: MaterialFields): string[] {
+  return Object.keys(recorded).filter((path) => !isDeepStrictEqual(recorded[path], repeated[path]));
+}
+
+/** A 409 unless the repeat is the recorded payment in every material field; the problems name the fields that differ. */
+export function refuseOtherPaymentUnderSameId(transactionId: string, recorded: MaterialFields, repeated: MaterialFields): void {
+  const differences = materialDifferences(recorded, repeated);
+  if (differences.length === 0) return;
+  throw new ApiError(
+    'transaction_id_reused',
+    `Transaction id ${transactionId} was recorded for another payment: ${differences.join(', ')} differ`,
+    {},
+    differences.map((name) => ({ in: 'body', name, message: 'differs from the payment recorded under this transaction id' })),
+  );
+}
+
+export function transactionIdInUse(transactionId: string, heldBy: string): ApiError {
+  return new ApiError('transaction_id_in_use', `Transaction id ${transactionId} belongs to ${heldBy}`);
+}
+
+const HELD_BY: Record<TransactionIdHolder, string> = {
+  payment: 'a donation payment (a checkout or a recurring follow-up)',
+  shop_order: 'a shop order',
+};
+
+/**
+ * Whether a record of the caller's kind holds the transaction id (the caller then answers the repeat), false for a
+ * new id, and a 409 when a record of another kind holds it: one namespace for every payment. Looked up before the
+ * caller's own record: an id and its record are committed together, so once the id is seen, so is the record, and a
+ * payment committed a moment ago by a concurrent call is never taken for one of another kind.
+ */
+export async function isHeldByOwnKind(trx: Knex.Transaction, transactionId: string, kind: TransactionIdHolder): Promise<boolean> {
+  const holder = await holderOfTransactionId(trx, transactionId);
+  if (holder !== undefined && holder !== kind) throw transactionIdInUse(transactionId, HELD_BY[holder]);
+  return holder === kind;
+}
