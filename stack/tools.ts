@@ -1,0 +1,104 @@
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { projectRoot } from '../src/config';
+
+/**
+ * The Go programs of the stack, built from their Go modules at the versions docker-compose.yml pins and kept under
+ * .tools/, one folder per version: built once (the Temporal server takes 5–20 minutes on two busy cores), rebuilt
+ * only when the pin changes. A folder exists only once its build is complete (it is built beside and renamed).
+ */
+
+export const TOOLS_DIR = path.join(projectRoot, '.tools');
+
+export interface TemporalServerTools {
+  version: string;
+  /** `temporal-server`, as the temporalio/server image names it. */
+  server: string;
+  /** `temporal-sql-tool`, as the temporalio/admin-tools image names it. */
+  sqlTool: string;
+  bin: string;
+  /** The module's `schema` folder, where the admin-tools image has /etc/temporal/schema. */
+  schemaDir: string;
+}
+
+export interface CaddyTools {
+  version: string;
+  caddy: string;
+}
+
+export const temporalServerTools = (version: string): TemporalServerTools => {
+  const dir = path.join(TOOLS_DIR, `temporal-server-${version}`);
+  return {
+    version,
+    server: path.join(dir, 'bin', 'temporal-server'),
+    sqlTool: path.join(dir, 'bin', 'temporal-sql-tool'),
+    bin: path.join(dir, 'bin'),
+    schemaDir: path.join(dir, 'schema'),
+  };
+};
+
+export const caddyTools = (version: string): CaddyTools => ({
+  version,
+  caddy: path.join(TOOLS_DIR, `caddy-${version}`, 'bin', 'caddy'),
+});
+
+/** `go install <package>@<version>` into `bin`, its output passed on so that a long build shows it is alive. */
+async function goInstall(modulePackage: string, version: string, bin: string, log: (line: string) => void): Promise<void> {
+  const started = Date.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('go', ['install', `${modulePackage}@v${version}`], {
+      env: { ...process.env, GOBIN: bin, GOFLAGS: [process.env.GOFLAGS, '-buildvcs=false'].filter(Boolean).join(' ') },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    child.once('error', (err) => reject(new Error(`go install needs Go (https://go.dev/dl/) on PATH: ${err.message}`)));
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`go install ${modulePackage}@v${version} failed (exit ${code})`))));
+  });
+  log(`  ${modulePackage}@v${version}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+const goEnv = async (name: string) => (await promisify(execFile)('go', ['env', name])).stdout.trim();
+
+/** Builds into `<final>.partial`, then renames: an interrupted build leaves no folder that looks complete. */
+async function buildInto(finalDir: string, build: (dir: string) => Promise<void>): Promise<void> {
+  const partial = `${finalDir}.partial`;
+  await rm(partial, { recursive: true, force: true });
+  await mkdir(path.join(partial, 'bin'), { recursive: true });
+  await build(partial);
+  await rename(partial, finalDir);
+}
+
+export async function ensureTemporalServer(version: string, log: (line: string) => void): Promise<TemporalServerTools> {
+  const tools = temporalServerTools(version);
+  if (existsSync(tools.server) && existsSync(tools.sqlTool)) return tools;
+  const finalDir = path.dirname(tools.bin);
+  log(`Building the Temporal server ${version} from its Go module into ${path.relative(projectRoot, finalDir)}/ (once per version; 5–20 min)`);
+  const started = Date.now();
+  await buildInto(finalDir, async (dir) => {
+    const bin = path.join(dir, 'bin');
+    await goInstall('go.temporal.io/server/cmd/server', version, bin, log);
+    await goInstall('go.temporal.io/server/cmd/tools/sql', version, bin, log);
+    await rename(path.join(bin, 'server'), path.join(bin, 'temporal-server'));
+    await rename(path.join(bin, 'sql'), path.join(bin, 'temporal-sql-tool'));
+    // The SQL schemas ship in the module (the admin-tools image copies the same folder).
+    const moduleDir = path.join(await goEnv('GOMODCACHE'), `go.temporal.io/server@v${version}`);
+    await cp(path.join(moduleDir, 'schema'), path.join(dir, 'schema'), { recursive: true });
+    // The module cache is read-only; the copy must not be, or removing .tools/ would need root.
+    await promisify(execFile)('chmod', ['-R', 'u+w', path.join(dir, 'schema')]);
+    await writeFile(path.join(dir, 'BUILT'), `${new Date().toISOString()} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  });
+  log(`Built in ${((Date.now() - started) / 60_000).toFixed(1)} min`);
+  return tools;
+}
+
+export async function ensureCaddy(version: string, log: (line: string) => void): Promise<CaddyTools> {
+  const tools = caddyTools(version);
+  if (existsSync(tools.caddy)) return tools;
+  log(`Building Caddy ${version} from its Go module (once per version; 2–5 min)`);
+  await buildInto(path.dirname(path.dirname(tools.caddy)), (dir) =>
+    goInstall('github.com/caddyserver/caddy/v2/cmd/caddy', version, path.join(dir, 'bin'), log),
+  );
+  return tools;
+}
