@@ -1,8 +1,10 @@
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { flags, runMain } from '../bench/support/cli';
 import { projectRoot } from '../src/config';
 import { composeAsWritten } from './compose-file';
 import { planPorts } from './ports';
+import { describeStack, STACK_DESCRIPTION } from './description';
 import { type RunningStack, startStack } from './stack';
 
 /** The stack itself, started by stack/main.ts, which passes on its arguments and sends `stop` for Ctrl-C. */
@@ -33,9 +35,9 @@ function banner(stack: RunningStack, seconds: number): string {
     `  Staff user                  ${stack.staff.username} / ${stack.staff.password}`,
     `  Temporal frontend           ${stack.temporalAddress}  namespace ${stack.namespace}${certificates ? `, CA ${relative(certificates.ca)}` : ''}`,
     `  Temporal CLI                .tools/venv/bin/temporal workflow list --address ${stack.temporalAddress}${tls}`,
-    `  Postgres                    ${stack.postgresUrl().replace(/:[^:@/]+@/, ':…@')}  (password: ${relative(path.join(stack.logDir, '..', 'postgres-password.txt'))})`,
+    `  Postgres                    ${stack.postgresUrl().replace(/:[^:@/]+@/, ':…@')}  (password: ${relative(path.join(options['data-dir'], 'postgres-password.txt'))})`,
     `                              databases donations, temporal, temporal_visibility`,
-    `  Metrics (Bearer METRICS_TOKEN, ${relative(path.join(stack.logDir, '..', 'secrets', 'metrics_token.txt'))})`,
+    `  Metrics (Bearer METRICS_TOKEN, generated into ${relative(path.join(stack.secretsDir, 'metrics_token.txt'))})`,
     `                              ${topology.delivery.map((spec) => metrics(spec, spec.env.METRICS_PORT)).join(', ')}; API replicas on their PORT`,
     `  Temporal metrics            ${topology.temporal.map((spec) => metrics(spec, spec.env.PROMETHEUS_ENDPOINT.split(':')[1])).join(', ')}`,
     `  Logs                        ${relative(stack.logDir)}/<process>.log`,
@@ -68,8 +70,11 @@ async function runner(): Promise<void> {
   });
   process.off('message', abortStart);
   process.off('disconnect', abortStart);
+  // Where everything is, for scripts and tests that drive the stack (no secrets: they stay in their files).
+  const description = path.join(path.resolve(options['data-dir']), STACK_DESCRIPTION);
+  await writeFile(description, `${JSON.stringify(describeStack(stack), null, 2)}\n`, { mode: 0o600 });
   process.stdout.write(banner(stack, (Date.now() - started) / 1000));
-  const stop = () => void stack.stop().then(() => process.exit(0));
+  const stop = () => void rm(description, { force: true }).then(() => stack.stop()).then(() => process.exit(0));
   process.once('message', stop);
   // The launcher is gone (killed hard): nobody can stop the stack any more, so stop it now.
   process.once('disconnect', stop);

@@ -44,6 +44,8 @@ export interface RunningStack {
   /** The superuser's connection to the stack's Postgres. */
   postgresUrl(database?: string): string;
   logDir: string;
+  /** The generated secrets, one file each (`metrics_token.txt`, `admin-password.txt`, …), mode 0600. */
+  secretsDir: string;
   /** Every long-running process by name (`postgres` is the postmaster). */
   processes(): Map<string, number>;
   /** Stops the processes in the reverse order of their start, each with its Compose grace period. */
@@ -80,14 +82,15 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   await mkdir(logDir, { recursive: true, mode: 0o700 });
 
   const composeText = readFileSync(COMPOSE_FILE, 'utf8');
-  const generated = await secrets(composeText, path.join(dataDir, 'secrets'), options.shellEnv);
+  const secretsDir = path.join(dataDir, 'secrets');
+  const generated = await secrets(composeText, secretsDir, options.shellEnv);
   const compose = loadCompose({ ...generated, ...options.shellEnv }, composeText);
   const temporalVersion = imageVersion(compose.services.temporal);
   const temporal = await ensureTemporalServer(temporalVersion, log);
   const caddy = await ensureCaddy(imageVersion(compose.services.proxy), log);
   if (!existsSync(TEMPORAL_CLI)) throw new Error(`${TEMPORAL_CLI} is missing: run npm run tools`);
   const certificates = options.tls ? await ensureCertificates(path.join(dataDir, 'tls')) : undefined;
-  const staff = { username: 'admin', password: await persistedLocalSecret(path.join(dataDir, 'secrets'), 'admin-password', 18) };
+  const staff = { username: 'admin', password: await persistedLocalSecret(secretsDir, 'admin-password', 18) };
   const topology = stackTopology({
     compose,
     ports,
@@ -208,6 +211,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       appEnv: topology.api[0].env,
       postgresUrl: (database) => postgres.connectionString(database),
       logDir,
+      secretsDir,
       processes: () =>
         new Map([['postgres', postgresPid], ...[...running].filter(([, child]) => child.isRunning()).map(([name, child]) => [name, child.pid] as [string, number])]),
       stop,
@@ -217,3 +221,4 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     throw err;
   }
 }
+

@@ -4,6 +4,7 @@ import { cp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { projectRoot } from '../src/config';
+import { composeAsWritten, imageVersion } from './compose-file';
 
 /**
  * The Go programs of the stack, built from their Go modules at the versions docker-compose.yml pins and kept under
@@ -101,4 +102,18 @@ export async function ensureCaddy(version: string, log: (line: string) => void):
     goInstall('github.com/caddyserver/caddy/v2/cmd/caddy', version, path.join(dir, 'bin'), log),
   );
   return tools;
+}
+
+/** The programs the stack runs at the versions docker-compose.yml pins, whether built or not. */
+export function builtTools(): string[] {
+  const { services } = composeAsWritten();
+  const temporal = temporalServerTools(imageVersion(services.temporal));
+  return [temporal.server, temporal.sqlTool, caddyTools(imageVersion(services.proxy)).caddy];
+}
+
+// `node dist/stack/tools.js --built`: exit 0 when they are, for .ci/run, which cannot afford the first build.
+if (require.main === module && process.argv[2] === '--built') {
+  const missing = builtTools().filter((file) => !existsSync(file));
+  for (const file of missing) process.stdout.write(`not built: ${path.relative(projectRoot, file)}\n`);
+  process.exit(missing.length === 0 ? 0 : 1);
 }

@@ -1,0 +1,44 @@
+import type { RunningStack } from './stack';
+
+/**
+ * `<data dir>/stack.json`, written once the stack is ready and removed when it stops: what scripts and tests that
+ * drive the stack from outside need (its processes, ports and files), without any secret (those stay in their files).
+ */
+export const STACK_DESCRIPTION = 'stack.json';
+
+export interface StackDescription {
+  apiUrl: string;
+  temporalAddress: string;
+  namespace: string;
+  taskQueue: string;
+  tls: { ca: string; cert: string; key: string; serverName: string } | null;
+  staffUsername: string;
+  secretsDir: string;
+  logDir: string;
+  /** API replicas' PORT, delivery replicas' METRICS_PORT, each Temporal service's metrics port. */
+  ports: { api: number[]; delivery: number[]; temporalMetrics: Record<string, number> };
+  /** Process name → pid (`postgres` is the postmaster). */
+  processes: Record<string, number>;
+}
+
+export function describeStack(stack: RunningStack): StackDescription {
+  const { certificates, topology } = stack;
+  return {
+    apiUrl: stack.apiUrl,
+    temporalAddress: stack.temporalAddress,
+    namespace: stack.namespace,
+    taskQueue: stack.appEnv.TEMPORAL_TASK_QUEUE,
+    tls: certificates
+      ? { ca: certificates.ca, cert: certificates.client.cert, key: certificates.client.key, serverName: certificates.serverName }
+      : null,
+    staffUsername: stack.staff.username,
+    secretsDir: stack.secretsDir,
+    logDir: stack.logDir,
+    ports: {
+      api: topology.api.map((spec) => Number(spec.env.PORT)),
+      delivery: topology.delivery.map((spec) => Number(spec.env.METRICS_PORT)),
+      temporalMetrics: Object.fromEntries(topology.temporal.map((spec) => [spec.name, Number(spec.env.PROMETHEUS_ENDPOINT.split(':')[1])])),
+    },
+    processes: Object.fromEntries(stack.processes()),
+  };
+}
