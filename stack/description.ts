@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { RunningStack } from './stack';
 
 /**
@@ -41,4 +44,33 @@ export function describeStack(stack: RunningStack): StackDescription {
     },
     processes: Object.fromEntries(stack.processes()),
   };
+}
+
+/** Whether a process of that pid exists (signal 0 checks without sending anything). */
+export const isRunning = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * A stack.json left in the data folder: the stack there still runs, or its runner was killed before it could stop
+ * its processes. Refuses to start over either (their ports and the Postgres cluster are taken), naming the pids;
+ * a file whose processes are all gone is removed.
+ */
+export async function refuseLeftoverStack(dataDir: string): Promise<void> {
+  const file = path.join(dataDir, STACK_DESCRIPTION);
+  if (!existsSync(file)) return;
+  const { processes } = JSON.parse(await readFile(file, 'utf8')) as StackDescription;
+  const running = Object.entries(processes).filter(([, pid]) => isRunning(pid));
+  if (running.length > 0) {
+    throw new Error(
+      `a stack of ${dataDir} still runs: ${running.map(([name, pid]) => `${name} (pid ${pid})`).join(', ')}; ` +
+        'stop it with Ctrl-C where it was started, or end those processes',
+    );
+  }
+  await rm(file);
 }

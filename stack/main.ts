@@ -28,4 +28,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (runner.connected) runner.send('stop');
   });
 }
-runner.once('exit', (code) => process.exit(code ?? 1));
+runner.once('exit', (code, signal) => {
+  // The runner was killed, so it stopped nothing: its processes (its process group) get a SIGTERM each, at once.
+  if (signal) {
+    try {
+      process.kill(-runner.pid!, 'SIGTERM');
+    } catch {
+      // none left
+    }
+  }
+  process.exit(code ?? 1);
+});

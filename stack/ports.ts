@@ -1,3 +1,5 @@
+import net from 'node:net';
+
 /**
  * Where each process of the stack listens: every port on 127.0.0.1, laid out from one base port so that a second
  * stack (or a test) needs only another base.
@@ -86,14 +88,34 @@ export function planPorts({ basePort, membershipBasePort, api, delivery, history
   };
 }
 
-/** Every port of the plan, for a check that none is taken before anything starts. */
-export function allPorts(plan: PortPlan): number[] {
-  const temporal = [plan.frontend, plan.matching, plan.worker, ...plan.history];
+/** Every port of the plan with what listens there, for a check that none is taken before anything starts. */
+export function namedPorts(plan: PortPlan): Array<{ name: string; port: number }> {
+  const temporal: Array<[string, TemporalServicePorts]> = [
+    ['temporal-frontend', plan.frontend],
+    ['temporal-matching', plan.matching],
+    ['temporal-worker', plan.worker],
+    ...plan.history.map((own, index): [string, TemporalServicePorts] => [`temporal-history-${index + 1}`, own]),
+  ];
   return [
-    plan.balancer,
-    plan.postgres,
-    ...temporal.flatMap(({ grpc, membership, metrics, http }) => [grpc, membership, metrics, ...(http ? [http] : [])]),
-    ...plan.api,
-    ...plan.delivery,
+    { name: 'proxy', port: plan.balancer },
+    { name: 'postgres', port: plan.postgres },
+    ...temporal.flatMap(([name, { grpc, membership, metrics, http }]) => [
+      { name: `${name} gRPC`, port: grpc },
+      { name: `${name} membership`, port: membership },
+      { name: `${name} metrics`, port: metrics },
+      ...(http ? [{ name: `${name} HTTP`, port: http }] : []),
+    ]),
+    ...plan.api.map((port, index) => ({ name: `api-${index + 1}`, port })),
+    ...plan.delivery.map((port, index) => ({ name: `delivery-${index + 1} metrics`, port })),
   ];
 }
+
+export const allPorts = (plan: PortPlan): number[] => namedPorts(plan).map(({ port }) => port);
+
+/** Whether nothing listens on the port of 127.0.0.1 (by listening on it for a moment). */
+export const portIsFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });

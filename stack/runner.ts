@@ -4,7 +4,7 @@ import { flags, runMain } from '../bench/support/cli';
 import { projectRoot } from '../src/config';
 import { composeAsWritten } from './compose-file';
 import { planPorts } from './ports';
-import { describeStack, STACK_DESCRIPTION } from './description';
+import { describeStack, refuseLeftoverStack, STACK_DESCRIPTION } from './description';
 import { type RunningStack, startStack } from './stack';
 
 /** The stack itself, started by stack/main.ts, which passes on its arguments and sends `stop` for Ctrl-C. */
@@ -55,8 +55,10 @@ async function runner(): Promise<void> {
   const abortStart = () => process.kill(-process.pid, 'SIGTERM');
   process.once('message', abortStart);
   process.once('disconnect', abortStart);
+  const dataDir = path.resolve(options['data-dir']);
+  await refuseLeftoverStack(dataDir);
   const stack = await startStack({
-    dataDir: path.resolve(options['data-dir']),
+    dataDir,
     ports: planPorts({
       basePort: options['base-port'],
       membershipBasePort: options['membership-base-port'] || undefined,
@@ -71,7 +73,7 @@ async function runner(): Promise<void> {
   process.off('message', abortStart);
   process.off('disconnect', abortStart);
   // Where everything is, for scripts and tests that drive the stack (no secrets: they stay in their files).
-  const description = path.join(path.resolve(options['data-dir']), STACK_DESCRIPTION);
+  const description = path.join(dataDir, STACK_DESCRIPTION);
   await writeFile(description, `${JSON.stringify(describeStack(stack), null, 2)}\n`, { mode: 0o600 });
   process.stdout.write(banner(stack, (Date.now() - started) / 1000));
   const stop = () => void rm(description, { force: true }).then(() => stack.stop()).then(() => process.exit(0));

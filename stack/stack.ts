@@ -9,7 +9,7 @@ import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../src/db/em
 import { persistedLocalSecret } from '../src/secrets/local-secret';
 import { ensureCertificates, type StackCertificates } from './certificates';
 import { COMPOSE_FILE, type Env, imageVersion, loadCompose } from './compose-file';
-import type { PortPlan } from './ports';
+import { namedPorts, portIsFree, type PortPlan } from './ports';
 import { ensureCaddy, ensureTemporalServer } from './tools';
 import { type ProcessSpec, stackTopology, type Topology } from './topology';
 
@@ -76,8 +76,16 @@ function logTail(logDir: string, name: string): string {
   return `\n  ${lines.join('\n  ')}\n(log: ${file})`;
 }
 
+/** Before anything starts: a port another program holds would fail one process late, with a less clear message. */
+async function refuseTakenPorts(ports: PortPlan): Promise<void> {
+  const taken = [];
+  for (const { name, port } of namedPorts(ports)) if (!(await portIsFree(port))) taken.push(`${port} (${name})`);
+  if (taken.length > 0) throw new Error(`ports in use on 127.0.0.1: ${taken.join(', ')}; choose another --base-port`);
+}
+
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   const { dataDir, ports, log } = options;
+  await refuseTakenPorts(ports);
   const logDir = path.join(dataDir, 'logs');
   await mkdir(logDir, { recursive: true, mode: 0o700 });
 

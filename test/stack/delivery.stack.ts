@@ -2,7 +2,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -12,8 +11,8 @@ import { RETENTION_SCHEDULE_ID } from '../../src/delivery-rules/retention';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
 import { projectRoot } from '../../src/config';
-import { STACK_DESCRIPTION, type StackDescription } from '../../stack/description';
-import { allPorts, planPorts, type PortPlan } from '../../stack/ports';
+import { isRunning, STACK_DESCRIPTION, type StackDescription } from '../../stack/description';
+import { allPorts, planPorts, portIsFree, type PortPlan } from '../../stack/ports';
 import { builtTools } from '../../stack/tools';
 import { eventually } from '../support/eventually';
 import { PLATFORM_DONOR } from '../support/platform-donor';
@@ -40,13 +39,6 @@ let metricsToken: string;
 let subscriber: Subscriber;
 let temporal: Client;
 let connection: Connection;
-
-const portIsFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 
 /** A base whose 70 ports are free, low enough that the membership ports fit Temporal's SMALLINT column. */
 async function freePlan(): Promise<PortPlan> {
@@ -94,14 +86,6 @@ async function connectTemporal(): Promise<Connection> {
 
 const secretFile = (name: string) => readFile(path.join(stack.secretsDir, `${name}.txt`), 'utf8').then((text) => text.trim());
 
-const running = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 async function staffToken(): Promise<string> {
   const response = await fetch(`${stack.apiUrl}/authentication/create`, {
@@ -254,7 +238,7 @@ test('Ctrl-C stops every process of the stack, the application before Temporal b
   // A terminal's Ctrl-C goes to the foreground process group: the command's own, not the stack's processes.
   process.kill(-launcher.pid!, 'SIGINT');
   expect(await exited).toBe(0);
-  expect(Object.entries(stack.processes).filter(([, pid]) => running(pid))).toEqual([]);
+  expect(Object.entries(stack.processes).filter(([, pid]) => isRunning(pid))).toEqual([]);
   const order = [...output.matchAll(/^ {2}stopped (\S+)/gm)].map(([, name]) => name);
   expect(order.slice(0, 5)).toEqual(['proxy', 'api-2', 'api-1', 'delivery-2', 'delivery-1']);
   expect(order.at(-1)).toBe('postgres');
