@@ -74,6 +74,7 @@ export const NOT_RUN: Record<string, string> = {
  * else reaches the processes exactly as Compose passes it.
  */
 export const LOCAL_CHANGES = {
+  /** The application's settings the stack sets; Compose may have them (another value) or not. */
   app: {
     HOST: 'containers listen on 0.0.0.0 of their own network; here every process shares the host: loopback only',
     PORT: 'each API replica needs a port of its own on one host',
@@ -81,11 +82,8 @@ export const LOCAL_CHANGES = {
     TEMPORAL_ADDRESS: 'temporal:7233 is the Compose service name; here the frontend on 127.0.0.1',
     METRICS_PORT: 'each delivery replica needs a port of its own on one host',
     TEMPORAL_UI_URL: 'no Temporal UI in the stack (NOT_RUN)',
-  },
-  /** Added to the application's environment. */
-  appAdded: {
     ALLOW_INSECURE_WEBHOOK_URLS: 'production refuses webhook URLs on loopback; the stack is for trying deliveries on one machine',
-    TEMPORAL_TLS: 'mTLS to the stack frontend (--no-tls: left out)',
+    TEMPORAL_TLS: 'mTLS to the stack frontend (--no-tls: as Compose has it)',
     TEMPORAL_TLS_CA_FILE: 'the stack CA',
     TEMPORAL_TLS_CERT_FILE: 'the client certificate the stack CA issued',
     TEMPORAL_TLS_KEY_FILE: 'its key',
