@@ -11,6 +11,7 @@ export const STACK_DESCRIPTION = 'stack.json';
 
 export interface StackDescription {
   apiUrl: string;
+  temporalUiUrl: string;
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
@@ -28,6 +29,7 @@ export function describeStack(stack: RunningStack): StackDescription {
   const { certificates, topology } = stack;
   return {
     apiUrl: stack.apiUrl,
+    temporalUiUrl: stack.temporalUiUrl,
     temporalAddress: stack.temporalAddress,
     namespace: stack.namespace,
     taskQueue: stack.appEnv.TEMPORAL_TASK_QUEUE,

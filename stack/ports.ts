@@ -21,6 +21,8 @@ export interface PortPlan {
   /** Caddy: the API replicas behind one port (Compose publishes it as API_PUBLISHED_PORT). */
   balancer: number;
   postgres: number;
+  /** Temporal UI (Compose publishes it as TEMPORAL_UI_PUBLISHED_PORT). */
+  ui: number;
   frontend: TemporalServicePorts;
   /** One entry per history process. */
   history: TemporalServicePorts[];
@@ -51,7 +53,7 @@ export interface PortLayout {
 }
 
 /**
- * Offsets from the base: 0 balancer, 1 Postgres, 2–3 frontend gRPC and HTTP, 5–11 matching, worker and history
+ * Offsets from the base: 0 balancer, 1 Postgres, 2–3 frontend gRPC and HTTP, 4 Temporal UI, 5–11 matching, worker and history
  * gRPC, 20–26 the Temporal services' metrics, 30–49 API replicas, 50–69 delivery metrics; membership ports at their
  * own base + 0–6, in the same order.
  */
@@ -79,6 +81,7 @@ export function planPorts({ basePort, membershipBasePort, api, delivery, history
   return {
     balancer: at(0),
     postgres: at(1),
+    ui: at(4),
     frontend: { grpc: at(2), http: at(3), membership: memberBase, metrics: at(20) },
     matching: service(1),
     worker: service(2),
@@ -99,6 +102,7 @@ export function namedPorts(plan: PortPlan): Array<{ name: string; port: number }
   return [
     { name: 'proxy', port: plan.balancer },
     { name: 'postgres', port: plan.postgres },
+    { name: 'temporal-ui', port: plan.ui },
     ...temporal.flatMap(([name, { grpc, membership, metrics, http }]) => [
       { name: `${name} gRPC`, port: grpc },
       { name: `${name} membership`, port: membership },

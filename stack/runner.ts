@@ -33,6 +33,7 @@ function banner(stack: RunningStack, seconds: number): string {
     `Stack ready in ${seconds.toFixed(1)} s: Temporal ${stack.temporalVersion} on Postgres, ${certificates ? 'mTLS on the frontend' : 'plain gRPC (--no-tls)'}.`,
     `  API (Caddy → ${topology.api.length} replicas)  ${stack.apiUrl}/   (/healthz, /api/swagger/, /admin/)`,
     `  Staff user                  ${stack.staff.username} / ${stack.staff.password}`,
+    `  Temporal UI                 ${stack.temporalUiUrl}/`,
     `  Temporal frontend           ${stack.temporalAddress}  namespace ${stack.namespace}${certificates ? `, CA ${relative(certificates.ca)}` : ''}`,
     `  Temporal CLI                .tools/venv/bin/temporal workflow list --address ${stack.temporalAddress}${tls}`,
     `  Postgres                    ${stack.postgresUrl().replace(/:[^:@/]+@/, ':…@')}  (password: ${relative(path.join(options['data-dir'], 'postgres-password.txt'))})`,

@@ -10,7 +10,7 @@ import { persistedLocalSecret } from '../src/secrets/local-secret';
 import { ensureCertificates, type StackCertificates } from './certificates';
 import { COMPOSE_FILE, type Env, imageVersion, loadCompose } from './compose-file';
 import { namedPorts, portIsFree, type PortPlan } from './ports';
-import { ensureCaddy, ensureTemporalServer } from './tools';
+import { ensureCaddy, ensureTemporalServer, ensureTemporalUi } from './tools';
 import { type ProcessSpec, stackTopology, type Topology } from './topology';
 
 /**
@@ -35,6 +35,7 @@ export interface RunningStack {
   temporalVersion: string;
   /** The API behind Caddy. */
   apiUrl: string;
+  temporalUiUrl: string;
   temporalAddress: string;
   namespace: string;
   certificates?: StackCertificates;
@@ -95,6 +96,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const compose = loadCompose({ ...generated, ...options.shellEnv }, composeText);
   const temporalVersion = imageVersion(compose.services.temporal);
   const temporal = await ensureTemporalServer(temporalVersion, log);
+  const temporalUi = await ensureTemporalUi(imageVersion(compose.services['temporal-ui']), log);
   const caddy = await ensureCaddy(imageVersion(compose.services.proxy), log);
   if (!existsSync(TEMPORAL_CLI)) throw new Error(`${TEMPORAL_CLI} is missing: run npm run tools`);
   const certificates = options.tls ? await ensureCertificates(path.join(dataDir, 'tls')) : undefined;
@@ -103,6 +105,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     compose,
     ports,
     temporal,
+    temporalUi,
     caddy,
     temporalCli: TEMPORAL_CLI,
     certificates,
@@ -198,6 +201,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     for (const spec of topology.temporal) await launch(spec, 120_000);
     log('Temporal: namespace and search attributes');
     await runJob(topology.temporalNamespace);
+    log(`Temporal UI ${temporalUi.version}`);
+    await launch(topology.temporalUi, 60_000);
     log('Migrations');
     await runJob(topology.migrate);
 
@@ -212,6 +217,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       topology,
       temporalVersion,
       apiUrl: `http://127.0.0.1:${ports.balancer}`,
+      temporalUiUrl: `http://127.0.0.1:${ports.ui}`,
       temporalAddress: `127.0.0.1:${ports.frontend.grpc}`,
       namespace: topology.temporalNamespace.env.TEMPORAL_NAMESPACE ?? 'default',
       certificates,

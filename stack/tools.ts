@@ -30,6 +30,14 @@ export interface CaddyTools {
   caddy: string;
 }
 
+export interface TemporalUiTools {
+  version: string;
+  /** `ui-server`, as the temporalio/ui image names it. */
+  server: string;
+  /** `--root`: its `config/` holds the image's `docker.yaml` and a `base.yaml` read before it. */
+  root: string;
+}
+
 export const temporalServerTools = (version: string): TemporalServerTools => {
   const dir = path.join(TOOLS_DIR, `temporal-server-${version}`);
   return {
@@ -39,6 +47,11 @@ export const temporalServerTools = (version: string): TemporalServerTools => {
     bin: path.join(dir, 'bin'),
     schemaDir: path.join(dir, 'schema'),
   };
+};
+
+export const temporalUiTools = (version: string): TemporalUiTools => {
+  const root = path.join(TOOLS_DIR, `temporal-ui-${version}`);
+  return { version, server: path.join(root, 'bin', 'ui-server'), root };
 };
 
 export const caddyTools = (version: string): CaddyTools => ({
@@ -62,6 +75,12 @@ async function goInstall(modulePackage: string, version: string, bin: string, lo
 
 const goEnv = async (name: string) => (await promisify(execFile)('go', ['env', name])).stdout.trim();
 
+/** A folder of a module in Go's module cache, copied and made writable (the cache is read-only). */
+async function copyFromModule(modulePath: string, version: string, folder: string, target: string): Promise<void> {
+  await cp(path.join(await goEnv('GOMODCACHE'), `${modulePath}@v${version}`, folder), target, { recursive: true });
+  await promisify(execFile)('chmod', ['-R', 'u+w', target]);
+}
+
 /** Builds into `<final>.partial`, then renames: an interrupted build leaves no folder that looks complete. */
 async function buildInto(finalDir: string, build: (dir: string) => Promise<void>): Promise<void> {
   const partial = `${finalDir}.partial`;
@@ -84,13 +103,28 @@ export async function ensureTemporalServer(version: string, log: (line: string) 
     await rename(path.join(bin, 'server'), path.join(bin, 'temporal-server'));
     await rename(path.join(bin, 'sql'), path.join(bin, 'temporal-sql-tool'));
     // The SQL schemas ship in the module (the admin-tools image copies the same folder).
-    const moduleDir = path.join(await goEnv('GOMODCACHE'), `go.temporal.io/server@v${version}`);
-    await cp(path.join(moduleDir, 'schema'), path.join(dir, 'schema'), { recursive: true });
-    // The module cache is read-only; the copy must not be, or removing .tools/ would need root.
-    await promisify(execFile)('chmod', ['-R', 'u+w', path.join(dir, 'schema')]);
+    await copyFromModule('go.temporal.io/server', version, 'schema', path.join(dir, 'schema'));
     await writeFile(path.join(dir, 'BUILT'), `${new Date().toISOString()} in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
   });
   log(`Built in ${((Date.now() - started) / 60_000).toFixed(1)} min`);
+  return tools;
+}
+
+export async function ensureTemporalUi(version: string, log: (line: string) => void): Promise<TemporalUiTools> {
+  const tools = temporalUiTools(version);
+  if (existsSync(tools.server)) return tools;
+  log(`Building the Temporal UI server ${version} from its Go module, which carries the built Web UI (once per version; 1–3 min)`);
+  await buildInto(tools.root, async (dir) => {
+    const bin = path.join(dir, 'bin');
+    await goInstall('github.com/temporalio/ui-server/v2/cmd/server', version, bin, log);
+    await rename(path.join(bin, 'server'), path.join(bin, 'ui-server'));
+    // The image's configuration template (its only config file), rendered by the server from the variables.
+    await mkdir(path.join(dir, 'config'));
+    await copyFromModule('github.com/temporalio/ui-server/v2', version, 'config/docker.yaml', path.join(dir, 'config', 'docker.yaml'));
+    // Read before it: the template leaves the listen address empty (all interfaces, fine in a container); on a
+    // shared host the UI, which has no login, listens on loopback, as Compose publishes it.
+    await writeFile(path.join(dir, 'config', 'base.yaml'), 'host: 127.0.0.1\n');
+  });
   return tools;
 }
 
@@ -108,7 +142,12 @@ export async function ensureCaddy(version: string, log: (line: string) => void):
 export function builtTools(): string[] {
   const { services } = composeAsWritten();
   const temporal = temporalServerTools(imageVersion(services.temporal));
-  return [temporal.server, temporal.sqlTool, caddyTools(imageVersion(services.proxy)).caddy];
+  return [
+    temporal.server,
+    temporal.sqlTool,
+    temporalUiTools(imageVersion(services['temporal-ui'])).server,
+    caddyTools(imageVersion(services.proxy)).caddy,
+  ];
 }
 
 // `node dist/stack/tools.js --built`: exit 0 when they are, for .ci/run, which cannot afford the first build.

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { type ComposeFile, type ComposeService, durationMs, mountedFile, postgresSettings } from './compose-file';
 import type { StackCertificates } from './certificates';
 import type { PortPlan, TemporalServicePorts } from './ports';
-import type { CaddyTools, TemporalServerTools } from './tools';
+import type { CaddyTools, TemporalServerTools, TemporalUiTools } from './tools';
 
 /**
  * docker-compose.yml turned into local processes: each Compose service becomes one or more processes with the same
@@ -39,6 +39,7 @@ export interface Topology {
   /** Temporal's services, in start order: history, matching, frontend, worker. */
   temporal: ProcessSpec[];
   temporalNamespace: ProcessSpec;
+  temporalUi: ProcessSpec;
   migrate: ProcessSpec;
   api: ProcessSpec[];
   delivery: ProcessSpec[];
@@ -50,6 +51,7 @@ export interface TopologyContext {
   compose: ComposeFile;
   ports: PortPlan;
   temporal: TemporalServerTools;
+  temporalUi: TemporalUiTools;
   caddy: CaddyTools;
   /** The Temporal CLI the namespace job runs (`npm run tools`). */
   temporalCli: string;
@@ -64,11 +66,6 @@ export interface TopologyContext {
   stateDir: string;
 }
 
-/** Compose services the stack does not run, and why. */
-export const NOT_RUN: Record<string, string> = {
-  'temporal-ui': 'the Web UI ships as a container image only; Temporal UI is left out (the admin page and the CLI remain)',
-};
-
 /**
  * Every setting the stack gives differently from docker-compose.yml, by process kind, with the reason. Everything
  * else reaches the processes exactly as Compose passes it.
@@ -81,12 +78,21 @@ export const LOCAL_CHANGES = {
     DATABASE_URL: 'postgres:5432 is the Compose service name; here 127.0.0.1 and the stack port',
     TEMPORAL_ADDRESS: 'temporal:7233 is the Compose service name; here the frontend on 127.0.0.1',
     METRICS_PORT: 'each delivery replica needs a port of its own on one host',
-    TEMPORAL_UI_URL: 'no Temporal UI in the stack (NOT_RUN)',
+    TEMPORAL_UI_URL: 'the stack UI on 127.0.0.1',
     ALLOW_INSECURE_WEBHOOK_URLS: 'production refuses webhook URLs on loopback; the stack is for trying deliveries on one machine',
     TEMPORAL_TLS: 'mTLS to the stack frontend (--no-tls: as Compose has it)',
     TEMPORAL_TLS_CA_FILE: 'the stack CA',
     TEMPORAL_TLS_CERT_FILE: 'the client certificate the stack CA issued',
     TEMPORAL_TLS_KEY_FILE: 'its key',
+    TEMPORAL_TLS_SERVER_NAME: 'the name on the frontend certificate',
+  },
+  /** The Temporal UI server's settings the stack sets (the names its config template reads). */
+  ui: {
+    TEMPORAL_ADDRESS: 'temporal:7233 is the Compose service name; here the frontend on 127.0.0.1',
+    TEMPORAL_UI_PORT: 'Compose maps the container port 8080 to the host; here the UI listens on its stack port',
+    TEMPORAL_TLS_CA: 'the stack CA',
+    TEMPORAL_TLS_CERT: 'the client certificate the stack CA issued',
+    TEMPORAL_TLS_KEY: 'its key',
     TEMPORAL_TLS_SERVER_NAME: 'the name on the frontend certificate',
   },
   temporal: {
@@ -154,6 +160,16 @@ function temporalCliTls(certificates: StackCertificates): Record<string, string>
   };
 }
 
+/** The Temporal UI server's TLS settings (the variables of its config template). */
+function temporalUiTls(certificates: StackCertificates): Record<string, string> {
+  return {
+    TEMPORAL_TLS_CA: certificates.ca,
+    TEMPORAL_TLS_CERT: certificates.client.cert,
+    TEMPORAL_TLS_KEY: certificates.client.key,
+    TEMPORAL_TLS_SERVER_NAME: certificates.serverName,
+  };
+}
+
 /** The application's TLS settings (src/config.ts). */
 function applicationTls(certificates: StackCertificates): Record<string, string> {
   return {
@@ -216,7 +232,7 @@ function applicationEnv(context: TopologyContext, name: string, local: Record<st
   return {
     ...env,
     HOST: '127.0.0.1',
-    TEMPORAL_UI_URL: '',
+    TEMPORAL_UI_URL: `http://127.0.0.1:${context.ports.ui}`,
     ALLOW_INSECURE_WEBHOOK_URLS: 'true',
     ...(context.certificates ? applicationTls(context.certificates) : {}),
     ...local,
@@ -301,6 +317,20 @@ export function stackTopology(context: TopologyContext): Topology {
       PATH: `${path.dirname(context.temporalCli)}:${shell.PATH}`,
       HOME: shell.HOME,
     }),
+    temporalUi: {
+      name: 'temporal-ui',
+      service: 'temporal-ui',
+      command: context.temporalUi.server,
+      // As the image starts it (`ui-server --env docker start`), from the folder that holds its config/.
+      args: ['--root', context.temporalUi.root, '--config', 'config', '--env', 'docker', 'start'],
+      env: {
+        ...relocated(service(compose, 'temporal-ui').environment, ports),
+        TEMPORAL_UI_PORT: String(ports.ui),
+        ...(certificates ? temporalUiTls(certificates) : {}),
+      },
+      stopGraceMs: 10_000,
+      ready: { url: `http://127.0.0.1:${ports.ui}/healthz` },
+    },
     migrate: applicationProcess(context, 'migrate', 'migrate', {
       ...applicationEnv(context, 'migrate', {}),
       // The documented way to create the first staff user (docs/operations.md): the migrate job with these two.

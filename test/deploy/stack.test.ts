@@ -5,8 +5,8 @@ import { loadConfig } from '../../src/config';
 import { FRONTEND_SERVER_NAME, type StackCertificates } from '../../stack/certificates';
 import { composeAsWritten, imageVersion, loadCompose } from '../../stack/compose-file';
 import { allPorts, MAX_MEMBERSHIP_PORT, planPorts, type PortPlan } from '../../stack/ports';
-import { caddyTools, temporalServerTools } from '../../stack/tools';
-import { LOCAL_CHANGES, localCaddyfile, NOT_RUN, type ProcessSpec, stackTopology, type Topology } from '../../stack/topology';
+import { caddyTools, temporalServerTools, temporalUiTools } from '../../stack/tools';
+import { LOCAL_CHANGES, localCaddyfile, type ProcessSpec, stackTopology, type Topology } from '../../stack/topology';
 
 // `npm run stack` and docker-compose.yml describe one topology: the same services, roles, commands and settings.
 // The stack reads them from the Compose file; these tests pin what it may change (LOCAL_CHANGES) and fail when the
@@ -31,6 +31,7 @@ function topology(tls: boolean): Topology {
     compose,
     ports,
     temporal: temporalServerTools(imageVersion(compose.services.temporal)),
+    temporalUi: temporalUiTools(imageVersion(compose.services['temporal-ui'])),
     caddy: caddyTools(imageVersion(compose.services.proxy)),
     temporalCli: '/tools/temporal',
     certificates: tls ? certificates : undefined,
@@ -43,12 +44,18 @@ function topology(tls: boolean): Topology {
 
 const withTls = topology(true);
 const appProcesses = (t: Topology) => [t.migrate, ...t.api, ...t.delivery];
-const allProcesses = (t: Topology): ProcessSpec[] => [t.temporalSchema, ...t.temporal, t.temporalNamespace, ...appProcesses(t), t.proxy];
+const allProcesses = (t: Topology): ProcessSpec[] => [
+  t.temporalSchema,
+  ...t.temporal,
+  t.temporalNamespace,
+  t.temporalUi,
+  ...appProcesses(t),
+  t.proxy,
+];
 
-test('runs every Compose service, except those it names with a reason, and nothing else', () => {
+test('runs every Compose service and nothing else', () => {
   const run = new Set(['postgres', ...allProcesses(withTls).map((spec) => spec.service)]);
-  expect([...run].sort()).toEqual(Object.keys(compose.services).filter((name) => !(name in NOT_RUN)).sort());
-  for (const name of Object.keys(NOT_RUN)) expect(compose.services).toHaveProperty([name]);
+  expect([...run].sort()).toEqual(Object.keys(compose.services).sort());
 });
 
 test('runs each application role with the Compose command, on this machine’s node, as many replicas as asked', () => {
@@ -121,6 +128,25 @@ test('runs Temporal’s services as separate processes of the pinned server, wit
   const [first, second] = withTls.temporal;
   expect([first.env.HISTORY_GRPC_PORT, second.env.HISTORY_GRPC_PORT]).toEqual(ports.history.map((own) => String(own.grpc)));
   expect(topology(false).temporal.every((spec) => !('TEMPORAL_TLS_FRONTEND_CERT' in spec.env))).toBe(true);
+});
+
+test('runs Temporal UI as the image does, with Compose’s settings and the client certificate', () => {
+  const { temporalUi } = withTls;
+  const ui = temporalUiTools(imageVersion(compose.services['temporal-ui']));
+  expect([temporalUi.command, ...temporalUi.args]).toEqual([ui.server, '--root', ui.root, '--config', 'config', '--env', 'docker', 'start']);
+  const composeEnv = compose.services['temporal-ui'].environment ?? {};
+  for (const name of Object.keys(composeEnv).filter((key) => !(key in LOCAL_CHANGES.ui))) {
+    expect([name, temporalUi.env[name]]).toEqual([name, composeEnv[name]]);
+  }
+  expect(Object.keys(temporalUi.env).filter((name) => !(name in composeEnv) && !(name in LOCAL_CHANGES.ui))).toEqual([]);
+  expect(temporalUi.env).toMatchObject({
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.frontend.grpc}`,
+    TEMPORAL_UI_PORT: String(ports.ui),
+    TEMPORAL_TLS_CERT: certificates.client.cert,
+  });
+  expect(topology(false).temporalUi.env).not.toHaveProperty('TEMPORAL_TLS_CERT');
+  // The application links to it.
+  for (const spec of appProcesses(withTls)) expect(spec.env.TEMPORAL_UI_URL).toBe(`http://127.0.0.1:${ports.ui}`);
 });
 
 test('builds one Temporal version for the server and both admin jobs, as Compose pins them', () => {

@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -209,6 +210,10 @@ test('SQL visibility finds the delivery workflows by their search attributes', a
   });
   expect(await count('WebhookStatus = "delivered" AND WebhookEventType = "donation.completed" AND WebhookAttempts = 1')).toBe(EVENTS);
   expect(await count('WebhookStatus = "max_retries_reached"')).toBe(0);
+  // Temporal UI lists them too, through its own connection to the frontend.
+  const listed = await fetch(`${stack.temporalUiUrl}/api/v1/namespaces/${stack.namespace}/workflows?query=${encodeURIComponent('WebhookStatus = "delivered"')}`);
+  expect(listed.status).toBe(200);
+  expect(((await listed.json()) as { executions: unknown[] }).executions).toHaveLength(EVENTS);
   // Answered from Postgres: the rows are in the stack's temporal_visibility database.
   const password = (await readFile(path.join(dataDir, 'postgres-password.txt'), 'utf8')).trim();
   const visibility = new pg.Client({ host: '127.0.0.1', port: ports.postgres, user: 'postgres', password, database: 'temporal_visibility' });
@@ -219,6 +224,25 @@ test('SQL visibility finds the delivery workflows by their search attributes', a
   } finally {
     await visibility.end();
   }
+});
+
+test('nothing of the stack listens beyond loopback', async () => {
+  const addresses = Object.values(os.networkInterfaces())
+    .flat()
+    .filter((address) => address && !address.internal && !address.address.startsWith('fe80:'))
+    .map((address) => address!.address);
+  const reachable = (host: string, port: number) =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, host);
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+  const open = [];
+  for (const host of addresses) for (const port of allPorts(ports)) if (await reachable(host, port)) open.push(`${host}:${port}`);
+  expect(open).toEqual([]);
 });
 
 test('the workers created the retention schedule', async () => {
