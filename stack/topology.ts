@@ -150,34 +150,25 @@ function temporalServerTls(certificates: StackCertificates): Record<string, stri
   };
 }
 
-/** The Temporal CLI's TLS settings (its environment variables), for the namespace job. */
-function temporalCliTls(certificates: StackCertificates): Record<string, string> {
-  return {
-    TEMPORAL_TLS_SERVER_CA_CERT_PATH: certificates.ca,
-    TEMPORAL_TLS_CLIENT_CERT_PATH: certificates.client.cert,
-    TEMPORAL_TLS_CLIENT_KEY_PATH: certificates.client.key,
-    TEMPORAL_TLS_SERVER_NAME: certificates.serverName,
-  };
-}
+/** The variables in which each client of the frontend reads the CA, its certificate, its key and the server name. */
+const CLIENT_TLS_VARIABLES = {
+  /** The Temporal CLI (the namespace job). */
+  cli: ['TEMPORAL_TLS_SERVER_CA_CERT_PATH', 'TEMPORAL_TLS_CLIENT_CERT_PATH', 'TEMPORAL_TLS_CLIENT_KEY_PATH', 'TEMPORAL_TLS_SERVER_NAME'],
+  /** The temporalio/ui image's config template. */
+  ui: ['TEMPORAL_TLS_CA', 'TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_SERVER_NAME'],
+  /** src/config.ts, which also wants TEMPORAL_TLS on. */
+  application: ['TEMPORAL_TLS_CA_FILE', 'TEMPORAL_TLS_CERT_FILE', 'TEMPORAL_TLS_KEY_FILE', 'TEMPORAL_TLS_SERVER_NAME'],
+} as const;
 
-/** The Temporal UI server's TLS settings (the variables of its config template). */
-function temporalUiTls(certificates: StackCertificates): Record<string, string> {
+function clientTls(certificates: StackCertificates | undefined, client: keyof typeof CLIENT_TLS_VARIABLES): Record<string, string> {
+  if (!certificates) return {};
+  const [ca, cert, key, serverName] = CLIENT_TLS_VARIABLES[client];
   return {
-    TEMPORAL_TLS_CA: certificates.ca,
-    TEMPORAL_TLS_CERT: certificates.client.cert,
-    TEMPORAL_TLS_KEY: certificates.client.key,
-    TEMPORAL_TLS_SERVER_NAME: certificates.serverName,
-  };
-}
-
-/** The application's TLS settings (src/config.ts). */
-function applicationTls(certificates: StackCertificates): Record<string, string> {
-  return {
-    TEMPORAL_TLS: 'true',
-    TEMPORAL_TLS_CA_FILE: certificates.ca,
-    TEMPORAL_TLS_CERT_FILE: certificates.client.cert,
-    TEMPORAL_TLS_KEY_FILE: certificates.client.key,
-    TEMPORAL_TLS_SERVER_NAME: certificates.serverName,
+    ...(client === 'application' ? { TEMPORAL_TLS: 'true' } : {}),
+    [ca]: certificates.ca,
+    [cert]: certificates.client.cert,
+    [key]: certificates.client.key,
+    [serverName]: certificates.serverName,
   };
 }
 
@@ -234,7 +225,7 @@ function applicationEnv(context: TopologyContext, name: string, local: Record<st
     HOST: '127.0.0.1',
     TEMPORAL_UI_URL: `http://127.0.0.1:${context.ports.ui}`,
     ALLOW_INSECURE_WEBHOOK_URLS: 'true',
-    ...(context.certificates ? applicationTls(context.certificates) : {}),
+    ...clientTls(context.certificates, 'application'),
     ...local,
   };
 }
@@ -313,7 +304,7 @@ export function stackTopology(context: TopologyContext): Topology {
     temporal: temporalServices(context),
     temporalNamespace: scriptJob(compose, 'temporal-namespace', {
       ...relocated(namespaceJob.environment, ports),
-      ...(certificates ? temporalCliTls(certificates) : {}),
+      ...clientTls(certificates, 'cli'),
       PATH: `${path.dirname(context.temporalCli)}:${shell.PATH}`,
       HOME: shell.HOME,
     }),
@@ -326,7 +317,7 @@ export function stackTopology(context: TopologyContext): Topology {
       env: {
         ...relocated(service(compose, 'temporal-ui').environment, ports),
         TEMPORAL_UI_PORT: String(ports.ui),
-        ...(certificates ? temporalUiTls(certificates) : {}),
+        ...clientTls(certificates, 'ui'),
       },
       stopGraceMs: 10_000,
       ready: { url: `http://127.0.0.1:${ports.ui}/healthz` },
