@@ -267,7 +267,13 @@ test('the workers created the retention schedule', async () => {
     connectTimeout: 5_000,
     tls: { serverNameOverride: certificates.serverName, serverRootCACertificate: readFileSync(certificates.ca) },
   }).then(
-    (other) => other.workflowService.getSystemInfo({}).finally(() => other.close()),
+    async (other) => {
+      try {
+        return await other.workflowService.getSystemInfo({});
+      } finally {
+        await other.close();
+      }
+    },
     (err: Error) => err,
   );
   expect(withoutCertificate).toBeInstanceOf(Error);
