@@ -8,7 +8,7 @@ import { composeAsWritten, imageVersion } from './compose-file';
 
 /**
  * The Go programs of the stack, built from their Go modules at the versions docker-compose.yml pins and kept under
- * .tools/, one folder per version: built once (the Temporal server takes 5–20 minutes on two busy cores), rebuilt
+ * .tools/, one folder per version: built once (the Temporal server alone takes 8 min of CPU, 18–40 min on two busy cores), rebuilt
  * only when the pin changes. A folder exists only once its build is complete (it is built beside and renamed).
  */
 
@@ -94,7 +94,7 @@ export async function ensureTemporalServer(version: string, log: (line: string) 
   const tools = temporalServerTools(version);
   if (existsSync(tools.server) && existsSync(tools.sqlTool)) return tools;
   const finalDir = path.dirname(tools.bin);
-  log(`Building the Temporal server ${version} from its Go module into ${path.relative(projectRoot, finalDir)}/ (once per version; 5–20 min)`);
+  log(`Building the Temporal server ${version} from its Go module into ${path.relative(projectRoot, finalDir)}/ (once per version; 8 min of CPU, up to 40 min on a busy machine)`);
   const started = Date.now();
   await buildInto(finalDir, async (dir) => {
     const bin = path.join(dir, 'bin');
@@ -113,7 +113,7 @@ export async function ensureTemporalServer(version: string, log: (line: string) 
 export async function ensureTemporalUi(version: string, log: (line: string) => void): Promise<TemporalUiTools> {
   const tools = temporalUiTools(version);
   if (existsSync(tools.server)) return tools;
-  log(`Building the Temporal UI server ${version} from its Go module, which carries the built Web UI (once per version; 1–3 min)`);
+  log(`Building the Temporal UI server ${version} from its Go module, which carries the built Web UI (once per version; 1.5 min of CPU)`);
   await buildInto(tools.root, async (dir) => {
     const bin = path.join(dir, 'bin');
     await goInstall('github.com/temporalio/ui-server/v2/cmd/server', version, bin, log);
@@ -131,7 +131,7 @@ export async function ensureTemporalUi(version: string, log: (line: string) => v
 export async function ensureCaddy(version: string, log: (line: string) => void): Promise<CaddyTools> {
   const tools = caddyTools(version);
   if (existsSync(tools.caddy)) return tools;
-  log(`Building Caddy ${version} from its Go module (once per version; 2–5 min)`);
+  log(`Building Caddy ${version} from its Go module (once per version; 2.5 min of CPU)`);
   await buildInto(path.dirname(path.dirname(tools.caddy)), (dir) =>
     goInstall('github.com/caddyserver/caddy/v2/cmd/caddy', version, path.join(dir, 'bin'), log),
   );

@@ -113,7 +113,7 @@ async function metricSum(url: string, name: string, labelFilter: string): Promis
 
 beforeAll(async () => {
   const missing = builtTools().filter((tool) => !existsSync(tool));
-  if (missing.length > 0) throw new Error(`not built yet: ${missing.join(', ')}; \`npm run stack\` builds them once (5–20 min)`);
+  if (missing.length > 0) throw new Error(`not built yet: ${missing.join(', ')}; \`npm run stack\` builds them once (about 12 min of CPU)`);
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-stack-'));
   // As root, Postgres runs as `postgres`, which must pass through the folder.
   await chmod(dataDir, 0o755);
