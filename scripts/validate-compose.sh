@@ -5,7 +5,7 @@
 #   2. The shell scripts of deploy/: `sh -n`, and shellcheck where installed.
 #   3. Where installed, the real tools: `docker compose config` (or the older `docker-compose config`) interpolates
 #      and validates the file, once with placeholder secrets (must pass) and once without (must refuse);
-#      `caddy validate` checks the load balancer's Caddyfile.
+#      `caddy validate` checks the load balancer's Caddyfile (Debian's caddy, or the one `npm run stack` built).
 # Optional extras on Debian: apt-get install docker-compose caddy shellcheck
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,9 +47,11 @@ else
   echo "no docker compose / docker-compose: skipped the real Compose check"
 fi
 
-if command -v caddy >/dev/null; then
-  echo "== caddy validate"
-  caddy validate --adapter caddyfile --config deploy/caddy/Caddyfile 2>&1 | tail -n 1
+# Debian's caddy, or the one `npm run stack` built at the version the Compose file pins.
+caddy_bin=$(command -v caddy || ls .tools/caddy-*/bin/caddy 2>/dev/null | tail -n 1 || true)
+if [ -n "$caddy_bin" ]; then
+  echo "== caddy validate ($caddy_bin)"
+  "$caddy_bin" validate --adapter caddyfile --config deploy/caddy/Caddyfile 2>&1 | tail -n 1
 else
   echo "caddy not installed: skipped the Caddyfile check"
 fi

@@ -21,6 +21,22 @@ export function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
   return { rssMb: statusField(status, 'VmRSS'), peakRssMb: statusField(status, 'VmHWM') };
 }
 
+/**
+ * Proportional set size of some processes together, in MiB: each shared page counted once over all who map it.
+ * Summing RSS over Postgres's backends would count its shared buffers once per backend.
+ */
+export function proportionalSetMb(pids: number[]): number {
+  let kilobytes = 0;
+  for (const pid of pids) {
+    try {
+      kilobytes += Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return kilobytes / 1024;
+}
+
 /** The process and all its descendants (Postgres backends, the Temporal server's children). */
 export function processTree(root: number): number[] {
   const parentOf = new Map<number, number>();

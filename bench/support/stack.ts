@@ -73,7 +73,7 @@ export function stopOnSignals(stop: () => Promise<void>): () => Promise<void> {
 }
 
 /** The postmaster's pid, from its pid file (first line). */
-async function postmasterPid(dataDir: string): Promise<number> {
+export async function postmasterPid(dataDir: string): Promise<number> {
   const { readFile } = await import('node:fs/promises');
   return Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
 }

@@ -3,18 +3,17 @@
 # image ships. The postgres init script creates the databases; setup-schema leaves an already versioned database
 # alone and update-schema applies only missing versions, so the job is a no-op on every later `docker compose up`.
 # Connection settings are the server's own variables (DB, POSTGRES_SEEDS, DB_PORT, POSTGRES_USER, DBNAME,
-# VISIBILITY_DBNAME); temporal-sql-tool reads the password from SQL_PASSWORD.
+# VISIBILITY_DBNAME); temporal-sql-tool reads the password from SQL_PASSWORD. `npm run stack` runs this script too,
+# with the tools it built and TEMPORAL_SCHEMA_DIR pointing at the schemas of the same Go module.
 set -eu
 : "${SQL_PASSWORD:?SQL_PASSWORD must be set}"
-schema_root=/etc/temporal/schema/postgresql/v12
+schema_root=${TEMPORAL_SCHEMA_DIR:-/etc/temporal/schema}/postgresql/v12
 
-attempt=0
-until nc -z "$POSTGRES_SEEDS" "$DB_PORT"; do
-  attempt=$((attempt + 1))
-  if [ "$attempt" -ge 30 ]; then
-    echo "Postgres at $POSTGRES_SEEDS:$DB_PORT did not accept connections within 60 s" >&2
-    exit 1
-  fi
+# Waits for Postgres with the image's nc; `npm run stack` has no nc and starts Postgres before this job anyway.
+attempts_left=30
+while command -v nc >/dev/null && ! nc -z "$POSTGRES_SEEDS" "$DB_PORT"; do
+  attempts_left=$((attempts_left - 1))
+  [ "$attempts_left" -gt 0 ] || { echo "Postgres at $POSTGRES_SEEDS:$DB_PORT did not accept connections within 60 s" >&2; exit 1; }
   sleep 2
 done
 

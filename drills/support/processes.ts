@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { projectRoot } from '../../src/config';
@@ -37,10 +37,11 @@ export interface Child {
 }
 
 export function startChild(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, logDir: string): Child {
-  const log = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
-  const child: ChildProcess = spawn(command, args, { cwd: projectRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  // The child writes its log file itself: two pipes into one stream would end it with the first of them (and a
+  // late write to the other then crashes this process), and the log goes on if this process dies first.
+  const log = openSync(path.join(logDir, `${name}.log`), 'a');
+  const child: ChildProcess = spawn(command, args, { cwd: projectRoot, env, stdio: ['ignore', log, log] });
+  closeSync(log);
   let running = true;
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
     running = false;

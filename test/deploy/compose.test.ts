@@ -6,6 +6,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../../src/delivery-rules/search-attributes';
+import { loadCompose, mountedFile } from '../../stack/compose-file';
 
 // What can be checked of the production stack without a Docker engine: the Compose file against the compose-spec
 // schema, and the project's own rules (secrets, roles, config names, pinned images, one-off jobs, scaling).
@@ -24,47 +25,6 @@ const testSecrets = Object.fromEntries(SECRETS.map((name, index) => [name, creat
 const APP_SERVICES: Record<string, string> = { migrate: 'migrate', api: 'api', delivery: 'delivery' };
 /** Node options per service: their resident memory follows the heap limit, not the work (BENCHMARKS.md, parts 2, 3). */
 const NODE_OPTIONS: Record<string, string[]> = { api: ['--max-old-space-size=256'], delivery: ['--max-old-space-size=256'] };
-
-type Env = Record<string, string | undefined>;
-type Service = {
-  image?: string;
-  build?: unknown;
-  command?: string[];
-  environment?: Record<string, string>;
-  depends_on?: Record<string, { condition: string }>;
-  restart?: string;
-  deploy?: { replicas?: number };
-  ports?: unknown[];
-  container_name?: string;
-  volumes?: string[];
-  healthcheck?: { test: string[] };
-};
-
-/** Compose's variable substitution: $$, $NAME, ${NAME}, ${NAME:-default}, ${NAME-default}, ${NAME:?error}... */
-function interpolate(text: string, env: Env): string {
-  const reference = /\$(\$|[A-Za-z_]\w*|\{([A-Za-z_]\w*)(?:(:?)([-?])([^}]*))?\})/g;
-  return text.replace(reference, (_match, bare, name, colon, op, arg) => {
-    if (bare === '$') return '$';
-    const variable = name ?? bare;
-    const value = env[variable];
-    const missing = value === undefined || (colon === ':' && value === '');
-    if (op === '?' && missing) throw new Error(`${variable}: ${arg}`);
-    if (op === '-' && missing) return arg;
-    return value ?? '';
-  });
-}
-
-function interpolateAll(node: unknown, env: Env): unknown {
-  if (typeof node === 'string') return interpolate(node, env);
-  if (Array.isArray(node)) return node.map((item) => interpolateAll(item, env));
-  if (node && typeof node === 'object') {
-    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, interpolateAll(value, env)]));
-  }
-  return node;
-}
-
-const loadCompose = (env: Env) =>
-  interpolateAll(parse(composeText, { merge: true }), env) as { services: Record<string, Service> };
 
 /** `NAME=value` and commented `# NAME=value` lines of .env.example. */
 function documentedVariables(): Map<string, string> {
@@ -195,10 +155,8 @@ test('the namespace job registers every search attribute the delivery workflows 
 });
 
 test('the Temporal server lets the delivery role start workflows eagerly (its dynamic config)', () => {
-  const file = services.temporal.environment?.DYNAMIC_CONFIG_FILE_PATH ?? '';
-  const mounted = (services.temporal.volumes ?? []).map((volume) => volume.split(':')).find(([, target]) => file.startsWith(`${target}/`));
-  expect(mounted).toBeDefined();
-  const config = parse(read(path.join(mounted![0], file.slice(mounted![1].length + 1)))) as Record<string, Array<{ value: unknown }>>;
+  const file = mountedFile(services.temporal, services.temporal.environment?.DYNAMIC_CONFIG_FILE_PATH ?? '');
+  const config = parse(readFileSync(file, 'utf8')) as Record<string, Array<{ value: unknown }>>;
   expect(config['system.enableEagerWorkflowStart']).toEqual([{ value: true, constraints: {} }]);
   expect(services.delivery.command).toEqual(['node', '--max-old-space-size=256', 'dist/src/main.js', 'delivery']);
 });

@@ -1,0 +1,125 @@
+import net from 'node:net';
+
+/**
+ * Where each process of the stack listens: every port on 127.0.0.1, laid out from one base port so that a second
+ * stack (or a test) needs only another base.
+ */
+
+export type TemporalService = 'frontend' | 'history' | 'matching' | 'worker';
+
+export interface TemporalServicePorts {
+  grpc: number;
+  /** Ringpop's port, through which the services find each other (stored in Temporal's database). */
+  membership: number;
+  /** Prometheus `/metrics` of the service. */
+  metrics: number;
+  /** The frontend's HTTP API (the others have none). */
+  http?: number;
+}
+
+export interface PortPlan {
+  /** Caddy: the API replicas behind one port (Compose publishes it as API_PUBLISHED_PORT). */
+  balancer: number;
+  postgres: number;
+  /** Temporal UI (Compose publishes it as TEMPORAL_UI_PUBLISHED_PORT). */
+  ui: number;
+  frontend: TemporalServicePorts;
+  /** One entry per history process. */
+  history: TemporalServicePorts[];
+  matching: TemporalServicePorts;
+  worker: TemporalServicePorts;
+  /** PORT of each API replica. */
+  api: number[];
+  /** METRICS_PORT of each delivery replica. */
+  delivery: number[];
+}
+
+/**
+ * Temporal's SQL schema stores a service's membership port as SMALLINT (`cluster_membership.rpc_port`): a port above
+ * 32767 fails the service at start with `value "47012" is out of range for type smallint`.
+ */
+export const MAX_MEMBERSHIP_PORT = 32_767;
+
+export const MAX_REPLICAS = 20;
+export const MAX_HISTORY_PROCESSES = 4;
+
+export interface PortLayout {
+  basePort: number;
+  /** Where the membership ports start; default: the base port itself, or 20000 below it where that is too high. */
+  membershipBasePort?: number;
+  api: number;
+  delivery: number;
+  history: number;
+}
+
+/**
+ * Offsets from the base: 0 balancer, 1 Postgres, 2–3 frontend gRPC and HTTP, 4 Temporal UI, 5–11 matching, worker and history
+ * gRPC, 20–26 the Temporal services' metrics, 30–49 API replicas, 50–69 delivery metrics; membership ports at their
+ * own base + 0–6, in the same order.
+ */
+export function planPorts({ basePort, membershipBasePort, api, delivery, history }: PortLayout): PortPlan {
+  if (api < 1 || api > MAX_REPLICAS || delivery < 1 || delivery > MAX_REPLICAS) {
+    throw new Error(`--api and --delivery: 1 to ${MAX_REPLICAS} replicas each`);
+  }
+  if (history < 1 || history > MAX_HISTORY_PROCESSES) throw new Error(`--history: 1 to ${MAX_HISTORY_PROCESSES} processes`);
+  const memberBase = membershipBasePort ?? (basePort + 10 <= MAX_MEMBERSHIP_PORT ? basePort : basePort - 20_000);
+  if (memberBase < 1024 || memberBase + 10 > MAX_MEMBERSHIP_PORT) {
+    throw new Error(
+      `membership ports ${memberBase}–${memberBase + 9}: Temporal stores them as SMALLINT, so they must lie between ` +
+        `1024 and ${MAX_MEMBERSHIP_PORT}; pass --membership-base-port`,
+    );
+  }
+  if (basePort < 1024 || basePort + 70 > 65_535) throw new Error(`--base-port ${basePort}: between 1024 and 65465`);
+  const at = (offset: number) => basePort + offset;
+  // Services in a fixed order, so that a port never moves when another count changes.
+  const service = (index: number, http?: number): TemporalServicePorts => ({
+    grpc: at(4 + index),
+    membership: memberBase + index,
+    metrics: at(20 + index),
+    ...(http === undefined ? {} : { http }),
+  });
+  return {
+    balancer: at(0),
+    postgres: at(1),
+    ui: at(4),
+    frontend: { grpc: at(2), http: at(3), membership: memberBase, metrics: at(20) },
+    matching: service(1),
+    worker: service(2),
+    history: Array.from({ length: history }, (_, index) => service(3 + index)),
+    api: Array.from({ length: api }, (_, index) => at(30 + index)),
+    delivery: Array.from({ length: delivery }, (_, index) => at(50 + index)),
+  };
+}
+
+/** Every port of the plan with what listens there, for a check that none is taken before anything starts. */
+export function namedPorts(plan: PortPlan): Array<{ name: string; port: number }> {
+  const temporal: Array<[string, TemporalServicePorts]> = [
+    ['temporal-frontend', plan.frontend],
+    ['temporal-matching', plan.matching],
+    ['temporal-worker', plan.worker],
+    ...plan.history.map((own, index): [string, TemporalServicePorts] => [`temporal-history-${index + 1}`, own]),
+  ];
+  return [
+    { name: 'proxy', port: plan.balancer },
+    { name: 'postgres', port: plan.postgres },
+    { name: 'temporal-ui', port: plan.ui },
+    ...temporal.flatMap(([name, { grpc, membership, metrics, http }]) => [
+      { name: `${name} gRPC`, port: grpc },
+      { name: `${name} membership`, port: membership },
+      { name: `${name} metrics`, port: metrics },
+      ...(http ? [{ name: `${name} HTTP`, port: http }] : []),
+    ]),
+    ...plan.api.map((port, index) => ({ name: `api-${index + 1}`, port })),
+    ...plan.delivery.map((port, index) => ({ name: `delivery-${index + 1} metrics`, port })),
+  ];
+}
+
+export const allPorts = (plan: PortPlan): number[] => namedPorts(plan).map(({ port }) => port);
+
+/** Whether nothing listens on the port of 127.0.0.1 (by listening on it for a moment). */
+export const portIsFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });

@@ -1,0 +1,202 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '../../src/config';
+import { FRONTEND_SERVER_NAME, type StackCertificates } from '../../stack/certificates';
+import { composeAsWritten, imageVersion, loadCompose } from '../../stack/compose-file';
+import { allPorts, MAX_MEMBERSHIP_PORT, planPorts, type PortPlan } from '../../stack/ports';
+import { caddyTools, temporalServerTools, temporalUiTools } from '../../stack/tools';
+import { LOCAL_CHANGES, localCaddyfile, type ProcessSpec, stackTopology, type Topology } from '../../stack/topology';
+
+// `npm run stack` and docker-compose.yml describe one topology: the same services, roles, commands and settings.
+// The stack reads them from the Compose file; these tests pin what it may change (LOCAL_CHANGES) and fail when the
+// two drift apart, e.g. a Compose service the stack does not run, or a setting the stack overrides without saying so.
+
+const root = path.resolve(__dirname, '../..');
+const secret = (name: string) => createHash('sha256').update(`stack-test-${name}`).digest('hex');
+const names = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRET', 'METRICS_TOKEN', 'SECRETS_KEYS'];
+const compose = loadCompose(Object.fromEntries(names.map((name) => [name, secret(name)])));
+const ports: PortPlan = planPorts({ basePort: 47_000, api: 2, delivery: 3, history: 2 });
+const certificates: StackCertificates = {
+  dir: '/stack/tls',
+  ca: '/stack/tls/ca.pem',
+  frontend: { cert: '/stack/tls/frontend.pem', key: '/stack/tls/frontend.key' },
+  internode: { cert: '/stack/tls/internode.pem', key: '/stack/tls/internode.key' },
+  client: { cert: '/stack/tls/client.pem', key: '/stack/tls/client.key' },
+  serverName: FRONTEND_SERVER_NAME,
+};
+
+function topology(tls: boolean): Topology {
+  return stackTopology({
+    compose,
+    ports,
+    temporal: temporalServerTools(imageVersion(compose.services.temporal)),
+    temporalUi: temporalUiTools(imageVersion(compose.services['temporal-ui'])),
+    caddy: caddyTools(imageVersion(compose.services.proxy)),
+    temporalCli: '/tools/temporal',
+    certificates: tls ? certificates : undefined,
+    staff: { username: 'admin', password: 'staff-password' },
+    node: '/usr/bin/node',
+    shell: { PATH: '/usr/bin:/bin', HOME: '/home/someone' },
+    stateDir: '/stack',
+  });
+}
+
+const withTls = topology(true);
+const appProcesses = (t: Topology) => [t.migrate, ...t.api, ...t.delivery];
+const allProcesses = (t: Topology): ProcessSpec[] => [
+  t.temporalSchema,
+  ...t.temporal,
+  t.temporalNamespace,
+  t.temporalUi,
+  ...appProcesses(t),
+  t.proxy,
+];
+
+test('runs every Compose service and nothing else', () => {
+  const run = new Set(['postgres', ...allProcesses(withTls).map((spec) => spec.service)]);
+  expect([...run].sort()).toEqual(Object.keys(compose.services).sort());
+});
+
+test('runs each application role with the Compose command, on this machine’s node, as many replicas as asked', () => {
+  for (const spec of appProcesses(withTls)) {
+    expect([spec.command, ...spec.args]).toEqual(['/usr/bin/node', ...(compose.services[spec.service].command ?? []).slice(1)]);
+  }
+  expect(withTls.api.map((spec) => spec.name)).toEqual(['api-1', 'api-2']);
+  expect(withTls.delivery.map((spec) => spec.name)).toEqual(['delivery-1', 'delivery-2', 'delivery-3']);
+  // The delivery replicas get Compose's grace period to finish an attempt.
+  expect(withTls.delivery[0].stopGraceMs).toBe(45_000);
+});
+
+test('gives the application Compose’s settings, changing only the listed ones, and a valid production configuration', () => {
+  for (const tls of [true, false]) {
+    for (const spec of appProcesses(topology(tls))) {
+      const composeEnv = compose.services[spec.service].environment ?? {};
+      const jobOnly = spec.name === 'migrate' ? ['ADMIN_USERNAME', 'ADMIN_PASSWORD'] : [];
+      const unknown = Object.keys(spec.env).filter((name) => !(name in composeEnv) && !(name in LOCAL_CHANGES.app) && !jobOnly.includes(name));
+      expect(unknown).toEqual([]);
+      expect(Object.keys(composeEnv).filter((name) => !(name in spec.env))).toEqual([]);
+      const unchanged = Object.keys(composeEnv).filter((name) => !(name in LOCAL_CHANGES.app));
+      for (const name of unchanged) expect([name, spec.env[name]]).toEqual([name, composeEnv[name]]);
+
+      const config = loadConfig(spec.env);
+      expect(config).toMatchObject({ production: true, http: { host: '127.0.0.1' } });
+      const database = new URL(config.database.url ?? '');
+      const composeDatabase = new URL(composeEnv.DATABASE_URL);
+      expect([database.username, database.password, database.pathname]).toEqual([composeDatabase.username, composeDatabase.password, composeDatabase.pathname]);
+      expect(database.host).toBe(`127.0.0.1:${ports.postgres}`);
+      expect(config.temporal.address).toBe(`127.0.0.1:${ports.frontend.grpc}`);
+    }
+  }
+  expect(withTls.api.map((spec) => Number(spec.env.PORT))).toEqual(ports.api);
+  expect(withTls.delivery.map((spec) => Number(spec.env.METRICS_PORT))).toEqual(ports.delivery);
+  // Only the API stands behind the proxy whose X-Forwarded-* it believes (Compose sets it there alone).
+  expect(withTls.api[0].env.TRUST_PROXY).toBe('1');
+  expect(withTls.delivery[0].env).not.toHaveProperty('TRUST_PROXY');
+});
+
+test('connects the application with mTLS by the settings of src/config.ts, and on --no-tls as Compose does', () => {
+  for (const spec of appProcesses(withTls)) {
+    expect(spec.env).toMatchObject({
+      TEMPORAL_TLS: 'true',
+      TEMPORAL_TLS_CA_FILE: certificates.ca,
+      TEMPORAL_TLS_CERT_FILE: certificates.client.cert,
+      TEMPORAL_TLS_KEY_FILE: certificates.client.key,
+      TEMPORAL_TLS_SERVER_NAME: FRONTEND_SERVER_NAME,
+    });
+  }
+  for (const spec of appProcesses(topology(false))) {
+    const composeEnv = compose.services[spec.service].environment ?? {};
+    const tlsSettings = (env: Record<string, string>) => Object.entries(env).filter(([name]) => name.startsWith('TEMPORAL_TLS'));
+    expect(tlsSettings(spec.env)).toEqual(tlsSettings(composeEnv));
+  }
+});
+
+test('runs Temporal’s services as separate processes of the pinned server, with Compose’s settings and its own ports', () => {
+  const composeEnv = compose.services.temporal.environment ?? {};
+  expect(withTls.temporal.map((spec) => spec.args)).toEqual(
+    ['history', 'history', 'matching', 'frontend', 'worker'].map((service) => ['start', '--service', service]),
+  );
+  for (const spec of withTls.temporal) {
+    expect(spec.command).toBe(temporalServerTools(imageVersion(compose.services.temporal)).server);
+    const unchanged = Object.keys(composeEnv).filter((name) => !(name in LOCAL_CHANGES.temporal));
+    for (const name of unchanged) expect([name, spec.env[name]]).toEqual([name, composeEnv[name]]);
+    expect(spec.env).toMatchObject({ POSTGRES_SEEDS: '127.0.0.1', DB_PORT: String(ports.postgres), BIND_ON_IP: '127.0.0.1' });
+    expect(spec.env.DYNAMIC_CONFIG_FILE_PATH).toBe(path.join(root, 'deploy/temporal/dynamicconfig/production-sql.yaml'));
+    expect(spec.env).toMatchObject({ TEMPORAL_TLS_REQUIRE_CLIENT_AUTH: 'true', TEMPORAL_TLS_FRONTEND_CERT: certificates.frontend.cert });
+  }
+  const [first, second] = withTls.temporal;
+  expect([first.env.HISTORY_GRPC_PORT, second.env.HISTORY_GRPC_PORT]).toEqual(ports.history.map((own) => String(own.grpc)));
+  expect(topology(false).temporal.every((spec) => !('TEMPORAL_TLS_FRONTEND_CERT' in spec.env))).toBe(true);
+});
+
+test('runs Temporal UI as the image does, with Compose’s settings and the client certificate', () => {
+  const { temporalUi } = withTls;
+  const ui = temporalUiTools(imageVersion(compose.services['temporal-ui']));
+  expect([temporalUi.command, ...temporalUi.args]).toEqual([ui.server, '--root', ui.root, '--config', 'config', '--env', 'docker', 'start']);
+  const composeEnv = compose.services['temporal-ui'].environment ?? {};
+  for (const name of Object.keys(composeEnv).filter((key) => !(key in LOCAL_CHANGES.ui))) {
+    expect([name, temporalUi.env[name]]).toEqual([name, composeEnv[name]]);
+  }
+  expect(Object.keys(temporalUi.env).filter((name) => !(name in composeEnv) && !(name in LOCAL_CHANGES.ui))).toEqual([]);
+  expect(temporalUi.env).toMatchObject({
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.frontend.grpc}`,
+    TEMPORAL_UI_PORT: String(ports.ui),
+    TEMPORAL_TLS_CERT: certificates.client.cert,
+  });
+  expect(topology(false).temporalUi.env).not.toHaveProperty('TEMPORAL_TLS_CERT');
+  // The application links to it.
+  for (const spec of appProcesses(withTls)) expect(spec.env.TEMPORAL_UI_URL).toBe(`http://127.0.0.1:${ports.ui}`);
+});
+
+test('builds one Temporal version for the server and both admin jobs, as Compose pins them', () => {
+  const version = imageVersion(compose.services.temporal);
+  expect(imageVersion(compose.services['temporal-schema'])).toBe(version);
+  expect(imageVersion(compose.services['temporal-namespace'])).toBe(version);
+  // Read from the file as written too, so that the runner's defaults (replicas) and the versions cannot disagree.
+  expect(composeAsWritten().services.api.deploy?.replicas).toBe(compose.services.api.deploy?.replicas);
+});
+
+test('runs the one-off jobs from the same scripts as Compose, with Compose’s settings', () => {
+  const script = (spec: ProcessSpec) => path.relative(root, spec.args[0]);
+  expect(script(withTls.temporalSchema)).toBe('deploy/temporal/setup-schema.sh');
+  expect(script(withTls.temporalNamespace)).toBe('deploy/temporal/ensure-namespace.sh');
+  expect(withTls.postgres.initScripts.map((file) => path.relative(root, file))).toEqual(['deploy/postgres/init-databases.sh']);
+  expect(withTls.postgres.settings).toEqual({ max_connections: '300' });
+  expect(withTls.temporalSchema.env).toMatchObject({
+    ...compose.services['temporal-schema'].environment,
+    POSTGRES_SEEDS: '127.0.0.1',
+    DB_PORT: String(ports.postgres),
+  });
+  expect(withTls.temporalNamespace.env).toMatchObject({
+    TEMPORAL_ADDRESS: `127.0.0.1:${ports.frontend.grpc}`,
+    TEMPORAL_NAMESPACE: compose.services['temporal-namespace'].environment?.TEMPORAL_NAMESPACE,
+    TEMPORAL_NAMESPACE_RETENTION: compose.services['temporal-namespace'].environment?.TEMPORAL_NAMESPACE_RETENTION,
+    // The Temporal CLI's own variables for the client certificate.
+    TEMPORAL_TLS_CLIENT_CERT_PATH: certificates.client.cert,
+  });
+  // The schema script takes the schemas from where the stack put them; the image's path stays the default.
+  expect(readFileSync(path.join(root, 'deploy/temporal/setup-schema.sh'), 'utf8')).toContain('${TEMPORAL_SCHEMA_DIR:-/etc/temporal/schema}');
+});
+
+test('balances the API replicas with Compose’s Caddyfile, changing only the listener and how it finds the replicas', () => {
+  const composeLines = readFileSync(path.join(root, 'deploy/caddy/Caddyfile'), 'utf8').split('\n');
+  const localLines = withTls.proxy.caddyfile.split('\n');
+  expect(localLines.filter((line) => !composeLines.includes(line))).toEqual([
+    '\tdefault_bind 127.0.0.1',
+    `:${ports.balancer} {`,
+    `\t\tto ${ports.api.map((port) => `127.0.0.1:${port}`).join(' ')}`,
+  ]);
+  expect(composeLines.filter((line) => !localLines.includes(line))).toEqual([':80 {', '\t\tdynamic a api 3000 {', '\t\t\trefresh 5s', '\t\t}']);
+  expect(() => localCaddyfile(':80 {\n\treverse_proxy api:3000\n}\n', 1, ['127.0.0.1:2'])).toThrow(/deploy\/caddy\/Caddyfile/);
+});
+
+test('lays out distinct ports, and membership ports that Temporal’s SMALLINT column can store', () => {
+  const used = allPorts(ports);
+  expect(new Set(used).size).toBe(used.length);
+  const membership = [ports.frontend, ports.matching, ports.worker, ...ports.history].map((own) => own.membership);
+  expect(Math.max(...membership)).toBeLessThanOrEqual(MAX_MEMBERSHIP_PORT);
+  expect(used.filter((port) => !membership.includes(port)).every((port) => port >= 47_000 && port < 48_000)).toBe(true);
+  expect(() => planPorts({ basePort: 47_000, membershipBasePort: 40_000, api: 1, delivery: 1, history: 1 })).toThrow(/SMALLINT/);
+  expect(() => planPorts({ basePort: 7300, api: 21, delivery: 1, history: 1 })).toThrow(/--api/);
+});

@@ -1,0 +1,293 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
+import { Webhook } from 'standardwebhooks';
+import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import { RETENTION_SCHEDULE_ID } from '../../src/delivery-rules/retention';
+import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
+import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
+import { projectRoot } from '../../src/config';
+import { isRunning, STACK_DESCRIPTION, type StackDescription } from '../../stack/description';
+import { allPorts, planPorts, portIsFree, type PortPlan } from '../../stack/ports';
+import { builtTools } from '../../stack/tools';
+import { eventually } from '../support/eventually';
+import { PLATFORM_DONOR } from '../support/platform-donor';
+
+// `npm run test:stack`: the production-like stack, started with the command a user runs (dist/stack/main.js: real
+// Temporal services on Postgres with SQL visibility, mTLS on the frontend, two API replicas behind Caddy, two
+// delivery replicas) and driven from outside as a user would: platform calls through the balancer, a subscriber on
+// loopback, the Temporal API with the stack's client certificate; at the end Ctrl-C (SIGINT). It needs the Temporal
+// server and Caddy built into .tools/ (`npm run stack` builds them once). STACK_TEST_BASE_PORT picks the ports
+// (100 from it); STACK_TEST_TLS=off runs it without mTLS.
+
+const TLS = process.env.STACK_TEST_TLS !== 'off';
+const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
+const EVENTS = 40;
+const secret = `whsec_${randomBytes(32).toString('base64')}`;
+
+let dataDir: string;
+let ports: PortPlan;
+let stack: StackDescription;
+let launcher: ChildProcess;
+let output = '';
+let exited: Promise<number | null>;
+let staff: { username: string; password: string };
+let metricsToken: string;
+let subscriber: Subscriber;
+let temporal: Client;
+let connection: Connection;
+
+/** A base whose 70 ports are free, low enough that the membership ports fit Temporal's SMALLINT column. */
+async function freePlan(): Promise<PortPlan> {
+  const layout = { api: 2, delivery: 2, history: 1 };
+  const given = Number(process.env.STACK_TEST_BASE_PORT);
+  if (given) return planPorts({ basePort: given, ...layout });
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const plan = planPorts({ basePort: 20_000 + 100 * Math.floor(Math.random() * 120), ...layout });
+    const free = await Promise.all([...allPorts(plan), plan.balancer + 90].map(portIsFree));
+    if (free.every(Boolean)) return plan;
+  }
+  throw new Error('no block of 100 free ports found between 20000 and 32000');
+}
+
+/** `node dist/stack/main.js` in its own process group, as a terminal would start `npm run stack`. */
+async function startStackCommand(): Promise<StackDescription> {
+  const args = [`--base-port=${ports.balancer}`, `--data-dir=${dataDir}`, '--api=2', '--delivery=2', ...(TLS ? [] : ['--no-tls'])];
+  launcher = spawn(process.execPath, [path.join(projectRoot, 'dist/stack/main.js'), ...args], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  launcher.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  launcher.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  exited = new Promise((resolve) => launcher.once('exit', (code) => resolve(code)));
+  const description = path.join(dataDir, STACK_DESCRIPTION);
+  await eventually(async () => launcher.exitCode === null ? existsSync(description) : Promise.reject(new Error(`the stack command exited:\n${output}`)), {
+    what: `${description}; output so far:\n${output}`,
+    timeoutMs: 300_000,
+  });
+  return JSON.parse(await readFile(description, 'utf8')) as StackDescription;
+}
+
+async function connectTemporal(): Promise<Connection> {
+  return Connection.connect({
+    address: stack.temporalAddress,
+    tls: stack.tls && {
+      serverNameOverride: stack.tls.serverName,
+      serverRootCACertificate: readFileSync(stack.tls.ca),
+      clientCertPair: { crt: readFileSync(stack.tls.cert), key: readFileSync(stack.tls.key) },
+    },
+  });
+}
+
+const secretFile = (name: string) => readFile(path.join(stack.secretsDir, `${name}.txt`), 'utf8').then((text) => text.trim());
+
+
+async function staffToken(): Promise<string> {
+  const response = await fetch(`${stack.apiUrl}/authentication/create`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(staff),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { access: string }).access;
+}
+
+/** `name{labels} value` lines of a Prometheus text page whose labels contain `labelFilter`, summed. */
+async function metricSum(url: string, name: string, labelFilter: string): Promise<number> {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${metricsToken}` } });
+  expect(response.status).toBe(200);
+  return (await response.text())
+    .split('\n')
+    .filter((line) => line.startsWith(`${name}{`) && line.includes(labelFilter))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
+
+beforeAll(async () => {
+  const missing = builtTools().filter((tool) => !existsSync(tool));
+  if (missing.length > 0) throw new Error(`not built yet: ${missing.join(', ')}; \`npm run stack\` builds them once (about 12 min of CPU)`);
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-stack-'));
+  // As root, Postgres runs as `postgres`, which must pass through the folder.
+  await chmod(dataDir, 0o755);
+  ports = await freePlan();
+  stack = await startStackCommand();
+  staff = { username: stack.staffUsername, password: await secretFile('admin-password') };
+  metricsToken = await secretFile('metrics_token');
+  subscriber = await startSubscriber({ port: ports.balancer + 90 });
+  connection = await connectTemporal();
+  temporal = new Client({ connection, namespace: stack.namespace });
+}, 600_000);
+
+afterAll(async () => {
+  await connection?.close().catch(() => undefined);
+  await subscriber?.close();
+  // Normally stopped by the last test; this is for a run that failed before it.
+  if (launcher && launcher.exitCode === null) {
+    launcher.kill('SIGINT');
+    await exited;
+  }
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+}, 120_000);
+
+test('platform calls through the balancer produce events that reach the subscriber signed and correct, from both delivery replicas', async () => {
+  const token = await staffToken();
+  const call = (method: string, route: string, body: unknown) =>
+    fetch(`${stack.apiUrl}${route}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
+  const endpoint = await call('PUT', '/admin/api/webhook-endpoint', {
+    url: subscriber.url,
+    active: true,
+    payload_version: 'v2.1',
+    events: WEBHOOK_EVENT_TYPES,
+    signing_secret: secret,
+  });
+  expect(endpoint.status).toBe(200);
+
+  // Amount i + 1 for transaction i, a few calls at once, so that both relays find work.
+  const sent = new Map(Array.from({ length: EVENTS }, (_, i) => [`stack-${process.pid}-${i}`, i + 1]));
+  const queue = [...sent];
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) {
+        const [transactionId, amount] = next;
+        const response = await call('POST', '/platform/checkouts', {
+          environment: 'PRODUCTION',
+          currency: 'CHF',
+          donor: PLATFORM_DONOR,
+          positions: [{ amount }],
+          payment: { transaction_id: transactionId, method: 'TWI', status: 'completed' },
+        });
+        expect(response.status).toBe(201);
+      }
+    }),
+  );
+
+  const requests = await subscriber.waitForRequests(EVENTS);
+  const delivered = new Map<string, number>();
+  for (const request of requests) {
+    const body = request.body.toString('utf8');
+    // The subscriber's own check, with the Standard Webhooks library: throws on a wrong or missing signature.
+    const envelope = new Webhook(secret).verify(body, request.headers as Record<string, string>) as {
+      event: string;
+      environment: string;
+      data: { donation: { amount: number; payment: { transaction_id: string } } };
+    };
+    expect(findWebhookSchema('v2.1', envelope.event)?.schema.safeParse(envelope).success).toBe(true);
+    expect([envelope.event, envelope.environment]).toEqual(['donation.completed', 'prod']);
+    delivered.set(envelope.data.donation.payment.transaction_id, envelope.data.donation.amount);
+  }
+  expect(delivered).toEqual(sent);
+  expect(subscriber.requests).toHaveLength(EVENTS);
+
+  const deliveredBy = await Promise.all(
+    stack.ports.delivery.map((port) => metricSum(`http://127.0.0.1:${port}/metrics`, 'webhook_deliveries_total', 'outcome="delivered"')),
+  );
+  expect(deliveredBy.reduce((a, b) => a + b, 0)).toBe(EVENTS);
+  expect(deliveredBy.every((count) => count > 0)).toBe(true);
+  // Caddy spread the calls over both API replicas.
+  const servedBy = await Promise.all(
+    stack.ports.api.map((port) => metricSum(`http://127.0.0.1:${port}/metrics`, 'http_request_duration_seconds_count', 'checkouts')),
+  );
+  expect(servedBy.every((count) => count > 0)).toBe(true);
+}, 180_000);
+
+test('SQL visibility finds the delivery workflows by their search attributes', async () => {
+  const count = (query: string) => temporal.workflow.count(query).then(({ count }) => count);
+  await eventually(async () => (await count('WebhookStatus = "delivered"')) === EVENTS, {
+    what: `${EVENTS} workflows with WebhookStatus = "delivered"`,
+    timeoutMs: 30_000,
+  });
+  expect(await count('WebhookStatus = "delivered" AND WebhookEventType = "donation.completed" AND WebhookAttempts = 1')).toBe(EVENTS);
+  expect(await count('WebhookStatus = "max_retries_reached"')).toBe(0);
+  // Temporal UI lists them too, through its own connection to the frontend.
+  const listed = await fetch(`${stack.temporalUiUrl}/api/v1/namespaces/${stack.namespace}/workflows?query=${encodeURIComponent('WebhookStatus = "delivered"')}`);
+  expect(listed.status).toBe(200);
+  expect(((await listed.json()) as { executions: unknown[] }).executions).toHaveLength(EVENTS);
+  // Answered from Postgres: the rows are in the stack's temporal_visibility database.
+  const password = (await readFile(path.join(dataDir, 'postgres-password.txt'), 'utf8')).trim();
+  const visibility = new pg.Client({ host: '127.0.0.1', port: ports.postgres, user: 'postgres', password, database: 'temporal_visibility' });
+  await visibility.connect();
+  try {
+    const { rows } = await visibility.query("SELECT count(*)::int AS n FROM executions_visibility WHERE workflow_type_name = 'deliverEvent'");
+    expect(rows[0].n).toBe(EVENTS);
+  } finally {
+    await visibility.end();
+  }
+});
+
+test('nothing of the stack listens beyond loopback', async () => {
+  const addresses = Object.values(os.networkInterfaces())
+    .flat()
+    .filter((address) => address && !address.internal && !address.address.startsWith('fe80:'))
+    .map((address) => address!.address);
+  const reachable = (host: string, port: number) =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, host);
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+  const open = [];
+  for (const host of addresses) for (const port of allPorts(ports)) if (await reachable(host, port)) open.push(`${host}:${port}`);
+  expect(open).toEqual([]);
+});
+
+test('the workers created the retention schedule', async () => {
+  const schedule = await temporal.schedule.getHandle(RETENTION_SCHEDULE_ID).describe();
+  expect(schedule.action).toMatchObject({ type: 'startWorkflow', workflowType: 'purgeEndedEvents', taskQueue: stack.taskQueue });
+});
+
+(TLS ? test : test.skip)('the frontend refuses clients without the stack’s client certificate', async () => {
+  const certificates = stack.tls!;
+  const health = (args: string[]) =>
+    promisify(execFile)(TEMPORAL_CLI, ['operator', 'cluster', 'health', '--address', stack.temporalAddress, ...args]).then(
+      ({ stdout }) => stdout,
+      (err: { stdout: string; stderr: string }) => `${err.stdout}${err.stderr}`,
+    );
+  const ca = ['--tls-ca-path', certificates.ca, '--tls-server-name', certificates.serverName];
+  expect(await health([])).toMatch(/requires TLS/);
+  expect(await health(ca)).toMatch(/requires client certificates \(mTLS\)/);
+  expect(await health([...ca, '--tls-cert-path', certificates.cert, '--tls-key-path', certificates.key])).toMatch(/\bSERVING\b/);
+  // The SDK, as the service connects: without the client certificate no call gets through.
+  const withoutCertificate = await Connection.connect({
+    address: stack.temporalAddress,
+    connectTimeout: 5_000,
+    tls: { serverNameOverride: certificates.serverName, serverRootCACertificate: readFileSync(certificates.ca) },
+  }).then(
+    async (other) => {
+      try {
+        return await other.workflowService.getSystemInfo({});
+      } finally {
+        await other.close();
+      }
+    },
+    (err: Error) => err,
+  );
+  expect(withoutCertificate).toBeInstanceOf(Error);
+  expect(await connection.workflowService.getSystemInfo({})).toHaveProperty('serverVersion');
+});
+
+test('Ctrl-C stops every process of the stack, the application before Temporal before Postgres', async () => {
+  await connection.close();
+  // A terminal's Ctrl-C goes to the foreground process group: the command's own, not the stack's processes.
+  process.kill(-launcher.pid!, 'SIGINT');
+  expect(await exited).toBe(0);
+  expect(Object.entries(stack.processes).filter(([, pid]) => isRunning(pid))).toEqual([]);
+  const order = [...output.matchAll(/^ {2}stopped (\S+)/gm)].map(([, name]) => name);
+  expect(order.slice(0, 5)).toEqual(['proxy', 'api-2', 'api-1', 'delivery-2', 'delivery-1']);
+  expect(order.at(-1)).toBe('postgres');
+  expect(existsSync(path.join(dataDir, STACK_DESCRIPTION))).toBe(false);
+}, 120_000);
