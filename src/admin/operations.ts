@@ -150,7 +150,7 @@ export const adminApiGroup = (): OperationGroup => ({
         'An attempt under way is not interrupted: the request is answered by the attempt after it, unless that one delivers.',
       params: eventIdParams,
       responses: { 202: { description: 'The request is handed to the delivery workflow', schema: resendAcceptedSchema } },
-      errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'payload_dropped', 'delivery_unavailable'],
+      errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'payload_dropped', 'workflow_id_conflict', 'delivery_unavailable'],
       async handle(ctx, { params }, deps) {
         await resendWebhookEvent(ctx, params.id, deps);
       },
