@@ -22,7 +22,7 @@ const TIME_LIMIT_MS = 10 * 60_000;
 
 /** The runbook's step: the highest event id in a delivery workflow id started since the backup (Temporal visibility). */
 function highestEventIdIn(listing: string): number {
-  const ids = [...listing.matchAll(/"workflowId": "webhook-event-(\d+)/g)].map((match) => Number(match[1]));
+  const ids = [...listing.matchAll(/"workflowId":\s*"webhook-event-(\d+)/g)].map((match) => Number(match[1]));
   return Math.max(0, ...ids);
 }
 

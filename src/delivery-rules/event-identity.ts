@@ -30,9 +30,3 @@ export function isOwnWorkflow(memo: Record<string, unknown> | undefined, identit
   if (key === undefined) return identity.workflowId === legacyWorkflowId(identity.eventId);
   return key === identity.key;
 }
-
-/** The event id a delivery workflow id names (new or legacy form); undefined for any other workflow id. */
-export function eventIdOfWorkflowId(workflowId: string): number | undefined {
-  const match = /^webhook-event-(\d+)(?:-[0-9a-f]{8})?$/.exec(workflowId);
-  return match ? Number(match[1]) : undefined;
-}
