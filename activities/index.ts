@@ -83,6 +83,14 @@ export interface AttemptReport extends AttemptResult {
   recorded: RecordedState | null;
 }
 
+/** Where a delivery stands in Postgres, with its schedule (a resumed delivery goes on with it). */
+export interface RecordedSchedule extends RecordedProgress {
+  /** Scheduled attempts made (manual ones not counted). */
+  scheduledAttempts: number;
+  /** How long until the next scheduled attempt is due (0 when overdue); null when none is. */
+  retryInMs: number | null;
+}
+
 export interface RecordRequest extends AttemptRequest {
   attempt: FinishedAttempt;
   result: AttemptResult;
@@ -259,11 +267,12 @@ export function createActivities({
     return record(request, null);
   }
 
-  /** Where an event's delivery stands, for a resend after its delivery workflow ended. */
-  async function readRecordedProgress(eventId: number): Promise<RecordedProgress> {
+  /** Where an event's delivery stands, for a resend after its delivery workflow ended or a delivery resumed. */
+  async function readRecordedProgress(eventId: number): Promise<RecordedSchedule> {
     const progress = await findRecordedProgress(db, eventId);
     if (!progress) throw eventMissing(eventId);
-    return progress;
+    const { status, attempts, lastManualAttempt, scheduledAttempts } = progress;
+    return { status, attempts, lastManualAttempt, scheduledAttempts, retryInMs: stateOf(progress).retryInMs };
   }
 
   return { attemptDelivery, recordAttempt, readRecordedProgress };

@@ -9,6 +9,7 @@ import {
   type RecoveryRequest,
 } from '../src/delivery-rules/recovery';
 import { resendHeldEvent } from '../src/temporal/held-resend';
+import { reportWorkflowConflict } from '../src/temporal/workflow-conflicts';
 import { countRecoverableEvents, findOutcomeAfter, listRecoverableEventIds, type RecoveryFilter } from '../src/webhooks/event-store';
 import type { WebhookEventType } from '../src/webhooks/event-types';
 
@@ -48,6 +49,7 @@ export function createRecoveryActivities({ db, log, client, taskQueue, answerPol
     async requestRecoveryResend(eventId): Promise<RecoveryRequest> {
       const resend = await resendHeldEvent(db, client, taskQueue, eventId);
       const recovery = Context.current().info.workflowExecution?.workflowId;
+      if (resend.kind === 'workflow-conflict') await reportWorkflowConflict({ db, log }, resend.conflict, 'resend');
       if (resend.kind !== 'accepted') {
         log.info({ eventId, recovery, skipped: resend.kind }, 'recovery skipped a webhook event');
         return { kind: 'skipped' };

@@ -3,6 +3,7 @@ import type { Db } from '../src/db/knex';
 import type { Logger } from '../src/logger';
 import type { RetentionMetrics } from '../src/observability/metrics';
 import { runningDeliveries } from '../src/temporal/running-deliveries';
+import type { EventIdentity } from '../src/delivery-rules/event-identity';
 import type { RetentionActivities, RetentionBatchRequest } from '../src/delivery-rules/retention';
 import { deleteEndedEvents, dropEndedPayloads } from '../src/webhooks/event-store';
 
@@ -23,7 +24,7 @@ export function createRetentionActivities({ db, log, client, metrics }: Retentio
     createdBefore: new Date(request.createdBefore),
     limit: request.limit,
     passedOver: request.passedOver,
-    runningAmong: (eventIds: number[]) => runningDeliveries(client, eventIds),
+    runningAmong: (events: EventIdentity[]) => runningDeliveries(client, events),
   });
 
   async function deleteEndedEventsBatch(request: RetentionBatchRequest) {

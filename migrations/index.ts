@@ -16,6 +16,7 @@ import * as m014a from './014_add_webhook_event_operator_columns';
 import * as m014b from './014_index_webhook_event_search_and_health';
 import * as m015 from './015_add_webhook_event_relay_claims';
 import * as m016 from './016_add_new_donations_to_contact_totals';
+import * as m017 from './017_give_webhook_events_their_own_workflow_ids';
 import * as m019 from './019_share_transaction_ids_cap_answers_unlink_foreign_sign_ups';
 
 interface Migration {
@@ -45,6 +46,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['014_index_webhook_event_search_and_health', m014b],
   ['015_add_webhook_event_relay_claims', m015],
   ['016_add_new_donations_to_contact_totals', m016],
+  ['017_give_webhook_events_their_own_workflow_ids', m017],
   ['019_share_transaction_ids_cap_answers_unlink_foreign_sign_ups', m019],
 ];
 

@@ -28,9 +28,18 @@ export interface DrillCluster {
   stopPostgres(): Promise<void>;
   startTemporal(): Promise<void>;
   killTemporal(): Promise<void>;
+  /** Runs the Temporal CLI against the drill's Temporal (`--address` added); answers its standard output. */
+  temporalCli(args: string[]): Promise<string>;
   startWorker(): Promise<Child>;
-  startApi(): Promise<void>;
+  startApi(): Promise<Child>;
   startRelay(): Child;
+  /**
+   * A backup of the application's database taken now, under traffic: a copy named `name` (CREATE DATABASE …
+   * TEMPLATE), for which connections to the database are cut for a moment (the services see a second-long outage).
+   */
+  snapshotDatabase(name: string): Promise<void>;
+  /** Replaces the application's database by a copy of the backup `name`; the services using it must be stopped. */
+  restoreDatabase(name: string): Promise<void>;
   /** A staff access token from the API. */
   staffToken(): Promise<string>;
   /** Stops every process; the databases are deleted, the processes' logs stay in `dir`. */
@@ -46,6 +55,7 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
   let temporal: Child | undefined;
   const children: Child[] = [];
   let workers = 0;
+  let apis = 0;
 
   const startPostgres = async () => {
     // Drills stop processes, never the machine: what fsync would add survives them in the page cache anyway.
@@ -72,14 +82,30 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
   };
   const apiUrl = `http://127.0.0.1:${apiPort}`;
 
+  const temporalCli = async (args: string[]) =>
+    (await promisify(execFile)(TEMPORAL_CLI, [...args, '--address', `127.0.0.1:${temporalPort}`], { maxBuffer: 256 * 2 ** 20 })).stdout;
   const temporalHealthy = async () => {
     try {
-      await promisify(execFile)(TEMPORAL_CLI, ['operator', 'cluster', 'health', '--address', `127.0.0.1:${temporalPort}`]);
+      await temporalCli(['operator', 'cluster', 'health']);
       return true;
     } catch {
       return false;
     }
   };
+
+  /** Runs `statements` as the superuser on the `postgres` database, with the drill's own pool closed meanwhile. */
+  const administer = async (statements: (admin: Db) => Promise<void>) => {
+    await db.destroy();
+    const admin = createDb({ connectionString: postgres!.connectionString('postgres'), pool: { max: 1 } });
+    try {
+      await statements(admin);
+    } finally {
+      await admin.destroy();
+      db.initialize();
+    }
+  };
+  const cutConnections = (admin: Db) =>
+    admin.raw(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'donations' AND pid <> pg_backend_pid()`);
 
   return {
     dir,
@@ -109,14 +135,36 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
       children.push(worker);
       return worker;
     },
+    temporalCli,
     async startApi() {
-      children.push(startRole('api', 'api', env, dir));
+      const api = startRole('api', `api-${++apis}`, env, dir);
+      children.push(api);
       await waitFor('the API', () => portAnswers(apiPort), 30_000);
+      return api;
     },
     startRelay() {
       const relay = startRole('relay', 'relay', env, dir);
       children.push(relay);
       return relay;
+    },
+    async snapshotDatabase(name) {
+      await administer(async (admin) => {
+        await admin.raw('ALTER DATABASE donations ALLOW_CONNECTIONS false');
+        try {
+          await cutConnections(admin);
+          // CREATE DATABASE waits a few seconds for the cut sessions to end.
+          await admin.raw(`CREATE DATABASE ${name} TEMPLATE donations`);
+        } finally {
+          await admin.raw('ALTER DATABASE donations ALLOW_CONNECTIONS true');
+        }
+      });
+    },
+    async restoreDatabase(name) {
+      await administer(async (admin) => {
+        await cutConnections(admin);
+        await admin.raw('DROP DATABASE donations');
+        await admin.raw(`CREATE DATABASE donations TEMPLATE ${name}`);
+      });
     },
     async staffToken() {
       const response = await fetch(`${apiUrl}/authentication/create`, {

@@ -25,11 +25,11 @@ export async function setUpDrill(
 }
 
 /** The whole service, up before any fault: Temporal, the API, a relay and a worker, delivering to the subscriber. */
-export async function startService({ cluster, subscriber }: DrillStage): Promise<{ relay: Child; worker: Child }> {
+export async function startService({ cluster, subscriber }: DrillStage): Promise<{ api: Child; relay: Child; worker: Child }> {
   await cluster.startTemporal();
-  await cluster.startApi();
+  const api = await cluster.startApi();
   const relay = cluster.startRelay();
   const worker = await cluster.startWorker();
   await configureEndpoint(cluster, subscriber.url);
-  return { relay, worker };
+  return { api, relay, worker };
 }

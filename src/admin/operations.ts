@@ -160,7 +160,7 @@ export const adminApiGroup = (): OperationGroup => ({
       description: `During an attempt (the first one included), in backoff or after max retries; 202 once the request is handed to Temporal. ${RESEND_RULE}`,
       params: eventIdParams,
       responses: { 202: { description: 'The request is handed to the delivery workflow', schema: resendAcceptedSchema } },
-      errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'payload_dropped', 'delivery_unavailable'],
+      errors: ['webhook_event_not_found', 'already_delivered', 'first_attempt_pending', 'payload_dropped', 'workflow_id_conflict', 'delivery_unavailable'],
       async handle(ctx, { params }, deps) {
         await resendWebhookEvent(ctx, params.id, deps);
       },

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import type { RouteContext } from '../http/context';
 import { requestLogger } from '../http/request-log';
 import { ApiError } from '../shared/errors';
-import { deliveryWorkflowId } from '../temporal/delivery-workflows';
 import type { WebhookEventType } from '../webhooks/event-types';
 import { recordTestEvent } from '../webhooks/test-events';
 import { eventType } from './admin-inputs';
@@ -19,5 +18,5 @@ export async function sendTestEvent(ctx: Context, event: WebhookEventType, { db,
   }
   requestLogger(ctx, log).info({ eventId: result.id, eventType: event, requestedBy: ctx.state.user.username }, 'test event recorded');
   ctx.status = 202;
-  ctx.body = { id: result.id, event, payload_version: result.payloadVersion, workflow_id: deliveryWorkflowId(result.id) };
+  ctx.body = { id: result.id, event, payload_version: result.payloadVersion, workflow_id: result.workflowId };
 }

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
 import { formatTimestamp } from '../shared/time';
-import { deliveryWorkflowId } from '../temporal/delivery-workflows';
 import { DELIVERY_STATUS_LABELS } from '../delivery-rules/delivery-status';
 import { isStuck, stuckCutoff } from '../delivery-rules/stuck-events';
 import {
@@ -88,7 +87,7 @@ export async function findWebhookEvent(db: Knex, id: number, view: StuckView) {
   return {
     ...presentEvent(event, view),
     payload_version: event.payload_version,
-    workflow_id: deliveryWorkflowId(event.id),
+    workflow_id: event.workflow_id,
     last_error: event.last_error,
     ...presentPayload(event.payload, event.payload_dropped_at),
     delivery_attempts: attempts.map(presentAttempt),

@@ -105,7 +105,7 @@ export async function startWorker(
 }
 
 /** `eagerStart` only with the client startWorker returned: it needs the worker's NativeConnection. */
-export function startRelay({ config, log, lifecycle }: Runtime, db: Db, client: Client, { eagerStart = false } = {}): void {
-  const relay = startOutboxRelay({ db, client, taskQueue: config.temporal.taskQueue, log, eagerStart });
+export function startRelay({ config, log, lifecycle, metrics }: Runtime, db: Db, client: Client, { eagerStart = false } = {}): void {
+  const relay = startOutboxRelay({ db, client, taskQueue: config.temporal.taskQueue, log, eagerStart, metrics });
   lifecycle.onStop(() => relay.stop());
 }

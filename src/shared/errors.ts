@@ -46,6 +46,7 @@ export const ERROR_CODES = {
   endpoint_not_configured: { status: 409, meaning: 'No webhook endpoint is configured yet' },
   endpoint_inactive: { status: 409, meaning: 'The webhook endpoint is switched off; nothing is sent to it' },
   payload_dropped: { status: 409, meaning: 'The event’s payload was dropped after its retention period; it cannot be sent again' },
+  workflow_id_conflict: { status: 409, meaning: 'Another event’s workflow holds the event’s workflow id in Temporal; nothing was sent (docs/delivery.md)' },
   payload_too_large: { status: 413, meaning: 'The body is larger than the limit' },
   unsupported_media_type: { status: 415, meaning: 'The body is not `application/json` (or has an unsupported encoding)' },
   expectation_failed: { status: 417, meaning: 'An `Expect` other than `100-continue`, which this service cannot meet' },

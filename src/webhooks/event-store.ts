@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { PayloadVersion } from './payload-versions';
 import { type AttemptOutcome, DELIVERY_STATUSES, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
 import type { DeliveryFacts } from '../delivery-rules/delivery-texts';
+import type { EventIdentity } from '../delivery-rules/event-identity';
 import type { RetentionBatchResult } from '../delivery-rules/retention';
 import type { EndpointSettings } from './endpoint-store';
 import type { WebhookEventType } from './event-types';
@@ -44,6 +45,10 @@ export interface WebhookEventRow extends Omit<EventSearchKeys, 'references'> {
   delivered_at: Date | null;
   /** Set by the relay once the delivery workflow is started; null while the event waits in the outbox. */
   workflow_started_at: Date | null;
+  /** The event's random key, carried in its workflows' memo (migration 017). */
+  uuid: string;
+  /** Its delivery workflow's id (set on insert; `webhook-event-<id>` for events started before migration 017). */
+  workflow_id: string;
   created_at: Date;
   updated_at: Date;
 }
@@ -80,32 +85,34 @@ export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
 }
 
 /**
- * Writes a new event, status waiting, with the keys the admin searches it by. False when an event of the same
- * `source_key` exists (a repeated cause).
+ * Writes a new event, status waiting, with the keys the admin searches it by; answers its workflow id (given by
+ * the insert trigger of migration 017). Undefined when an event of the same `source_key` exists (a repeated cause).
  */
-export async function insertEvent(trx: Knex.Transaction, event: NewWebhookEvent): Promise<boolean> {
+export async function insertEvent(trx: Knex.Transaction, event: NewWebhookEvent): Promise<{ workflowId: string } | undefined> {
   const { references, ...keys } = searchKeysOf(event.payload);
-  const inserted = await trx(EVENTS)
+  const [inserted]: Array<Pick<WebhookEventRow, 'workflow_id'>> = await trx(EVENTS)
     .insert({ ...event, ...keys, status: 'waiting', updated_at: event.created_at })
     .onConflict('source_key')
     .ignore()
-    .returning('id');
-  if (inserted.length === 0) return false;
+    .returning('workflow_id');
+  if (!inserted) return undefined;
   if (references.length > 0) await trx(REFERENCES).insert(references.map((reference) => ({ reference, event_id: event.id })));
-  return true;
+  return { workflowId: inserted.workflow_id };
 }
 
 // --- Starting deliveries (the relay) ---
 
 interface DeliveryFactsRow {
   id: number;
+  uuid: string;
+  workflow_id: string;
   event_type: WebhookEventType;
   payload_version: PayloadVersion;
   payload: string;
   url: string;
 }
 
-const DELIVERY_FACTS_COLUMNS = ['e.id', 'e.event_type', 'e.payload_version', 'e.payload', 'p.url'];
+const DELIVERY_FACTS_COLUMNS = ['e.id', 'e.uuid', 'e.workflow_id', 'e.event_type', 'e.payload_version', 'e.payload', 'p.url'];
 
 /** The first `transaction_id` in the payload's data, wherever its event type keeps it. */
 function findTransactionId(value: unknown): string | null {
@@ -144,9 +151,21 @@ function deliveryFactsOf(row: DeliveryFactsRow): DeliveryFacts {
   };
 }
 
+const identityOf = (row: Pick<DeliveryFactsRow, 'id' | 'uuid' | 'workflow_id'>): EventIdentity => ({
+  eventId: row.id,
+  key: row.uuid,
+  workflowId: row.workflow_id,
+});
+
+/** An event whose delivery is to be started: what it is about, and who it is. */
+export interface EventToStart {
+  facts: DeliveryFacts;
+  identity: EventIdentity;
+}
+
 /** Events a relay claimed in one statement, and the claim's time, which tells its claims from later ones. */
 export interface RelayClaim {
-  events: DeliveryFacts[];
+  events: EventToStart[];
   /** Postgres's timestamp of the claim, as text: a JavaScript Date would drop its microseconds. */
   claimedAt: string | null;
 }
@@ -174,38 +193,48 @@ export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs:
     .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
     .select([...DELIVERY_FACTS_COLUMNS, db.raw('e.relay_claimed_at::text AS claimed_at')])
     .orderBy('e.id');
-  return { events: rows.map(deliveryFactsOf), claimedAt: rows[0]?.claimed_at ?? null };
+  return { events: rows.map((row) => ({ facts: deliveryFactsOf(row), identity: identityOf(row) })), claimedAt: rows[0]?.claimed_at ?? null };
 }
 
 /**
- * Ends a relay's claim in one statement: the events in `started` are marked started (keeping the claim's time), the
+ * Ends a relay's claim in one statement: the events in `started` are marked started (keeping the claim's time), those
+ * in `held` keep their claim until it runs out (a workflow id conflict: tried again then, not in every pass), the
  * others are freed for the next pass at once (their start failed; the relay backs off before it tries again), unless
  * their claim ran out meanwhile and another relay claimed them since: that claim stays.
  */
-export async function endClaim(db: Knex, claim: RelayClaim, started: number[]): Promise<void> {
+export async function endClaim(db: Knex, claim: RelayClaim, started: number[], held: number[] = []): Promise<void> {
   if (claim.events.length === 0) return;
-  const isStarted = started.length === 0 ? 'false' : `id IN (${started.map(() => '?').join(', ')})`;
+  const among = (ids: number[]) => (ids.length === 0 ? 'false' : `id IN (${ids.map(() => '?').join(', ')})`);
+  const isStarted = among(started);
   await db(EVENTS)
     .whereIn(
       'id',
-      claim.events.map((event) => event.eventId),
+      claim.events.map((event) => event.identity.eventId),
     )
     // Started by another relay meanwhile (a claim that ran out while Temporal was slow): nothing left to end.
     .whereNull('workflow_started_at')
     .update({
       workflow_started_at: db.raw(`CASE WHEN ${isStarted} THEN now() END`, started),
-      relay_claimed_at: db.raw(`CASE WHEN ${isStarted} OR relay_claimed_at <> ?::timestamptz THEN relay_claimed_at END`, [
+      relay_claimed_at: db.raw(`CASE WHEN ${among([...started, ...held])} OR relay_claimed_at <> ?::timestamptz THEN relay_claimed_at END`, [
         ...started,
+        ...held,
         claim.claimedAt,
       ]),
     });
 }
 
+/**
+ * Shows why an event's delivery could not be started or resumed (a workflow id conflict) as its `last_error`, where
+ * the admin page and API show it. Its status and attempts stay; the next attempt it records replaces the text.
+ */
+export async function recordDeliveryProblem(db: Knex, eventId: number, problem: string): Promise<void> {
+  await db(EVENTS).where({ id: eventId }).update({ last_error: problem, updated_at: db.fn.now() });
+}
+
 /** Where an event's delivery stands, with what its workflow is started with (for a resend, or a test). */
-export interface EventDelivery {
+export interface EventDelivery extends EventToStart {
   status: DeliveryStatus;
   attempts: number;
-  facts: DeliveryFacts;
   /** Retention dropped its payload: there is nothing left to send. */
   payloadDropped: boolean;
 }
@@ -217,11 +246,41 @@ const eventDeliveryOf = (row: EventDeliveryRow): EventDelivery => ({
   status: row.status,
   attempts: row.attempts,
   facts: deliveryFactsOf(row),
+  identity: identityOf(row),
   payloadDropped: row.payload_dropped_at !== null,
 });
 
 const eventDeliveryQuery = (db: Knex, id: number) =>
   db(`${EVENTS} as e`).join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id').where('e.id', id).first(EVENT_DELIVERY_COLUMNS);
+
+/**
+ * Claims up to `limit` events whose delivery looks lost, for the healing sweep: started by the relay, still waiting
+ * or failed, and overdue by `marginMs` (a failed event's next attempt; a waiting event's first attempt, counted from
+ * its start), which no sweep looked at within `marginMs`. One statement, SKIP LOCKED, like the relay's claim: parallel
+ * sweeps take different rows, and the claim (`sweep_checked_at`) also paces how often an event is asked about.
+ */
+export async function claimOverdueEvents(db: Knex, { marginMs, limit }: { marginMs: number; limit: number }): Promise<EventDelivery[]> {
+  const overdue = `now() - ? * interval '1 millisecond'`;
+  const claim = db.raw(
+    `UPDATE ${EVENTS} SET sweep_checked_at = now()
+     WHERE id IN (
+       SELECT id FROM ${EVENTS}
+       WHERE status IN ('waiting', 'failed') AND workflow_started_at IS NOT NULL
+         AND CASE WHEN status = 'failed' THEN coalesce(next_attempt_at, updated_at) ELSE workflow_started_at END < ${overdue}
+         AND (sweep_checked_at IS NULL OR sweep_checked_at < ${overdue})
+       ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED
+     )
+     RETURNING *`,
+    [marginMs, marginMs, limit],
+  );
+  const rows: EventDeliveryRow[] = await db
+    .with('claimed', claim)
+    .from('claimed as e')
+    .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
+    .select(EVENT_DELIVERY_COLUMNS)
+    .orderBy('e.id');
+  return rows.map(eventDeliveryOf);
+}
 
 export async function findEventDelivery(db: Knex, id: number): Promise<EventDelivery | undefined> {
   const row: EventDeliveryRow | undefined = await eventDeliveryQuery(db, id);
@@ -434,15 +493,33 @@ export interface RecordedProgress {
   lastManualAttempt: number;
 }
 
-export async function findRecordedProgress(db: Knex, eventId: number): Promise<RecordedProgress | undefined> {
+/** Where a delivery stands with its schedule, for a run that goes on from there after its workflow was lost. */
+export interface RecordedProgressWithSchedule extends RecordedProgress {
+  /** Scheduled (not manual) attempts made: the schedule goes on with the next one. */
+  scheduledAttempts: number;
+  nextAttemptAt: Date | null;
+}
+
+export async function findRecordedProgress(db: Knex, eventId: number): Promise<RecordedProgressWithSchedule | undefined> {
+  const attempts = (manual: boolean) => db(ATTEMPTS).where({ event_id: eventId, manual });
   const row = await db(EVENTS)
     .where({ id: eventId })
     .first(
       'status',
       'attempts',
-      db(ATTEMPTS).where({ event_id: eventId, manual: true }).max('number').as('last_manual_attempt'),
+      'next_attempt_at',
+      attempts(true).max('number').as('last_manual_attempt'),
+      attempts(false).count('*').as('scheduled_attempts'),
     );
-  return row && { status: row.status, attempts: row.attempts, lastManualAttempt: row.last_manual_attempt ?? 0 };
+  return (
+    row && {
+      status: row.status,
+      attempts: row.attempts,
+      lastManualAttempt: row.last_manual_attempt ?? 0,
+      scheduledAttempts: Number(row.scheduled_attempts),
+      nextAttemptAt: row.next_attempt_at,
+    }
+  );
 }
 
 // --- Reading events (admin API) ---
@@ -613,7 +690,7 @@ export interface RetentionBatch {
    * Which of these events (all at max retries reached) have a running workflow: a resend may be making an attempt.
    * Asked inside the batch's transaction, after its rows are locked.
    */
-  runningAmong(eventIds: number[]): Promise<number[]>;
+  runningAmong(events: EventIdentity[]): Promise<number[]>;
 }
 
 /**
@@ -628,7 +705,7 @@ async function inRetentionBatch(
   apply: (trx: Knex.Transaction, eventIds: number[]) => Promise<number>,
 ): Promise<RetentionBatchResult> {
   return db.transaction(async (trx) => {
-    const rows: Array<Pick<WebhookEventRow, 'id' | 'status'>> = await due(trx(EVENTS))
+    const rows: Array<Pick<WebhookEventRow, 'id' | 'status' | 'uuid' | 'workflow_id'>> = await due(trx(EVENTS))
       .whereIn('status', ENDED_STATUSES)
       .where('created_at', '<', batch.createdBefore)
       .whereNotIn('id', batch.passedOver)
@@ -636,8 +713,8 @@ async function inRetentionBatch(
       .limit(batch.limit)
       .forUpdate()
       .skipLocked()
-      .select('id', 'status');
-    const maybeRunning = rows.filter((row) => row.status === 'max_retries_reached').map((row) => row.id);
+      .select('id', 'status', 'uuid', 'workflow_id');
+    const maybeRunning = rows.filter((row) => row.status === 'max_retries_reached').map(identityOf);
     const running = new Set(maybeRunning.length > 0 ? await batch.runningAmong(maybeRunning) : []);
     const ids = rows.map((row) => row.id).filter((id) => !running.has(id));
     const attempts = ids.length > 0 ? await apply(trx, ids) : 0;

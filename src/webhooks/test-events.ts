@@ -11,7 +11,7 @@ import { findWebhookSchema } from './schemas/catalogue';
 export const TEST_EVENT_ENVIRONMENT = 'test';
 
 export type TestEventResult =
-  | { kind: 'created'; id: number; payloadVersion: PayloadVersion }
+  | { kind: 'created'; id: number; payloadVersion: PayloadVersion; workflowId: string }
   | { kind: 'no-endpoint' }
   | { kind: 'endpoint-inactive' };
 
@@ -33,7 +33,7 @@ export async function recordTestEvent(db: Knex, event: WebhookEventType, now: Da
     const payload = renderEnvelope({ id, event, createdAt, environment: TEST_EVENT_ENVIRONMENT, data });
     // The sample must be what a subscriber validating against the published schema accepts; never send one that is not.
     findWebhookSchema(endpoint.payload_version, event)!.schema.parse(JSON.parse(payload));
-    await insertEvent(trx, {
+    const inserted = await insertEvent(trx, {
       id,
       endpoint_id: endpoint.id,
       event_type: event,
@@ -43,6 +43,7 @@ export async function recordTestEvent(db: Knex, event: WebhookEventType, now: Da
       created_at: createdAt,
       test: true,
     });
-    return { kind: 'created', id, payloadVersion: endpoint.payload_version };
+    // `test:<id>` is new, so the insert always writes.
+    return { kind: 'created', id, payloadVersion: endpoint.payload_version, workflowId: inserted!.workflowId };
   });
 }

@@ -3,12 +3,11 @@ import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { openEndpointSecrets } from '../../src/webhooks/endpoint-store';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { NON_STAFF, STAFF, type TestApp } from '../support/test-app';
-import { attemptRows, eventRow, insertEvent } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/webhook-rows';
 import { type DeliveryTestBed, startDeliveryTestBed } from '../support/delivery';
 
 // The admin page in a real browser against the real app (real HTTP, Postgres, Temporal test server and delivery
@@ -275,14 +274,14 @@ describeInBrowser('admin page (headless Chromium)', () => {
     expect(JSON.parse((await page.textContent('#payload')) ?? '')).toEqual(JSON.parse(stored.payload));
 
     const link = page.locator('#temporal-link');
-    expect(await link.getAttribute('href')).toBe(`${TEMPORAL_UI}/namespaces/default/workflows/${deliveryWorkflowId(ids.exhausted)}`);
+    expect(await link.getAttribute('href')).toBe(`${TEMPORAL_UI}/namespaces/default/workflows/${stored.workflow_id}`);
     expect(await link.getAttribute('rel')).toBe('noopener noreferrer');
     expect(await page.isEnabled('#resend')).toBe(true);
   });
 
   test('resends the event: the subscriber gets the same bytes with the new credentials, and the page shows it delivered', async () => {
     await page.click('#resend');
-    await page.locator('#flash', { hasText: `Workflow ${deliveryWorkflowId(ids.exhausted)}` }).waitFor();
+    await page.locator('#flash', { hasText: `Workflow ${await workflowIdOf(app.db, ids.exhausted)}` }).waitFor();
     const [request] = await subscriber.waitForRequests(1);
     const stored = await eventRow(app.db, ids.exhausted);
     expect(request.body.toString('utf8')).toBe(stored.payload);

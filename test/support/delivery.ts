@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from './test-app';
 export async function startDelivery(db: Db, client: Client, taskQueue: string, eventId: number) {
   const delivery = await findEventDelivery(db, eventId);
   if (!delivery) throw new Error(`no webhook event ${eventId}`);
-  return startDeliveryWorkflow(client, taskQueue, delivery.facts);
+  return startDeliveryWorkflow(client, taskQueue, delivery);
 }
 
 /** The delivery workflows, bundled for a test file: webpack takes a second or two, so once per file, not per worker. */

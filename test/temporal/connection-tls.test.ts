@@ -10,7 +10,6 @@ import { startRelay, startTemporalClient, startWorker } from '../../src/runtime/
 import { Lifecycle } from '../../src/runtime/lifecycle';
 import { createTemporalClient } from '../../src/temporal/client';
 import { connectNativeTemporal, openTemporalSettings, temporalConnection } from '../../src/temporal/connection';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import type { DevServerHandle } from '../../src/temporal/dev-server';
 import { RETENTION_SCHEDULE_ID } from '../../src/delivery-rules/retention';
 import { createTestAuthority, type PemPair, type TestAuthority } from '../support/certificates';
@@ -19,7 +18,7 @@ import { eventually } from '../support/eventually';
 import { captureLogs } from '../support/log-capture';
 import { startTestDevServer } from '../support/temporal';
 import { startRecordingEndpoint, startTlsFront, type TlsFront } from '../support/tls-front';
-import { eventRow, insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { eventRow, insertEndpoint, insertEvent, workflowIdOf } from '../support/webhook-rows';
 
 // The service's Temporal connections through TLS, as a cluster with mTLS on its frontend or Temporal Cloud has them:
 // a TLS listener that requires a client certificate pipes to the dev server's plain port. Configuration from the
@@ -97,7 +96,7 @@ test('worker, relay, API client and retention schedule work through a frontend t
     const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
     await eventually(async () => (await eventRow(db, event.id)).status === 'delivered', { timeoutMs: 30_000, what: 'the event delivered through TLS' });
     // The API's own client (resends, readiness) reaches the same workflow, and the schedule was made through TLS too.
-    const described = await apiClient.workflow.getHandle(deliveryWorkflowId(event.id)).describe();
+    const described = await apiClient.workflow.getHandle(await workflowIdOf(db, event.id)).describe();
     expect(described.status.name).toBe('COMPLETED');
     expect((await apiClient.schedule.getHandle(RETENTION_SCHEDULE_ID).describe()).scheduleId).toBe(RETENTION_SCHEDULE_ID);
   } finally {

@@ -79,7 +79,8 @@ test('is delivered like a real event (signed, with Basic auth, the stored bytes)
   // Any type may be tested, also one the endpoint does not receive.
   const sent = await sendTest('shop_order.completed');
   expect(sent.status).toBe(202);
-  expect(sent.body).toEqual({ id: expect.any(Number), event: 'shop_order.completed', payload_version: 'v2.1', workflow_id: `webhook-event-${sent.body.id}` });
+  expect(sent.body).toEqual({ id: expect.any(Number), event: 'shop_order.completed', payload_version: 'v2.1', workflow_id: expect.any(String) });
+  expect(sent.body.workflow_id).toBe((await app.db('webhook_events').where({ id: sent.body.id }).first('workflow_id')).workflow_id);
   expect((await documentedResponses(app.baseUrl)).errors('post', '/admin/api/webhook-endpoint/test-events', 202, sent.body)).toEqual([]);
 
   // The outbox relay starts its delivery, as for every event.
