@@ -1,22 +1,29 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RateLimiterPostgres, type RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { LoginLimits } from '../config';
 import type { Db } from '../db/knex';
 import { ApiError } from '../shared/errors';
 
 /*
- * The failed-login limit, for every password check (token creation and HTTP Basic), after rate-limiter-flexible's
+ * The failed-login limits, for every password check (token creation and HTTP Basic), after rate-limiter-flexible's
  * "login endpoint protection" recipe. Only checks that failed are counted, so a correct password is never refused
- * because of parallel requests or of someone else's guesses:
+ * because of parallel requests or of someone else's guesses, and never waits for them:
  *
  * - Hard limit per (user name, client address): after `maxFailuresPerClientAndUsername` failures in the window,
  *   that pair gets 429 with Retry-After until the window ends, also for the right password. The same user name from
  *   another address is not affected, so guessing from many addresses cannot lock the owner out.
- * - Per user name, across all addresses: after `freeFailuresPerUsername` failures, each further check of that name
- *   waits first, 0.25 s doubling with every failure up to `maxDelaySeconds`. It slows a guesser who rotates
- *   addresses and never refuses anyone. It runs before the check, not before the answer: a delayed "wrong" answer
- *   would tell a guesser who stops waiting early just as much.
+ * - A client address that signed in with a user name (a "known client" of that name, remembered for 30 days) is
+ *   under the hard limit alone. Everyone else is a stranger to that name and also under the two limits below: they
+ *   are what an attacker meets, and the owner calling from where it always calls never does.
+ * - Per user name, for strangers: after `freeFailuresPerUsername` failures of the name (from all addresses), each
+ *   further check of it by a stranger waits first, 0.25 s doubling with every failure up to `maxDelaySeconds`. It
+ *   slows a guesser who rotates addresses and never refuses anyone. It runs before the check, not before the answer:
+ *   a delayed "wrong" answer would tell a guesser who stops waiting early just as much.
+ * - Per client address, for strangers, across user names: a budget of `maxFailuresPerClient` failed checks in the
+ *   window; beyond it the address gets 429 before any check. A check takes its point before it runs (so parallel
+ *   guesses cannot overdraw the budget) and returns it when the password was right. It bounds the scrypt work one
+ *   address can cause with made-up user names, which no per-name limit sees.
  *
  * Counters live in Postgres (table `login_failures`), not in memory: API processes run side by side behind a load
  * balancer and restart, and an in-memory limit would be multiplied by the number of processes and forgotten on
@@ -42,15 +49,32 @@ export const tooManyFailures = (retryAfterSeconds: number) =>
     { 'Retry-After': String(retryAfterSeconds) },
   );
 
+/** One password check under the limits, admitted: report how it ended. */
+export interface AdmittedCheck {
+  /** This client address signed in with this user name before (within KNOWN_CLIENT_DAYS). */
+  knownClient: boolean;
+  /** The password was right: the pair's mistakes are forgiven; a 429 when the pair got locked meanwhile. */
+  succeeded(): Promise<void>;
+  /** The password was wrong: counted; a 429 instead of the 401 when this failure is past the pair's limit. */
+  failed(): Promise<void>;
+}
+
 export interface LoginThrottle {
   /**
-   * Runs one password check under the limits: its result when the password is right, undefined when it is wrong;
-   * a 429 when this user name is locked for this client address.
+   * Before a password check: a 429 when the pair is locked. A stranger to the user name is also refused when its
+   * address spent its budget, and waits the name's delay; a known client is not.
    */
-  check<T>(attempt: LoginAttempt, verify: () => Promise<T | undefined>): Promise<T | undefined>;
+  admit(attempt: LoginAttempt): Promise<AdmittedCheck>;
+  /**
+   * Credentials this process verified a moment ago, taken as right without a check: only the pair's lock applies (a
+   * guesser locked out must not get a right answer from the memory of someone else's sign-in).
+   */
+  admitRemembered(attempt: LoginAttempt): Promise<Pick<AdmittedCheck, 'succeeded'>>;
 }
 
 const FIRST_DELAY_SECONDS = 0.25;
+/** How long a client address stays known to a user name after signing in with it. */
+const KNOWN_CLIENT_DAYS = 30;
 
 /** The wait before a password check of a user name with `failures` recent failures (from all addresses). */
 export function loginDelaySeconds(failures: number, limits: LoginLimits): number {
@@ -62,46 +86,86 @@ export function loginDelaySeconds(failures: number, limits: LoginLimits): number
 const hashOf = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex');
 
 export function createLoginThrottle(db: Db, limits: LoginLimits): LoginThrottle {
-  const counter = (keyPrefix: string) =>
+  const counter = (keyPrefix: string, points: number, duration = limits.windowSeconds) =>
     new RateLimiterPostgres({
       storeClient: db,
       storeType: 'knex',
       tableName: 'login_failures',
       tableCreated: true, // by migration 013
       keyPrefix,
-      points: limits.maxFailuresPerClientAndUsername,
-      duration: limits.windowSeconds,
+      points,
+      duration,
+      // One of them deletes the expired rows of the table they share.
+      clearExpiredByTimeout: keyPrefix === 'client-and-username',
     });
-  const perPair = counter('client-and-username');
-  const perUsername = counter('username');
   const max = limits.maxFailuresPerClientAndUsername;
+  const perPair = counter('client-and-username', max);
+  const perUsername = counter('username', max);
+  const perClient = counter('client', limits.maxFailuresPerClient);
+  const knownClients = counter('known-client', 1, KNOWN_CLIENT_DAYS * 24 * 60 * 60);
 
-  const lockedUntilWindowEnds = (failures: RateLimiterRes) =>
-    tooManyFailures(Math.max(1, Math.ceil(failures.msBeforeNext / 1000)));
+  const retryAfter = (res: RateLimiterRes) => Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+  const lockedUntilWindowEnds = (failures: RateLimiterRes) => tooManyFailures(retryAfter(failures));
   const refuseIfLocked = (failures: RateLimiterRes | null) => {
     if (failures && failures.consumedPoints >= max) throw lockedUntilWindowEnds(failures);
   };
 
+  /** Takes one point of the address's budget, or refuses: consume is one atomic upsert, so parallel checks count. */
+  async function spendClientBudget(clientKey: string): Promise<void> {
+    try {
+      await perClient.consume(clientKey);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) throw tooManyFailures(retryAfter(err));
+      throw err;
+    }
+  }
+
   return {
-    async check(attempt, verify) {
+    async admit(attempt) {
       const pairKey = hashOf(attempt.username, attempt.clientIp);
       const usernameKey = hashOf(attempt.username);
-      const [pairFailures, usernameFailures] = await Promise.all([perPair.get(pairKey), perUsername.get(usernameKey)]);
+      const clientKey = hashOf(attempt.clientIp);
+      const [pairFailures, usernameFailures, known] = await Promise.all([
+        perPair.get(pairKey),
+        perUsername.get(usernameKey),
+        knownClients.get(pairKey),
+      ]);
       refuseIfLocked(pairFailures);
-      const delay = loginDelaySeconds(usernameFailures?.consumedPoints ?? 0, limits);
-      if (delay > 0) await sleep(delay * 1000);
-
-      const result = await verify();
-      if (result === undefined) {
-        const [failures] = await Promise.all([perPair.penalty(pairKey), perUsername.penalty(usernameKey)]);
-        if (failures.consumedPoints > max) throw lockedUntilWindowEnds(failures);
-        return undefined;
+      const knownClient = known !== null;
+      if (!knownClient) {
+        await spendClientBudget(clientKey);
+        const delay = loginDelaySeconds(usernameFailures?.consumedPoints ?? 0, limits);
+        if (delay > 0) await sleep(delay * 1000);
       }
-      const failuresNow = await perPair.get(pairKey);
-      refuseIfLocked(failuresNow);
-      // The pair's earlier mistakes are forgiven; the user name's count stays, it is a count of an attack, if any.
-      if (failuresNow) await perPair.delete(pairKey);
-      return result;
+      return {
+        knownClient,
+        async failed() {
+          const [failures] = await Promise.all([perPair.penalty(pairKey), perUsername.penalty(usernameKey)]);
+          if (failures.consumedPoints > max) throw lockedUntilWindowEnds(failures);
+        },
+        async succeeded() {
+          const failuresNow = await perPair.get(pairKey);
+          refuseIfLocked(failuresNow);
+          // The pair's earlier mistakes are forgiven; the user name's count stays, it is a count of an attack, if any.
+          await Promise.all([
+            failuresNow ? perPair.delete(pairKey) : undefined,
+            knownClient ? undefined : perClient.reward(clientKey),
+            // Known from now on, for KNOWN_CLIENT_DAYS from this sign-in (rewritten by each later check that ran).
+            knownClients.set(pairKey, 1, KNOWN_CLIENT_DAYS * 24 * 60 * 60),
+          ]);
+        },
+      };
+    },
+
+    async admitRemembered(attempt) {
+      const pairKey = hashOf(attempt.username, attempt.clientIp);
+      const pairFailures = await perPair.get(pairKey);
+      refuseIfLocked(pairFailures);
+      return {
+        async succeeded() {
+          if (pairFailures) await perPair.delete(pairKey);
+        },
+      };
     },
   };
 }

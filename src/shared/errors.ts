@@ -40,6 +40,7 @@ export const ERROR_CODES = {
   headers_too_large: { status: 431, meaning: 'The request line and headers are larger than the limit (16 KiB)' },
   too_many_login_failures: { status: 429, meaning: 'Too many failed logins; wait as long as `Retry-After` says' },
   internal_error: { status: 500, meaning: 'A fault of the service; it has been logged' },
+  too_many_password_checks: { status: 503, meaning: 'Too many password checks are under way at once; try again (`Retry-After`)' },
   service_unavailable: { status: 503, meaning: 'The database is not reachable; try again (`Retry-After`)' },
   delivery_unavailable: { status: 503, meaning: 'The delivery service (Temporal) is not reachable; try again' },
   not_ready: { status: 503, meaning: 'A dependency of the service is unavailable' },

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { assertTokenValid, revokeRefreshToken, rotateRefreshToken } from '../../auth/refresh-tokens';
 import { issueTokenPair } from '../../auth/tokens';
-import { verifyCredentials } from '../../auth/users';
 import { ApiError } from '../../shared/errors';
 import type { RouteContext } from '../../http/context';
 import { defineOperation, type SuccessResponse } from '../../http/operation';
@@ -57,11 +56,9 @@ export const tokenOperations = () => [
     access: 'public',
     body: z.object({ username: requiredString(150), password: requiredString(4096) }),
     responses: { 200: { description: 'The token pair', schema: tokenPair } },
-    errors: ['authentication_failed', 'too_many_login_failures'],
-    async handle(ctx, { body }, { db, tokens, loginThrottle: throttle }) {
-      const user = await throttle.check({ username: body.username, clientIp: ctx.ip }, () =>
-        verifyCredentials(db, body.username, body.password),
-      );
+    errors: ['authentication_failed', 'too_many_login_failures', 'too_many_password_checks'],
+    async handle(ctx, { body }, { tokens, passwordChecks }) {
+      const user = await passwordChecks.check({ username: body.username, password: body.password, clientIp: ctx.ip });
       if (!user) {
         throw new ApiError('authentication_failed', 'No active account found with the given credentials', {
           'WWW-Authenticate': 'Bearer realm="api"',
