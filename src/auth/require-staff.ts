@@ -10,7 +10,10 @@ export interface AuthState {
   user: User;
 }
 
-const challenge = { 'WWW-Authenticate': 'Bearer realm="api", Basic realm="api"' };
+// Basic is accepted but not offered: a browser answers a Basic challenge with its password prompt and then sends
+// what was typed with every request to this origin, also those a page of another origin makes it send. Integrations
+// send Basic without being asked (docs/api.md).
+const challenge = { 'WWW-Authenticate': 'Bearer realm="api"' };
 const notAuthenticated = (message: string) => new ApiError('not_authenticated', message, challenge);
 
 function parseBasic(encoded: string): { username: string; password: string } | undefined {

@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   authentication_failed: { status: 401, meaning: 'Wrong username or password, or an inactive account' },
   token_not_valid: { status: 401, meaning: 'The token is invalid, expired or blocked' },
   permission_denied: { status: 403, meaning: 'The account is valid but lacks staff permission' },
+  cross_origin_request: { status: 403, meaning: 'A browser sent this state-changing request from a page of another origin (`Origin`, `Sec-Fetch-Site`)' },
   not_found: { status: 404, meaning: 'No such path (paths are case-sensitive, spelled as documented), or no such contact' },
   campaign_link_not_found: { status: 404, meaning: 'Unknown or inactive campaign link' },
   page_not_found: { status: 404, meaning: 'The page starts after the last result' },

@@ -96,10 +96,10 @@ describe('POST /authentication/create', () => {
 });
 
 describe('Bearer and Basic on the CRM endpoints', () => {
-  test('no credentials: 401 with both challenges', async () => {
+  test('no credentials: 401 with the Bearer challenge (Basic is accepted, not offered)', async () => {
     const response = await fetch(`${app.baseUrl}${CRM_PATH}`);
     await expectError(response, 401, 'not_authenticated', ['get', CRM_PATH]);
-    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api", Basic realm="api"');
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api"');
   });
 
   test('an active account without staff permission gets tokens, then 403', async () => {

@@ -165,7 +165,7 @@ describe('HTTP Basic', () => {
     for (const authorization of headers) {
       const response = await app.get(CRM, { Authorization: authorization });
       expect([authorization, ...(await statusAndCode(response))]).toEqual([authorization, 401, 'not_authenticated']);
-      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api", Basic realm="api"');
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api"');
     }
   });
 });

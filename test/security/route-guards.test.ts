@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import type Router from '@koa/router';
-import type Koa from 'koa';
 import { declarationOf } from '../../src/http/mount';
+import { routerOf } from '../support/app-router';
 import { basicAuth, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
@@ -14,7 +14,7 @@ let app: TestApp;
 let router: Router;
 
 beforeAll(async () => {
-  const env = { METRICS_TOKEN: 'metrics-token-of-the-test', LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME: '100000', LOGIN_FREE_FAILURES_PER_USERNAME: '100000' };
+  const env = { METRICS_TOKEN: 'metrics-token-of-the-test', LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME: '100000', LOGIN_FREE_FAILURES_PER_USERNAME: '100000', LOGIN_MAX_FAILURES_PER_CLIENT: '100000' };
   app = await startTestApp(env);
   router = routerOf(app.koa);
 });
@@ -22,15 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
 });
-
-/** The one router of the app, found among its middleware (koa-router marks its dispatcher with the router). */
-function routerOf(app: Koa): Router {
-  const routers = app.middleware
-    .map((middleware) => (middleware as { router?: Router }).router)
-    .filter((found): found is Router => found !== undefined);
-  expect(routers).toHaveLength(1);
-  return routers[0];
-}
 
 interface Route {
   method: string;
