@@ -18,7 +18,7 @@ export function routeContext(deps: AppDependencies): RouteContext {
   return {
     ...deps,
     clock,
-    tokens: { secrets: deps.config.auth.jwtSecrets, clock },
+    tokens: { secrets: deps.config.auth.jwtSecrets, clock, sessionMaxSeconds: deps.config.auth.sessionMaxSeconds },
     passwordChecks: createPasswordChecks(deps.db, deps.config.auth.loginLimits),
     metrics: deps.metrics ?? createMetrics(),
   };

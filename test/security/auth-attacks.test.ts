@@ -85,6 +85,8 @@ describe('forged and misused tokens', () => {
       'user id as a string': jwt.sign({ ...claims, user_id: String(claims.user_id) }, SECRET, withKid()),
       'no token version': jwt.sign({ ...claims, token_version: undefined }, SECRET, withKid()),
       'token version as a string': jwt.sign({ ...claims, token_version: String(claims.token_version) }, SECRET, withKid()),
+      'session id not a UUID': jwt.sign({ ...claims, sid: "x' OR '1'='1" }, SECRET, withKid()),
+      'session start as a string': jwt.sign({ ...claims, auth_time: String(claims.auth_time) }, SECRET, withKid()),
       'unknown user': jwt.sign({ ...claims, user_id: 999_999 }, SECRET, withKid()),
     };
     for (const [name, token] of Object.entries(forgeries)) {
@@ -116,12 +118,15 @@ describe('forged and misused tokens', () => {
     expect(rotated.status).toBe(200);
     const second = (await rotated.json()) as { refresh: string };
     expect(await statusAndCode(await app.anonymous.post('/authentication/refresh', { refresh: first.refresh }))).toEqual([401, 'token_not_valid']);
+    // That reuse ended the session, so the token it was rotated into is refused too.
+    expect(await statusAndCode(await app.anonymous.post('/authentication/refresh', { refresh: second.refresh }))).toEqual([401, 'token_not_valid']);
 
-    expect((await app.anonymous.post('/authentication/logout', { refresh: second.refresh })).status).toBe(200);
+    const other = await tokens();
+    expect((await app.anonymous.post('/authentication/logout', { refresh: other.refresh })).status).toBe(200);
     for (const path of ['/authentication/refresh', '/authentication/logout']) {
-      expect([path, ...(await statusAndCode(await app.anonymous.post(path, { refresh: second.refresh })))]).toEqual([path, 401, 'token_not_valid']);
+      expect([path, ...(await statusAndCode(await app.anonymous.post(path, { refresh: other.refresh })))]).toEqual([path, 401, 'token_not_valid']);
     }
-    expect(await statusAndCode(await app.anonymous.post('/authentication/verify', { token: second.refresh }))).toEqual([401, 'token_not_valid']);
+    expect(await statusAndCode(await app.anonymous.post('/authentication/verify', { token: other.refresh }))).toEqual([401, 'token_not_valid']);
   });
 
   test('an access token is not a refresh token, and a refresh token is not an access token', async () => {

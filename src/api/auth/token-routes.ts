@@ -15,7 +15,7 @@ const requiredString = (max: number) =>
 const tokenPair = z
   .strictObject({
     access: z.string().meta({ description: 'Access token (JWT), valid 5 minutes' }),
-    refresh: z.string().meta({ description: 'Refresh token (JWT), valid 1 day, usable once' }),
+    refresh: z.string().meta({ description: 'Refresh token (JWT), valid 1 day (never beyond its session), usable once' }),
   })
   .meta({ id: 'TokenPair' });
 const empty = z.strictObject({}).meta({ id: 'Empty' });
@@ -70,7 +70,9 @@ export const tokenOperations = () => [
   tokenOperation({
     path: '/authentication/refresh',
     summary: 'Exchange a refresh token for a new token pair',
-    description: 'Rotation: the refresh token used is blocked, so a second use of it is a 401.',
+    description:
+      'Rotation: the refresh token used is blocked; a second use of it is a 401 and ends its session (the sign-in it ' +
+      'came from), so the token it was rotated into is refused too. A session lasts at most SESSION_MAX_DAYS from its sign-in.',
     token: 'refresh',
     response: { description: 'A new token pair', schema: tokenPair },
     run: ({ db, tokens }, refresh) => rotateRefreshToken(db, tokens, refresh),
@@ -85,7 +87,7 @@ export const tokenOperations = () => [
   }),
   tokenOperation({
     path: '/authentication/logout',
-    summary: 'Block a refresh token',
+    summary: 'Block a refresh token and end its session',
     description: 'Access tokens already issued stay valid until they expire (at most 5 minutes).',
     token: 'refresh',
     response: { description: 'The refresh token is blocked', schema: empty },
