@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { LoginLimits } from '../config';
@@ -39,7 +40,7 @@ import { ApiError } from '../shared/errors';
 export interface LoginAttempt {
   /** The user name tried. */
   username: string;
-  /** The client address (ctx.ip). */
+  /** The client address (ctx.ip); counted by its network, `clientNetworkOf`. */
   clientIp: string;
 }
 
@@ -85,6 +86,28 @@ export function loginDelaySeconds(failures: number, limits: LoginLimits): number
 // Hashed: a user name field sometimes receives a password typed into the wrong box; it must not be stored as typed.
 const hashOf = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex');
 
+/**
+ * The client the limits count: an IPv4 address (also written IPv4-mapped, `::ffff:192.0.2.1`), or the /64 network
+ * of an IPv6 address. One host or household gets a /64 of its own and can send from any of its 2^64 addresses
+ * (and privacy extensions change the address daily), so per address the limits would count nothing.
+ */
+export function clientNetworkOf(clientIp: string): string {
+  const address = clientIp.split('%')[0];
+  if (!isIPv6(address)) return address;
+  // The canonical form: lower case, at most one `::`, an IPv4 tail written as two groups.
+  const canonical = new URL(`http://[${address}]`).hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (mapped) {
+    const [high, low] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+    return [high >> 8, high & 255, low >> 8, low & 255].join('.');
+  }
+  const [head, tail] = canonical.split('::');
+  const groupsOf = (part: string | undefined) => (part ? part.split(':') : []);
+  const groups =
+    tail === undefined ? groupsOf(head) : [...groupsOf(head), ...Array<string>(8 - groupsOf(head).length - groupsOf(tail).length).fill('0'), ...groupsOf(tail)];
+  return `${groups.slice(0, 4).join(':')}::/64`;
+}
+
 export function createLoginThrottle(db: Db, limits: LoginLimits): LoginThrottle {
   const counter = (keyPrefix: string, points: number, duration = limits.windowSeconds) =>
     new RateLimiterPostgres({
@@ -122,9 +145,10 @@ export function createLoginThrottle(db: Db, limits: LoginLimits): LoginThrottle 
 
   return {
     async admit(attempt) {
-      const pairKey = hashOf(attempt.username, attempt.clientIp);
+      const client = clientNetworkOf(attempt.clientIp);
+      const pairKey = hashOf(attempt.username, client);
       const usernameKey = hashOf(attempt.username);
-      const clientKey = hashOf(attempt.clientIp);
+      const clientKey = hashOf(client);
       const [pairFailures, usernameFailures, known] = await Promise.all([
         perPair.get(pairKey),
         perUsername.get(usernameKey),
@@ -158,7 +182,7 @@ export function createLoginThrottle(db: Db, limits: LoginLimits): LoginThrottle 
     },
 
     async admitRemembered(attempt) {
-      const pairKey = hashOf(attempt.username, attempt.clientIp);
+      const pairKey = hashOf(attempt.username, clientNetworkOf(attempt.clientIp));
       const pairFailures = await perPair.get(pairKey);
       refuseIfLocked(pairFailures);
       return {

@@ -3,7 +3,7 @@ import { ApiError } from '../../src/shared/errors';
 import { createPasswordChecks, type PasswordChecks } from '../../src/auth/password-checks';
 import { hashPassword } from '../../src/auth/passwords';
 import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/users';
-import { createLoginThrottle, type LoginAttempt, loginDelaySeconds, type LoginThrottle } from '../../src/auth/login-throttle';
+import { clientNetworkOf, createLoginThrottle, type LoginAttempt, loginDelaySeconds, type LoginThrottle } from '../../src/auth/login-throttle';
 import type { Db } from '../../src/db/knex';
 import { createTestDatabase } from '../support/database';
 
@@ -229,4 +229,17 @@ describe('remembered credentials', () => {
     expect(refused).toMatchObject({ status: 429, code: 'too_many_login_failures' });
     expect(await check()).toBeDefined();
   });
+});
+
+test('limits count an IPv4 address as itself, however written, and an IPv6 address by its /64 network', () => {
+  expect(
+    ['192.0.2.1', '::ffff:192.0.2.1', '::FFFF:192.0.2.1', '::ffff:c000:201', '2001:db8:1:2:3:4:5:6', '2001:DB8:1:2::9', '2001:db8:1:2:ffff::%eth0', '2001:db8::', '::1', 'fe80::1%lo'].map(clientNetworkOf),
+  ).toEqual(['192.0.2.1', '192.0.2.1', '192.0.2.1', '192.0.2.1', '2001:db8:1:2::/64', '2001:db8:1:2::/64', '2001:db8:1:2::/64', '2001:db8:0:0::/64', '0:0:0:0::/64', 'fe80:0:0:0::/64']);
+});
+
+test('a guesser rotating through the addresses of one IPv6 /64 is one client', async () => {
+  const throttle = createLoginThrottle(db, LIMITS);
+  for (let i = 1; i <= LIMITS.maxFailuresPerClientAndUsername; i++) await failTimes(throttle, 1, attempt(`2001:db8:7:7::${i.toString(16)}`));
+  expect((await refusal(check(throttle, attempt('2001:db8:7:7:ffff:ffff:ffff:ffff'), rightPassword))).status).toBe(429);
+  expect(await check(throttle, attempt('2001:db8:7:8::1'), rightPassword)).toBe(USER);
 });
