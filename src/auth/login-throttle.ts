@@ -22,9 +22,10 @@ import { ApiError } from '../shared/errors';
  *   slows a guesser who rotates addresses and never refuses anyone. It runs before the check, not before the answer:
  *   a delayed "wrong" answer would tell a guesser who stops waiting early just as much.
  * - Per client address, for strangers, across user names: a budget of `maxFailuresPerClient` failed checks in the
- *   window; beyond it the address gets 429 before any check. A check takes its point before it runs (so parallel
- *   guesses cannot overdraw the budget) and returns it when the password was right. It bounds the scrypt work one
- *   address can cause with made-up user names, which no per-name limit sees.
+ *   window; beyond it the address gets 429 before any check. A check takes its point right before the KDF runs (so
+ *   parallel guesses cannot overdraw the budget) and returns it when the password was right; a request that shares
+ *   the check of identical credentials under way takes none. It bounds the scrypt work one address can cause with
+ *   made-up user names, which no per-name limit sees.
  *
  * Counters live in Postgres (table `login_failures`), not in memory: API processes run side by side behind a load
  * balancer and restart, and an in-memory limit would be multiplied by the number of processes and forgotten on
@@ -54,6 +55,11 @@ export const tooManyFailures = (retryAfterSeconds: number) =>
 export interface AdmittedCheck {
   /** This client address signed in with this user name before (within KNOWN_CLIENT_DAYS). */
   knownClient: boolean;
+  /**
+   * Right before the KDF runs (not for a check that joins one of the same credentials under way): a stranger takes a
+   * point of its address's budget, or gets a 429.
+   */
+  startCheck(): Promise<void>;
   /** The password was right: the pair's mistakes are forgiven; a 429 when the pair got locked meanwhile. */
   succeeded(): Promise<void>;
   /** The password was wrong: counted; a 429 instead of the 401 when this failure is past the pair's limit. */
@@ -63,7 +69,7 @@ export interface AdmittedCheck {
 export interface LoginThrottle {
   /**
    * Before a password check: a 429 when the pair is locked. A stranger to the user name is also refused when its
-   * address spent its budget, and waits the name's delay; a known client is not.
+   * address has spent its budget, and waits the name's delay; a known client is not.
    */
   admit(attempt: LoginAttempt): Promise<AdmittedCheck>;
   /**
@@ -149,20 +155,27 @@ export function createLoginThrottle(db: Db, limits: LoginLimits): LoginThrottle 
       const pairKey = hashOf(attempt.username, client);
       const usernameKey = hashOf(attempt.username);
       const clientKey = hashOf(client);
-      const [pairFailures, usernameFailures, known] = await Promise.all([
+      const [pairFailures, usernameFailures, known, clientFailures] = await Promise.all([
         perPair.get(pairKey),
         perUsername.get(usernameKey),
         knownClients.get(pairKey),
+        perClient.get(clientKey),
       ]);
       refuseIfLocked(pairFailures);
       const knownClient = known !== null;
       if (!knownClient) {
-        await spendClientBudget(clientKey);
+        if (clientFailures && clientFailures.consumedPoints >= limits.maxFailuresPerClient) throw tooManyFailures(retryAfter(clientFailures));
         const delay = loginDelaySeconds(usernameFailures?.consumedPoints ?? 0, limits);
         if (delay > 0) await sleep(delay * 1000);
       }
+      let budgetSpent = false;
       return {
         knownClient,
+        async startCheck() {
+          if (knownClient) return;
+          await spendClientBudget(clientKey);
+          budgetSpent = true;
+        },
         async failed() {
           const [failures] = await Promise.all([perPair.penalty(pairKey), perUsername.penalty(usernameKey)]);
           if (failures.consumedPoints > max) throw lockedUntilWindowEnds(failures);
@@ -173,7 +186,7 @@ export function createLoginThrottle(db: Db, limits: LoginLimits): LoginThrottle 
           // The pair's earlier mistakes are forgiven; the user name's count stays, it is a count of an attack, if any.
           await Promise.all([
             failuresNow ? perPair.delete(pairKey) : undefined,
-            knownClient ? undefined : perClient.reward(clientKey),
+            budgetSpent ? perClient.reward(clientKey) : undefined,
             // Known from now on, for KNOWN_CLIENT_DAYS from this sign-in (rewritten by each later check that ran).
             knownClients.set(pairKey, 1, KNOWN_CLIENT_DAYS * 24 * 60 * 60),
           ]);

@@ -11,7 +11,8 @@ import { createVerifiedCredentials } from './verified-credentials';
  * 1. credentials this process verified moments ago and whose account is unchanged pass at once, under the pair's
  *    lock alone (src/auth/verified-credentials.ts);
  * 2. otherwise the failed-login limits admit the check or refuse it (src/auth/login-throttle.ts);
- * 3. the check waits for one of the process's scrypt slots, known clients first (src/auth/password-check-slots.ts);
+ * 3. the check waits for one of the process's scrypt slots, known clients first (src/auth/password-check-slots.ts),
+ *    unless the same credentials are being checked already: then it shares that check;
  * 4. its outcome is counted, and a right password is remembered.
  * So a correct password never waits for someone else's failures, and what strangers can make the process compute is
  * bounded per address and in total.
@@ -51,13 +52,15 @@ export function createPasswordChecks(db: Db, limits: LoginLimits): PasswordCheck
       if (remembered) return remembered;
       const { username, password, clientIp } = attempt;
       const admitted = await throttle.admit({ username, clientIp });
-      const account = await slots.run(admitted.knownClient, () => findAccountByCredentials(db, username, password));
+      const account = await verified.checkOnce(username, password, async () => {
+        await admitted.startCheck();
+        return slots.run(admitted.knownClient, () => findAccountByCredentials(db, username, password));
+      });
       if (!account) {
         await admitted.failed();
         return undefined;
       }
       await admitted.succeeded();
-      verified.remember(username, password, account);
       return withoutPasswordHash(account);
     },
   };

@@ -27,6 +27,7 @@ const USER = { id: 7 };
 /** One password check under the throttle, whose password is right or wrong; `during` runs while it is checked. */
 async function check(throttle: LoginThrottle, who: LoginAttempt, right: boolean, during?: () => Promise<void>) {
   const admitted = await throttle.admit(who);
+  await admitted.startCheck();
   await during?.();
   if (!right) return admitted.failed().then(() => undefined);
   await admitted.succeeded();

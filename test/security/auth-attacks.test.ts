@@ -192,6 +192,14 @@ describe('failed logins', () => {
     expect((await times(30, () => create(client, STAFF))).map((r) => r.status)).toEqual(Array(30).fill(200));
   });
 
+  test('a burst of 60 parallel first requests with the right password shares one check: all 200, none turned away', async () => {
+    // An account no request has verified yet, from an address it never signed in from: every request a stranger's.
+    const burst = { username: 'burst', password: 'Chasseral-1607-m' };
+    await upsertUser(app.db, { ...burst, isStaff: true });
+    const client = newClient();
+    expect((await times(60, () => basicGet(client, burst))).map((r) => r.status)).toEqual(Array(60).fill(200));
+  });
+
   test('one client failing too often for one user name gets 429 with Retry-After, even for the right password; nobody else does', async () => {
     const guesser = newClient();
     for (let i = 0; i < MAX_FAILURES_PER_PAIR; i++) {
