@@ -128,7 +128,9 @@ test.each(Object.keys(CREDENTIALS))('with %s, no spelling of a guarded path answ
     }
   }
   expect(failures).toEqual([]);
-});
+  // About 2,500 requests, some 45 of them password checks (scrypt) with a wrong password: on a machine loaded with
+  // the browser tests beside it, more than the default minute.
+}, 180_000);
 
 test('the exact spelling of a staff route asks for credentials; other spellings are unknown', async () => {
   expect(await send('GET', '/admin/api/webhook-endpoint', {})).toBe(401);
