@@ -17,6 +17,7 @@ import * as m014b from './014_index_webhook_event_search_and_health';
 import * as m015 from './015_add_webhook_event_relay_claims';
 import * as m016 from './016_add_new_donations_to_contact_totals';
 import * as m017 from './017_give_webhook_events_their_own_workflow_ids';
+import * as m018 from './018_create_ended_sessions';
 import * as m019 from './019_share_transaction_ids_cap_answers_unlink_foreign_sign_ups';
 
 interface Migration {
@@ -47,6 +48,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['015_add_webhook_event_relay_claims', m015],
   ['016_add_new_donations_to_contact_totals', m016],
   ['017_give_webhook_events_their_own_workflow_ids', m017],
+  ['018_create_ended_sessions', m018],
   ['019_share_transaction_ids_cap_answers_unlink_foreign_sign_ups', m019],
 ];
 

@@ -65,6 +65,10 @@ const environmentSchema = z.object({
   LOGIN_FREE_FAILURES_PER_USERNAME: z.coerce.number().int().min(0).default(10),
   LOGIN_MAX_DELAY_SECONDS: z.coerce.number().min(0).max(60).default(5),
   LOGIN_FAILURE_WINDOW_SECONDS: z.coerce.number().int().min(1).default(15 * 60),
+  LOGIN_MAX_FAILURES_PER_CLIENT: z.coerce.number().int().min(1).default(30),
+  LOGIN_MAX_CONCURRENT_CHECKS: z.coerce.number().int().min(1).max(64).default(2),
+  LOGIN_REMEMBER_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
+  SESSION_MAX_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   ADMIN_USERNAME: z.string().min(1).default('admin'),
   ADMIN_PASSWORD: z.string().min(8).optional(),
   SEED_DEMO_DATA: booleanFlag.optional(),
@@ -89,15 +93,24 @@ const environmentSchema = z.object({
 
 export type InvoiceReferenceMode = 'qr' | 'text' | 'purpose';
 
-/** Failed password checks, counted in Postgres (src/auth/login-throttle.ts); correct passwords are never counted. */
+/**
+ * Password checks (src/auth/password-checks.ts): failures counted in Postgres (src/auth/login-throttle.ts; correct
+ * passwords are never counted), the KDF runs bounded per process, verified credentials remembered per process.
+ */
 export interface LoginLimits {
   /** Failures of one user name from one client address before that pair gets 429 for the rest of the window. */
   maxFailuresPerClientAndUsername: number;
-  /** Failures of one user name (from all addresses) before each further check of it waits a growing delay. */
+  /** Failures of one user name (from all addresses) before each check of it by a new client waits a growing delay. */
   freeFailuresPerUsername: number;
   /** The longest such delay. */
   maxDelaySeconds: number;
+  /** Failed checks from one client address, over all user names it has not signed in with, before it gets 429. */
+  maxFailuresPerClient: number;
   windowSeconds: number;
+  /** Password checks (scrypt runs) at once in one process. */
+  maxConcurrentChecks: number;
+  /** How long one process takes credentials it verified as verified again without scrypt; 0: never. */
+  rememberSeconds: number;
 }
 
 export interface TemporalTlsSettings {
@@ -142,6 +155,8 @@ export interface Config {
     jwtSecrets: string[];
     jwtSecretGenerated: boolean;
     loginLimits: LoginLimits;
+    /** How long a session (a sign-in and the refresh tokens rotated from it) lasts at most. */
+    sessionMaxSeconds: number;
   };
   demo: { adminUsername: string; adminPassword?: string; seed: boolean };
   platform: {
@@ -301,8 +316,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         maxFailuresPerClientAndUsername: e.LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME,
         freeFailuresPerUsername: e.LOGIN_FREE_FAILURES_PER_USERNAME,
         maxDelaySeconds: e.LOGIN_MAX_DELAY_SECONDS,
+        maxFailuresPerClient: e.LOGIN_MAX_FAILURES_PER_CLIENT,
         windowSeconds: e.LOGIN_FAILURE_WINDOW_SECONDS,
+        maxConcurrentChecks: e.LOGIN_MAX_CONCURRENT_CHECKS,
+        rememberSeconds: e.LOGIN_REMEMBER_SECONDS,
       },
+      sessionMaxSeconds: e.SESSION_MAX_DAYS * 24 * 60 * 60,
     },
     demo: {
       adminUsername: e.ADMIN_USERNAME,

@@ -173,7 +173,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporal,
       services,
       apiUrl: `http://127.0.0.1:${apiPort}`,
-      staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock }, staff).access,
+      staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock, sessionMaxSeconds: 86_400 }, staff).access,
       async configureEndpoint(url) {
         await saveEndpoint(
           db,

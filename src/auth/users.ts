@@ -1,6 +1,6 @@
 import type { Db } from '../db/knex';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords';
-import { findUserWithPasswordHash, insertOrResetUser, insertUserUnlessTaken, updateUser, type User } from './user-store';
+import { findUserWithPasswordHash, insertOrResetUser, insertUserUnlessTaken, updateUser, type User, type UserWithPasswordHash } from './user-store';
 
 /*
  * Account changes and the password check. A change that takes something away (password, activation, staff
@@ -41,12 +41,24 @@ export async function setStaff(db: Db, username: string, staff: boolean): Promis
   return updateUser(db, username, { is_staff: staff }, !staff);
 }
 
-/** The user for a username and password, or undefined; always spends one KDF run so timing does not leak. */
-export async function verifyCredentials(db: Db, username: string, password: string): Promise<User | undefined> {
+/** The account without its password hash, which never leaves src/auth/. */
+export function withoutPasswordHash({ password_hash: _hash, ...user }: UserWithPasswordHash): User {
+  return user;
+}
+
+/**
+ * The active account with this username and password, hash included (for src/auth/ only), or undefined; always
+ * spends one KDF run so timing does not leak.
+ */
+export async function findAccountByCredentials(db: Db, username: string, password: string): Promise<UserWithPasswordHash | undefined> {
   // Postgres text cannot hold NUL: such a name cannot exist, and sending it would fail the query.
   const row = username.includes('\0') ? undefined : await findUserWithPasswordHash(db, username);
   const valid = await verifyPassword(password, row?.password_hash ?? (await dummyPasswordHash()));
-  if (!row || !valid || !row.is_active) return undefined;
-  const { password_hash: _hash, ...user } = row;
-  return user;
+  return row && valid && row.is_active ? row : undefined;
+}
+
+/** The user for a username and password, or undefined; always spends one KDF run so timing does not leak. */
+export async function verifyCredentials(db: Db, username: string, password: string): Promise<User | undefined> {
+  const account = await findAccountByCredentials(db, username, password);
+  return account && withoutPasswordHash(account);
 }

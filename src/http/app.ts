@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import { createLoginThrottle } from '../auth/login-throttle';
+import { createPasswordChecks } from '../auth/password-checks';
 import { systemClock } from '../auth/tokens';
 import { createMetrics } from '../observability/metrics';
 import type { AppDependencies, RouteContext } from './context';
@@ -12,14 +12,14 @@ import { requestMetrics } from './request-metrics';
 import { responseHeaders } from './response-headers';
 import { httpSurface } from './surface';
 
-/** What operations receive: the dependencies, plus the token settings and login limit every guard shares. */
+/** What operations receive: the dependencies, plus the token settings and password checks every guard shares. */
 export function routeContext(deps: AppDependencies): RouteContext {
   const clock = deps.clock ?? systemClock;
   return {
     ...deps,
     clock,
-    tokens: { secrets: deps.config.auth.jwtSecrets, clock },
-    loginThrottle: createLoginThrottle(deps.db, deps.config.auth.loginLimits),
+    tokens: { secrets: deps.config.auth.jwtSecrets, clock, sessionMaxSeconds: deps.config.auth.sessionMaxSeconds },
+    passwordChecks: createPasswordChecks(deps.db, deps.config.auth.loginLimits),
     metrics: deps.metrics ?? createMetrics(),
   };
 }

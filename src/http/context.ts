@@ -1,5 +1,5 @@
 import type { Client as TemporalClient } from '@temporalio/client';
-import type { LoginThrottle } from '../auth/login-throttle';
+import type { PasswordChecks } from '../auth/password-checks';
 import type { Clock, TokenSettings } from '../auth/tokens';
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
@@ -27,7 +27,7 @@ export interface AppDependencies {
 /** What every operation's handler and guard receive. */
 export interface RouteContext extends AppDependencies {
   tokens: TokenSettings;
-  /** Shared by every password check (token creation and HTTP Basic). */
-  loginThrottle: LoginThrottle;
+  /** Every password check (token creation and HTTP Basic): limits, scrypt slots and remembered credentials. */
+  passwordChecks: PasswordChecks;
   metrics: Metrics;
 }

@@ -34,7 +34,7 @@ function requireMetricsToken(token: string | undefined): Middleware | undefined 
 export function createGuards(deps: RouteContext): Record<Access, Middleware | undefined> {
   return {
     public: undefined,
-    staff: requireStaff(deps.db, deps.tokens, deps.loginThrottle),
+    staff: requireStaff(deps.db, deps.tokens, deps.passwordChecks),
     metrics: requireMetricsToken(deps.config.metrics.token),
   };
 }

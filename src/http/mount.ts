@@ -3,8 +3,9 @@ import type { Context, Middleware, Next } from 'koa';
 import { ApiError } from '../shared/errors';
 import type { RouteContext } from './context';
 import { createGuards } from './guards';
-import { jsonBody } from './body';
+import { jsonBody, noBodyButJson } from './body';
 import { parseInput } from './input';
+import { sameOriginOnly } from './same-origin';
 import type { Access, Operation, OperationGroup, OperationInput } from './operation';
 
 /** One route the router answers, with the access rule it was declared with. */
@@ -79,8 +80,12 @@ export function createRouter(groups: OperationGroup[], deps: RouteContext): { ro
         router.options(path, answerPreflight(`${operation.method.toUpperCase()}, OPTIONS`));
         declare({ method: 'OPTIONS', path, access: 'public', operation, redirectsOtherSlash: false });
       }
+      // A request that changes something is refused from pages of other origins, before its credentials are looked at.
+      const changesState = operation.method !== 'get';
+      if (changesState) middleware.push(sameOriginOnly);
       if (guard) middleware.push(guard);
       if (operation.body) middleware.push(jsonBody);
+      else if (changesState) middleware.push(noBodyButJson);
       router[operation.method](path, ...middleware, handler(operation, deps));
       const redirectsOtherSlash = group.slashRedirects === true && operation.method === 'get';
       declare({ method: operation.method.toUpperCase(), path, access: operation.access, operation, redirectsOtherSlash });

@@ -14,6 +14,7 @@ const ROOT = path.resolve(__dirname, '../..');
 const OWNERS: Record<string, string> = {
   users: 'src/auth/user-store.ts',
   refresh_token_blacklist: 'src/auth/refresh-token-store.ts',
+  ended_sessions: 'src/auth/session-store.ts',
   // rate-limiter-flexible reads and writes it; the throttle hands it the table's name (migration 013).
   login_failures: 'src/auth/login-throttle.ts',
   campaigns: 'src/platform/campaign-store.ts',

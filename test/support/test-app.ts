@@ -109,7 +109,7 @@ export async function startTestApp(
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
-  const tokens = { secrets: config.auth.jwtSecrets, clock: () => clock.now };
+  const tokens = { secrets: config.auth.jwtSecrets, clock: () => clock.now, sessionMaxSeconds: config.auth.sessionMaxSeconds };
   const staffUser = await upsertUser(db, { ...STAFF, isStaff: true });
   const plainUser = await upsertUser(db, { ...NON_STAFF, isStaff: false });
   const staffTokens = () => issueTokenPair(tokens, staffUser);

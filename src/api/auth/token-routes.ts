@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { assertTokenValid, revokeRefreshToken, rotateRefreshToken } from '../../auth/refresh-tokens';
 import { issueTokenPair } from '../../auth/tokens';
-import { verifyCredentials } from '../../auth/users';
 import { ApiError } from '../../shared/errors';
 import type { RouteContext } from '../../http/context';
 import { defineOperation, type SuccessResponse } from '../../http/operation';
@@ -16,7 +15,7 @@ const requiredString = (max: number) =>
 const tokenPair = z
   .strictObject({
     access: z.string().meta({ description: 'Access token (JWT), valid 5 minutes' }),
-    refresh: z.string().meta({ description: 'Refresh token (JWT), valid 1 day, usable once' }),
+    refresh: z.string().meta({ description: 'Refresh token (JWT), valid 1 day (never beyond its session), usable once' }),
   })
   .meta({ id: 'TokenPair' });
 const empty = z.strictObject({}).meta({ id: 'Empty' });
@@ -57,11 +56,9 @@ export const tokenOperations = () => [
     access: 'public',
     body: z.object({ username: requiredString(150), password: requiredString(4096) }),
     responses: { 200: { description: 'The token pair', schema: tokenPair } },
-    errors: ['authentication_failed', 'too_many_login_failures'],
-    async handle(ctx, { body }, { db, tokens, loginThrottle: throttle }) {
-      const user = await throttle.check({ username: body.username, clientIp: ctx.ip }, () =>
-        verifyCredentials(db, body.username, body.password),
-      );
+    errors: ['authentication_failed', 'too_many_login_failures', 'too_many_password_checks'],
+    async handle(ctx, { body }, { tokens, passwordChecks }) {
+      const user = await passwordChecks.check({ username: body.username, password: body.password, clientIp: ctx.ip });
       if (!user) {
         throw new ApiError('authentication_failed', 'No active account found with the given credentials', {
           'WWW-Authenticate': 'Bearer realm="api"',
@@ -73,7 +70,9 @@ export const tokenOperations = () => [
   tokenOperation({
     path: '/authentication/refresh',
     summary: 'Exchange a refresh token for a new token pair',
-    description: 'Rotation: the refresh token used is blocked, so a second use of it is a 401.',
+    description:
+      'Rotation: the refresh token used is blocked; a second use of it is a 401 and ends its session (the sign-in it ' +
+      'came from), so the token it was rotated into is refused too. A session lasts at most SESSION_MAX_DAYS from its sign-in.',
     token: 'refresh',
     response: { description: 'A new token pair', schema: tokenPair },
     run: ({ db, tokens }, refresh) => rotateRefreshToken(db, tokens, refresh),
@@ -88,7 +87,7 @@ export const tokenOperations = () => [
   }),
   tokenOperation({
     path: '/authentication/logout',
-    summary: 'Block a refresh token',
+    summary: 'Block a refresh token and end its session',
     description: 'Access tokens already issued stay valid until they expire (at most 5 minutes).',
     token: 'refresh',
     response: { description: 'The refresh token is blocked', schema: empty },
