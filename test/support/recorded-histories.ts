@@ -4,14 +4,6 @@ import type { History } from '@temporalio/common/lib/proto-utils';
 import { SERVICE_VERSION } from '../../src/service-info';
 import { historyFromJSON, historyToJSON } from './history-json';
 
-/**
- * Releases whose workflows may still be running when today's code takes them over: every history they recorded must
- * replay on today's workflow code (test/temporal/replay.test.ts). The one list of them. A release is added when it is
- * cut (`npm run histories:record` after the version in package.json changed), and leaves once no workflow it started
- * can run anywhere (docs/operations.md, "Deploying a release").
- */
-export const SUPPORTED_RELEASES: readonly string[] = ['0.1.0'];
-
 /** test/temporal/histories: one folder per release, one JSON file per workflow path, as Temporal exports histories. */
 export const HISTORIES_DIR = path.resolve(__dirname, '..', 'temporal', 'histories');
 

@@ -1,9 +1,10 @@
 import { temporal } from '@temporalio/proto';
 import { type ReplayResult, Worker, type WorkflowBundle } from '@temporalio/worker';
 import { bundleDeliveryWorkflows } from '../support/delivery';
-import { type RecordedHistory, readHistories, recordedReleases, SUPPORTED_RELEASES } from '../support/recorded-histories';
+import { type RecordedHistory, readHistories, recordedReleases } from '../support/recorded-histories';
+import { SUPPORTED_RELEASES } from '../support/releases';
 
-// Every history recorded by a release still supported (test/support/recorded-histories.ts) replays on today's
+// Every history recorded by a release still supported (test/support/releases.ts) replays on today's
 // workflow code: a delivery sleeping in backoff, a resend, a recovery or a purge that release started can be taken
 // over by today's workers without a non-determinism error. It is what a release must keep when its workflows move to
 // new code: from unversioned workers to the first versioned release, for the Auto-Upgrade types, for `npm start`
