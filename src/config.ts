@@ -26,8 +26,16 @@ const environmentSchema = z.object({
   DATA_DIR: z.string().default(path.join(projectRoot, '.data')),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
-  // The one task queue the delivery workers poll and the relay starts workflows on.
-  TEMPORAL_TASK_QUEUE: z.string().default('webhook-delivery'),
+  // The one task queue the delivery workers poll and the relay starts workflows on; it names their Worker Deployment
+  // too, where Temporal refuses a dot.
+  TEMPORAL_TASK_QUEUE: z
+    .string()
+    .regex(/^[^.]+$/, 'must not contain a dot (it names the Worker Deployment, docs/operations.md)')
+    .default('webhook-delivery'),
+  // The release a delivery worker serves (Worker Versioning); unset: what `npm run build` made of it.
+  BUILD_ID: z.string().min(1).max(255).optional(),
+  // Whether the worker and delivery roles serve a Worker Deployment Version (a Temporal server before 1.29 has none).
+  TEMPORAL_WORKER_VERSIONING: booleanFlag.default(true),
   TEMPORAL_DEV_SERVER_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   TEMPORAL_UI_URL: z.string().url().optional(),
@@ -105,6 +113,10 @@ export interface Config {
     maxCachedWorkflows?: number;
     /** Workflow task pollers of a delivery worker; unset: WORKFLOW_TASK_POLLERS (src/temporal/worker.ts). */
     workflowTaskPollers?: number;
+    /** Build id of a versioned delivery worker; unset: the build's own (src/temporal/worker-deployment.ts). */
+    buildId?: string;
+    /** Whether the production roles' workers are versioned (`npm start`'s never is). */
+    workerVersioning: boolean;
   };
   auth: {
     /** HS256 keys: the first signs new tokens, every one verifies. */
@@ -222,6 +234,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       testServerPath: e.TEMPORAL_TEST_SERVER_PATH,
       maxCachedWorkflows: e.TEMPORAL_MAX_CACHED_WORKFLOWS,
       workflowTaskPollers: e.TEMPORAL_WORKFLOW_TASK_POLLERS,
+      buildId: e.BUILD_ID,
+      workerVersioning: e.TEMPORAL_WORKER_VERSIONING,
     },
     auth: {
       jwtSecrets: jwtSecrets ?? [randomBytes(32).toString('hex')],
