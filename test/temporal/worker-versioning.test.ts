@@ -65,11 +65,9 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await subscriber?.close();
-  await db?.destroy();
-  await nativeConnection?.close();
-  await connection?.close();
-  await server?.stop();
+  // In the reverse order of beforeAll.
+  const closes = [() => subscriber?.close(), () => db?.destroy(), () => nativeConnection?.close(), () => connection?.close(), () => server?.stop()];
+  for (const close of closes) await close();
 });
 
 async function startWorker(taskQueue: string, deployment?: WorkerDeploymentVersion): Promise<Worker> {
@@ -153,11 +151,7 @@ test('the first version of a deployment makes itself current; a later one waits 
 
 test('a delivery sleeping on release A finishes on A after B became current; a new one runs on B', async () => {
   const taskQueue = `versioning-${randomUUID()}`;
-  const a = deliveryWorkerDeployment(taskQueue, 'release-a');
-  const b = deliveryWorkerDeployment(taskQueue, 'release-b');
-  await startWorker(taskQueue, a);
-  watch(a);
-  await eventually(async () => (await versionOfDeployment(taskQueue)) === 'release-a', { what: 'release A to become current' });
+  const { b } = await releaseACurrent(taskQueue);
   const onA = await sleepingDelivery(taskQueue);
   expect(await versionOf(onA)).toEqual({ buildId: 'release-a', behavior: 'VERSIONING_BEHAVIOR_PINNED' });
 
@@ -204,11 +198,7 @@ test('a delivery started by an unversioned worker (release 0.1.0) moves to the f
 
 test('a release that is not current starts no delivery eagerly: it would run there, not on the current one', async () => {
   const taskQueue = `versioning-${randomUUID()}`;
-  const a = deliveryWorkerDeployment(taskQueue, 'release-a');
-  const b = deliveryWorkerDeployment(taskQueue, 'release-b');
-  await startWorker(taskQueue, a);
-  watch(a);
-  await eventually(async () => (await versionOfDeployment(taskQueue)) === 'release-a', { what: 'release A to become current' });
+  const { b } = await releaseACurrent(taskQueue);
   // B's worker and relay share a connection of their own, as in a `delivery` process of release B.
   const connectionB = await NativeConnection.connect({ address: server.address });
   try {
@@ -241,6 +231,15 @@ test('a release that is not current starts no delivery eagerly: it would run the
     await connectionB.close();
   }
 });
+
+/** Release A's worker on the task queue, current (its deployment's first version); release B's version, not started. */
+async function releaseACurrent(taskQueue: string) {
+  const a = deliveryWorkerDeployment(taskQueue, 'release-a');
+  await startWorker(taskQueue, a);
+  watch(a);
+  await eventually(async () => (await versionOfDeployment(taskQueue)) === 'release-a', { what: 'release A to become current' });
+  return { a, b: deliveryWorkerDeployment(taskQueue, 'release-b') };
+}
 
 async function versionOfDeployment(deploymentName: string) {
   const described = await client.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName }).catch(() => undefined);
