@@ -120,6 +120,19 @@ async function makeCurrent({ deploymentName, buildId }: WorkerDeploymentVersion)
     },
     { what: `${buildId} to be made current` },
   );
+  // Temporal hands the change to the task queue a moment later; a workflow started before it arrived starts on the
+  // previous version, where it stays (the drill deploy counts those).
+  await eventually(
+    async () => {
+      const { versioningInfo } = await client.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: deploymentName },
+        taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+      });
+      return versioningInfo?.currentDeploymentVersion?.buildId === buildId;
+    },
+    { what: `the task queue to route to ${buildId}` },
+  );
 }
 
 test('every workflow type declares how it moves between releases', () => {
