@@ -121,6 +121,8 @@ async function workerProcess(taskQueue: string, databaseUrl = bed.app.databaseUr
     TEMPORAL_TASK_QUEUE: taskQueue,
     SECRETS_KEYS: bed.app.config.secrets.keys.map(({ key }) => key.toString('hex')).join(','),
     ALLOW_INSECURE_WEBHOOK_URLS: 'true',
+    // The time-skipping server has no Worker Deployments: an unversioned worker, explicitly.
+    TEMPORAL_WORKER_VERSIONING: 'false',
     LOG_LEVEL: 'error',
   });
   processes.push(child);
