@@ -81,14 +81,21 @@ export function watchCurrentVersion(client: Client, version: WorkerDeploymentVer
     current = isCurrent;
   };
 
+  // Logged once until the next good look: a server without Worker Deployments would otherwise log every 2 s.
+  let lastProblem: string | undefined;
   const loop = async () => {
     while (!stopped) {
-      await look().catch((err: unknown) => {
-        if (stopped) return;
-        if (isGrpcServiceError(err) && (err.code === NOT_FOUND || err.code === FAILED_PRECONDITION)) return;
-        log.warn({ err, deploymentName, buildId }, 'could not read the worker deployment; workflow starts are not eager meanwhile');
-        current = false;
-      });
+      await look().then(
+        () => (lastProblem = undefined),
+        (err: unknown) => {
+          if (stopped) return;
+          if (isGrpcServiceError(err) && (err.code === NOT_FOUND || err.code === FAILED_PRECONDITION)) return;
+          current = false;
+          if (lastProblem === String(err)) return;
+          lastProblem = String(err);
+          log.warn({ err, deploymentName, buildId }, 'could not read the worker deployment; workflow starts are not eager meanwhile');
+        },
+      );
       await new Promise((resolve) => setTimeout(resolve, WATCH_INTERVAL_MS).unref());
     }
   };
