@@ -9,6 +9,9 @@ COPY package.json package-lock.json ./
 # No install scripts: none of them is needed to compile, and none runs that the lockfile did not pin.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
+# The commit the image is built from (`docker compose build --build-arg GIT_COMMIT=$(git rev-parse HEAD)`): it names the
+# workers' Worker Deployment Version, dist/build-id; the context has no .git. Without it, the hash of the workflow code.
+ARG GIT_COMMIT=
 RUN npm run build
 
 # --- Runtime: production dependencies and the compiled code only ----------------------------------------------------

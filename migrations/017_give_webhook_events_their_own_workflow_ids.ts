@@ -31,6 +31,7 @@ export async function up(knex: Knex): Promise<void> {
     $$
   `);
   // BEFORE: the defaults (id, uuid) are filled in already; the NOT NULL below is checked after the trigger.
+  // Filled for the previous release by this trigger: its inserts name no workflow_id, the trigger always sets one.
   await knex.raw(`
     CREATE TRIGGER webhook_event_workflow_id BEFORE INSERT ON webhook_events
     FOR EACH ROW EXECUTE FUNCTION webhook_event_workflow_id()

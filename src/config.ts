@@ -26,8 +26,16 @@ const environmentSchema = z.object({
   DATA_DIR: z.string().default(path.join(projectRoot, '.data')),
   TEMPORAL_ADDRESS: z.string().optional(),
   TEMPORAL_NAMESPACE: z.string().default('default'),
-  // The one task queue the delivery workers poll and the relay starts workflows on.
-  TEMPORAL_TASK_QUEUE: z.string().default('webhook-delivery'),
+  // The one task queue the delivery workers poll and the relay starts workflows on; it names their Worker Deployment
+  // too, where Temporal refuses a dot.
+  TEMPORAL_TASK_QUEUE: z
+    .string()
+    .regex(/^[^.]+$/, 'must not contain a dot (it names the Worker Deployment, docs/operations.md)')
+    .default('webhook-delivery'),
+  // The release a delivery worker serves (Worker Versioning); unset: what `npm run build` made of it.
+  BUILD_ID: z.string().min(1).max(255).optional(),
+  // Whether the worker and delivery roles serve a Worker Deployment Version (a Temporal server before 1.29 has none).
+  TEMPORAL_WORKER_VERSIONING: booleanFlag.default(true),
   TEMPORAL_DEV_SERVER_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
   TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
   TEMPORAL_UI_URL: z.string().url().optional(),
@@ -149,6 +157,10 @@ export interface Config {
     tls?: TemporalTlsSettings;
     /** Sent as `authorization: Bearer <key>`; only with TLS. */
     apiKey?: string;
+    /** Build id of a versioned delivery worker; unset: the build's own (src/temporal/worker-deployment.ts). */
+    buildId?: string;
+    /** Whether the production roles' workers are versioned (`npm start`'s never is). */
+    workerVersioning: boolean;
   };
   auth: {
     /** HS256 keys: the first signs new tokens, every one verifies. */
@@ -308,6 +320,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       workflowTaskPollers: e.TEMPORAL_WORKFLOW_TASK_POLLERS,
       tls: temporalTlsSettings(e),
       apiKey: e.TEMPORAL_API_KEY,
+      buildId: e.BUILD_ID,
+      workerVersioning: e.TEMPORAL_WORKER_VERSIONING,
     },
     auth: {
       jwtSecrets: jwtSecrets ?? [randomBytes(32).toString('hex')],

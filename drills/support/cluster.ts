@@ -11,7 +11,7 @@ import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { freePort } from '../../test/support/free-port';
 import { type Child, portAnswers, startChild, startRole, waitFor } from './processes';
 
-const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
+export const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
 const STAFF = { username: 'drill-staff', password: 'drill-staff-password-0123' };
 
 /**
@@ -23,6 +23,8 @@ export interface DrillCluster {
   dir: string;
   db: Db;
   apiUrl: string;
+  /** The environment every role of the cluster gets (database, Temporal, development rules). */
+  env: NodeJS.ProcessEnv;
   startPostgres(): Promise<void>;
   /** Fast shutdown (SIGINT): sessions are terminated, as when the database server goes away. */
   stopPostgres(): Promise<void>;
@@ -46,7 +48,8 @@ export interface DrillCluster {
   shutdown(): Promise<void>;
 }
 
-export async function startDrillCluster(name: string): Promise<DrillCluster> {
+/** `temporalArgs`: more `temporal server start-dev` arguments (a drill's dynamic configuration). */
+export async function startDrillCluster(name: string, { temporalArgs = [] }: { temporalArgs?: string[] } = {}): Promise<DrillCluster> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `drill-${name}-`));
   // As root, Postgres runs as the `postgres` user, which must be able to reach its data directory.
   await chmod(dir, 0o755);
@@ -111,6 +114,7 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
     dir,
     db,
     apiUrl,
+    env,
     startPostgres,
     async stopPostgres() {
       await postgres?.stop();
@@ -121,7 +125,7 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
         'temporal',
         TEMPORAL_CLI,
         ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(temporalPort), '--headless', '--log-level', 'warn',
-          '--db-filename', path.join(dir, 'temporal.sqlite'), '--namespace', 'default', ...DEV_SERVER_ARGS],
+          '--db-filename', path.join(dir, 'temporal.sqlite'), '--namespace', 'default', ...DEV_SERVER_ARGS, ...temporalArgs],
         env,
         dir,
       );

@@ -14,12 +14,12 @@ export interface DrillStage {
 export async function setUpDrill(
   name: string,
   onCleanup: (stop: () => Promise<void>) => void,
-  { subscriberDelayMs }: { subscriberDelayMs: number },
+  { subscriberDelayMs, failuresPerEvent, temporalArgs }: { subscriberDelayMs: number; failuresPerEvent?: number; temporalArgs?: string[] },
 ): Promise<DrillStage> {
   const log = progress(Date.now());
-  const cluster = await startDrillCluster(name);
+  const cluster = await startDrillCluster(name, { temporalArgs });
   onCleanup(() => cluster.shutdown());
-  const subscriber = await startRecordingSubscriber({ delayMs: subscriberDelayMs });
+  const subscriber = await startRecordingSubscriber({ delayMs: subscriberDelayMs, failuresPerEvent });
   onCleanup(() => subscriber.close());
   return { log, cluster, subscriber };
 }

@@ -21,8 +21,11 @@ export interface RelayPassOptions {
   startTimeoutMs?: number;
   /** Where each start (or failed start) is logged with its event id and workflow id. */
   log?: Logger;
-  /** Ask for eager workflow starts: `client` runs on the NativeConnection of a delivery worker in this process. */
-  eagerStart?: boolean;
+  /**
+   * Ask for eager workflow starts: `client` runs on the NativeConnection of a delivery worker in this process. A
+   * function is asked at each pass (a versioned worker only while its version is current: src/runtime/components.ts).
+   */
+  eagerStart?: boolean | (() => boolean);
   /** Counts workflow id conflicts (and, in the sweep, healed deliveries). */
   metrics?: DeliveryIdentityMetrics;
 }
@@ -68,9 +71,10 @@ export async function relayPendingEvents({
   // Longer than any pass can take, so that only a relay that died leaves a claim to run out.
   const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT);
   const { events } = claim;
+  const eager = typeof eagerStart === 'function' ? eagerStart() : eagerStart;
   const deadline = Date.now() + startTimeoutMs;
   const starts = await Promise.allSettled(
-    events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event, { eager: eagerStart }))),
+    events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event, { eager }))),
   );
   const started: number[] = [];
   const conflicts: DeliveryWorkflowConflict[] = [];

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { type NativeConnection, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
 import { type ActivityDependencies, createActivities } from '../../activities';
 import { createRecoveryActivities } from '../../activities/recovery';
@@ -93,6 +94,12 @@ export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metri
   client?: Client;
   /** Poller and slot settings; `maxCachedWorkflows` and `workflowTaskPollers` above win over the ones in here. */
   tuning?: WorkerTuning;
+  /**
+   * The Worker Deployment Version this worker serves (src/temporal/worker-deployment.ts): Temporal then routes each
+   * workflow to the release it is pinned to, or to the current one. Unset: an unversioned worker, as `npm start` and
+   * the tests run it (the time-skipping test server knows no Worker Deployments).
+   */
+  deployment?: WorkerDeploymentVersion;
 }
 
 /** A worker for the delivery workflows and their activities; run it with `run()` or `runUntil()`. */
@@ -105,6 +112,7 @@ export async function createDeliveryWorker({
   workflowTaskPollers,
   client = new Client({ connection, namespace }),
   tuning,
+  deployment,
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
   const settings = deliveryWorkerSettings({
@@ -137,5 +145,7 @@ export async function createDeliveryWorker({
     },
     ...settings,
     ...workflows,
+    // Each workflow type declares its own behaviour (workflows/versioning.ts); one that did not stays on its release.
+    ...(deployment && { workerDeploymentOptions: { version: deployment, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } }),
   });
 }

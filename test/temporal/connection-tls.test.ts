@@ -89,8 +89,8 @@ test('worker, relay, API client and retention schedule work through a frontend t
   try {
     // As connectTemporal (src/runtime/infrastructure.ts) makes them for every role.
     const connection = openTemporalSettings(config.temporal.address!, config.temporal, logs.log);
-    const workerClient = await startWorker(runtime, db, connection);
-    startRelay(runtime, db, workerClient, { eagerStart: true });
+    const { client: workerClient, startsEagerly } = await startWorker(runtime, db, connection, { versioned: false });
+    startRelay(runtime, db, workerClient, { eagerStart: startsEagerly });
     const apiClient = startTemporalClient(runtime, connection);
 
     const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
