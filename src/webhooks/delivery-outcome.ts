@@ -5,6 +5,8 @@ import { redactionNeedles, redactNeedles } from './secret-redaction';
 export const RESPONSE_BODY_LIMIT_BYTES = 16 * 1024;
 
 const ERROR_TEXT_LIMIT = 1000;
+/** What `bounded` ends a cut error text with. */
+const CUT_MARK = '…';
 
 /** What happened on the wire during one attempt, before any judgement. */
 export type HttpExchange =
@@ -22,7 +24,7 @@ export interface DeliveryOutcome {
   error: string | null;
 }
 
-const bounded = (text: string, limit = ERROR_TEXT_LIMIT) => (text.length > limit ? `${text.slice(0, limit)}…` : text);
+const bounded = (text: string, limit = ERROR_TEXT_LIMIT) => (text.length > limit ? `${text.slice(0, limit)}${CUT_MARK}` : text);
 
 /**
  * The stored form of a response body: the first 16 KiB decoded as UTF-8, invalid sequences replaced (a subscriber
@@ -38,13 +40,21 @@ export function storableResponseBody(bytes: Uint8Array): string {
  * The outcome with our own credentials cut out of what the subscriber sent back: a subscriber that echoes the
  * request (a debugging endpoint, a proxy error page) would otherwise put the basic-auth password into the admin's
  * view, where it is write-only by design. Each secret of 6 characters or more, in the spellings of
- * src/webhooks/secret-redaction.ts.
+ * src/webhooks/secret-redaction.ts, and the start of one where a text was cut.
  */
 export function withoutSecrets(outcome: DeliveryOutcome, secrets: readonly string[]): DeliveryOutcome {
   const needles = redactionNeedles(secrets);
   if (needles.length === 0) return outcome;
-  const redact = (text: string | null) => (text === null ? null : redactNeedles(text, needles));
-  return { ...outcome, responseBody: redact(outcome.responseBody), error: redact(outcome.error) };
+  const { responseBody: body, error } = outcome;
+  // Each text may have been cut through a secret: a body read up to the limit (every byte read is at least one byte
+  // of the stored text), an error text bounded with its mark. What it ends with of a secret's start goes too.
+  const bodyCut = body !== null && Buffer.byteLength(body) >= RESPONSE_BODY_LIMIT_BYTES;
+  const errorCut = error?.endsWith(CUT_MARK) === true;
+  return {
+    ...outcome,
+    responseBody: body === null ? null : redactNeedles(body, needles, { cut: bodyCut }),
+    error: error === null ? null : errorCut ? `${redactNeedles(error.slice(0, -CUT_MARK.length), needles, { cut: true })}${CUT_MARK}` : redactNeedles(error, needles),
+  };
 }
 
 /**
