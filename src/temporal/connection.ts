@@ -70,10 +70,15 @@ function looseMode(file: string): number | undefined {
   return (mode & 0o077) === 0 ? undefined : mode;
 }
 
-/** The certificates of a PEM file, first one first; an error naming the setting when there is none or one is broken. */
+/**
+ * The certificates of a PEM file, first one first, and the PEM to hand to the SDK: those certificates alone, each on
+ * lines of its own. Both of the SDK's TLS stacks read only the first of two blocks glued on one line
+ * (`-----END CERTIFICATE----------BEGIN CERTIFICATE-----`, as `cat` makes of files without a final line break), so
+ * a CA bundle would silently lose the CA that signed the frontend, and a client certificate its intermediates.
+ * An error naming the setting when there is no certificate or one is broken.
+ */
 function readCertificates(setting: string, file: string): { pem: Buffer; certificates: X509Certificate[] } {
-  const pem = readSetting(setting, file);
-  const blocks = pem.toString('utf8').match(PEM_CERTIFICATE) ?? [];
+  const blocks = readSetting(setting, file).toString('utf8').match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) throw invalid(setting, `${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   const certificates = blocks.map((block, index) => {
     try {
@@ -82,7 +87,7 @@ function readCertificates(setting: string, file: string): { pem: Buffer; certifi
       throw invalid(setting, `certificate ${index + 1} in ${file} cannot be read (${(err as Error).message})`);
     }
   });
-  return { pem, certificates };
+  return { pem: Buffer.from(`${blocks.join('\n')}\n`), certificates };
 }
 
 function readPrivateKey(setting: string, file: string): { pem: Buffer; key: KeyObject } {

@@ -117,8 +117,8 @@ describe('src/temporal/connection.ts', () => {
       apiKey: API_KEY,
       tls: {
         serverNameOverride: 'temporal.test',
-        serverRootCACertificate: Buffer.from(ca.cert),
-        clientCertPair: { crt: Buffer.from(client.cert), key: Buffer.from(client.key) },
+        serverRootCACertificate: Buffer.from(`${ca.cert}\n`),
+        clientCertPair: { crt: Buffer.from(`${client.cert}\n`), key: Buffer.from(client.key) },
       },
     });
     const line = describeTemporalConnection(facts, 'payments.a1b2c');
