@@ -10,8 +10,11 @@ const CUT_MARK = '…';
 
 /** What happened on the wire during one attempt, before any judgement. */
 export type HttpExchange =
-  /** A status line arrived in time; `body` holds at most RESPONSE_BODY_LIMIT_BYTES of what followed. */
-  | { kind: 'response'; status: number; location?: string; body: Uint8Array }
+  /**
+   * A status line arrived in time; `body` holds at most RESPONSE_BODY_LIMIT_BYTES of what followed, `complete` says
+   * whether that is the whole body (not cut by the limit, the deadline or a connection that broke off).
+   */
+  | { kind: 'response'; status: number; location?: string; body: Uint8Array; complete: boolean }
   | { kind: 'timeout'; timeoutMs: number }
   | { kind: 'connection-error'; message: string }
   /** Nothing was sent, for a reason on our side (endpoint switched off, unusable URL). */
@@ -40,15 +43,15 @@ export function storableResponseBody(bytes: Uint8Array): string {
  * The outcome with our own credentials cut out of what the subscriber sent back: a subscriber that echoes the
  * request (a debugging endpoint, a proxy error page) would otherwise put the basic-auth password into the admin's
  * view, where it is write-only by design. Each secret of 6 characters or more, in the spellings of
- * src/webhooks/secret-redaction.ts, and the start of one where a text was cut.
+ * src/webhooks/secret-redaction.ts, and the start of one where a text was cut (the body: `bodyCut`, see
+ * HttpExchange's `complete`).
  */
-export function withoutSecrets(outcome: DeliveryOutcome, secrets: readonly string[]): DeliveryOutcome {
+export function withoutSecrets(outcome: DeliveryOutcome, secrets: readonly string[], { bodyCut = false } = {}): DeliveryOutcome {
   const needles = redactionNeedles(secrets);
   if (needles.length === 0) return outcome;
   const { responseBody: body, error } = outcome;
-  // Each text may have been cut through a secret: a body read up to the limit (every byte read is at least one byte
-  // of the stored text), an error text bounded with its mark. What it ends with of a secret's start goes too.
-  const bodyCut = body !== null && Buffer.byteLength(body) >= RESPONSE_BODY_LIMIT_BYTES;
+  // Either text may have been cut through a secret: a body that did not arrive whole (`bodyCut`), an error text
+  // bounded with its mark. What it ends with of a secret's start goes too.
   const errorCut = error?.endsWith(CUT_MARK) === true;
   return {
     ...outcome,
