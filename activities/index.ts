@@ -233,7 +233,8 @@ export function createActivities({
           })
         : prepared;
     const secrets = prepared.kind === 'ready' ? secretsOf(prepared.endpoint) : [];
-    const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), secrets);
+    const bodyCut = exchange.kind === 'response' && !exchange.complete;
+    const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), secrets, { bodyCut });
     const result: AttemptResult = { ...outcome, startedAtMs: startedAt.getTime(), durationMs: Math.round(performance.now() - started) };
     metrics?.deliveryAttempt({ event: event.eventType, outcome: result.outcome, durationMs: result.durationMs });
     log.info(

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { badRequest } from '../shared/errors';
 import { upsertContact } from './contact-store';
 import { capContactCustomFields } from './custom-field-answers';
-import type { PlatformCommand } from './context';
+import type { CommandResult, PlatformCommand } from './context';
 import {
   currencyInput,
   donorInput,
@@ -125,6 +125,14 @@ async function recordedCheckout(trx: Knex.Transaction, payment: StoredPayment): 
   return checkoutMaterial({ ...payment, email: payment.donor.email, method: payment.payment_method, positions });
 }
 
+/** The payment recorded under the call's transaction id, if the call repeats it; a 409 if it is another payment. */
+async function answerRepeat(trx: Knex.Transaction, existing: StoredPayment, input: CheckoutInput): Promise<CommandResult<PaymentRecord>> {
+  const transactionId = input.payment.transaction_id;
+  if (existing.recurring_donation_id !== null) throw transactionIdInUse(transactionId, 'a recurring follow-up payment');
+  refuseOtherPaymentUnderSameId(transactionId, await recordedCheckout(trx, existing), requestedCheckout(input));
+  return { created: false, record: presentPayment(existing) };
+}
+
 /**
  * A completed (or pending QR-invoice) payment with one or more positions: finds or updates the donor's contact,
  * writes the checkout, its donations, a recurring donation for a recurring_init position, and the
@@ -135,11 +143,7 @@ export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = asy
   const transactionId = input.payment.transaction_id;
   const held = await isHeldByOwnKind(trx, transactionId, 'payment');
   const existing = held ? await findPaymentByTransactionId(trx, transactionId) : undefined;
-  if (existing) {
-    if (existing.recurring_donation_id !== null) throw transactionIdInUse(transactionId, 'a recurring follow-up payment');
-    refuseOtherPaymentUnderSameId(transactionId, await recordedCheckout(trx, existing), requestedCheckout(input));
-    return { created: false, record: presentPayment(existing) };
-  }
+  if (existing) return answerRepeat(trx, existing, input);
 
   const invoiceSettings = {
     mode: input.invoice_reference_mode ?? ctx.platform.invoiceReference.mode,

@@ -1,5 +1,5 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, type Stats, statSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config, TemporalTlsSettings } from '../config';
@@ -33,20 +33,52 @@ const EXPIRY_WARNING_DAYS = 14;
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
+/**
+ * Far more than any file these settings name holds (a bundle of every public root CA is about 220 KB): a larger one
+ * is the wrong file, and reading it whole would only cost the start its memory.
+ */
+export const MAX_SETTING_FILE_BYTES = 1024 * 1024;
+
 const invalid = (setting: string, problem: string) => new Error(`Invalid configuration: ${setting}: ${problem}`);
 
+/**
+ * The file's bytes. Only a regular file of at most MAX_SETTING_FILE_BYTES is read: a path that leads to a device
+ * (`/dev/zero`, `/dev/stdin`) or a FIFO would never end, and the start would hang instead of naming the setting.
+ */
 function readSetting(setting: string, file: string): Buffer {
+  const unreadable = (err: unknown) => invalid(setting, `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  let stats: Stats;
+  try {
+    stats = statSync(file);
+  } catch (err) {
+    throw unreadable(err);
+  }
+  if (!stats.isFile()) throw invalid(setting, `${file} is not a regular file (a folder, a device, a FIFO or a socket)`);
+  if (stats.size > MAX_SETTING_FILE_BYTES) {
+    throw invalid(setting, `${file} has ${stats.size} bytes, more than the ${MAX_SETTING_FILE_BYTES} a PEM file of certificates or a key has`);
+  }
   try {
     return readFileSync(file);
   } catch (err) {
-    throw invalid(setting, `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    throw unreadable(err);
   }
 }
 
-/** The certificates of a PEM file, first one first; an error naming the setting when there is none or one is broken. */
+/** The file's mode when users other than its owner may read or write it (the private key's file); undefined otherwise. */
+function looseMode(file: string): number | undefined {
+  const mode = statSync(file).mode & 0o777;
+  return (mode & 0o077) === 0 ? undefined : mode;
+}
+
+/**
+ * The certificates of a PEM file, first one first, and the PEM to hand to the SDK: those certificates alone, each on
+ * lines of its own. Both of the SDK's TLS stacks read only the first of two blocks glued on one line
+ * (`-----END CERTIFICATE----------BEGIN CERTIFICATE-----`, as `cat` makes of files without a final line break), so
+ * a CA bundle would silently lose the CA that signed the frontend, and a client certificate its intermediates.
+ * An error naming the setting when there is no certificate or one is broken.
+ */
 function readCertificates(setting: string, file: string): { pem: Buffer; certificates: X509Certificate[] } {
-  const pem = readSetting(setting, file);
-  const blocks = pem.toString('utf8').match(PEM_CERTIFICATE) ?? [];
+  const blocks = readSetting(setting, file).toString('utf8').match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) throw invalid(setting, `${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
   const certificates = blocks.map((block, index) => {
     try {
@@ -55,7 +87,7 @@ function readCertificates(setting: string, file: string): { pem: Buffer; certifi
       throw invalid(setting, `certificate ${index + 1} in ${file} cannot be read (${(err as Error).message})`);
     }
   });
-  return { pem, certificates };
+  return { pem: Buffer.from(`${blocks.join('\n')}\n`), certificates };
 }
 
 function readPrivateKey(setting: string, file: string): { pem: Buffer; key: KeyObject } {
@@ -146,6 +178,12 @@ export function openTemporalSettings(address: string, temporal: Config['temporal
   if (expires !== undefined && expires.getTime() - now.getTime() < EXPIRY_WARNING_DAYS * DAY_MS) {
     // The frontend refuses the certificate from then on, at the latest when the worker next reconnects.
     log.warn({ clientCertificateExpires: expires }, `the Temporal client certificate (TEMPORAL_TLS_CERT_FILE) expires on ${expires.toISOString()}; renew it and restart`);
+  }
+  const keyFileMode = temporal.tls?.keyFile === undefined ? undefined : looseMode(temporal.tls.keyFile);
+  if (keyFileMode !== undefined) {
+    // A warning, not a refusal: a mounted secret (Kubernetes' default mode 0644) may be readable by this container only.
+    const mode = keyFileMode.toString(8).padStart(4, '0');
+    log.warn({ keyFileMode: mode }, `the Temporal client key (TEMPORAL_TLS_KEY_FILE) has mode ${mode}: other users of this machine may read it; make it 0600 or 0400, owned by the user this service runs as`);
   }
   return options;
 }

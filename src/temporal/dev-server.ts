@@ -108,6 +108,31 @@ async function answers(address: string, namespace: string): Promise<boolean> {
   }
 }
 
+/** `temporal server start-dev` on loopback, with its state in `dbFilename`. */
+function serverArgs(options: DevServerOptions, dbFilename: string): string[] {
+  return [
+    ...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--ui-port', String(options.uiPort)],
+    ...['--namespace', options.namespace, '--db-filename', dbFilename, '--log-level', 'warn', ...DEV_SERVER_ARGS],
+    // As the SDK's own start of it: the server does not call home for version updates.
+    ...['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
+  ];
+}
+
+/**
+ * Resolves once the server at `address` answers while our child still runs (`ended()` says whether it exited); fails
+ * when the child exits first, or after START_TIMEOUT_MS.
+ */
+async function untilAnswering(address: string, namespace: string, ended: () => DevServerExit | undefined): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!(await answers(address, namespace)) || ended()) {
+    const exit = ended();
+    if (exit?.error) throw new Error(`The Temporal dev server could not be started: ${exit.error.message}`);
+    if (exit) throw new Error(`The Temporal dev server exited during its start (code ${exit.code}, signal ${exit.signal}); its own message is above`);
+    if (Date.now() > deadline) throw new Error(`The Temporal dev server did not answer on ${address} within ${START_TIMEOUT_MS / 1000} s`);
+    await delay(100);
+  }
+}
+
 /**
  * Starts the CLI in a process group of its own, so that Ctrl-C reaches this process only and the server is stopped
  * after the worker that uses it; and, where setpriv exists, so that the kernel kills it with this process.
@@ -132,17 +157,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await refuseTakenPort(options.uiPort, 'TEMPORAL_UI_PORT');
   const dbFilename = await preparePrivateState(options.dataDir);
   if (executable.type !== 'existing-path') return startDownloadedDevServer(options, dbFilename);
-  const args = [
-    ...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--ui-port', String(options.uiPort)],
-    ...['--namespace', options.namespace, '--db-filename', dbFilename, '--log-level', 'warn', ...DEV_SERVER_ARGS],
-    // As the SDK's own start of it: the server does not call home for version updates.
-    ...['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
-  ];
   // The server process inherits the umask it is started with: its database and journal files are created 0600.
   const umask = process.umask(0o077);
   let child: ChildProcess;
   try {
-    child = spawnServer(executable.path, args);
+    child = spawnServer(executable.path, serverArgs(options, dbFilename));
   } finally {
     process.umask(umask);
   }
@@ -170,17 +189,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   });
 
   const address = `127.0.0.1:${options.port}`;
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!(await answers(address, options.namespace)) || ended) {
-    if (ended) {
-      if (ended.error) throw new Error(`The Temporal dev server could not be started: ${ended.error.message}`);
-      throw new Error(`The Temporal dev server exited during its start (code ${ended.code}, signal ${ended.signal}); its own message is above`);
-    }
-    if (Date.now() > deadline) {
-      killGroup();
-      throw new Error(`The Temporal dev server did not answer on ${address} within ${START_TIMEOUT_MS / 1000} s`);
-    }
-    await delay(100);
+  try {
+    await untilAnswering(address, options.namespace, () => ended);
+  } catch (err) {
+    killGroup();
+    throw err;
   }
   state = 'running';
   return {

@@ -294,11 +294,15 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
 
   test('a delivery that should have moved on and has not is marked stuck beside its status, and can be listed alone', async () => {
     const [{ id: endpointId }] = await app.db('webhook_endpoints').select('id');
-    const { id } = await insertEvent(app.db, endpointId, { transactionId: 'pi_stuck' });
     // In backoff, its next attempt due an hour ago (a worker that cannot reach Postgres, say): the workflow is
-    // marked started, so the relay leaves it alone.
+    // marked started, so the relay leaves it alone. Written in one transaction: the relay (polling every 200 ms)
+    // would otherwise start and deliver the event between its insert and this update.
     const hourAgo = new Date(NOW - HOUR_MS);
-    await app.db('webhook_events').where({ id }).update({ status: 'failed', attempts: 2, workflow_started_at: hourAgo, next_attempt_at: hourAgo });
+    const id = await app.db.transaction(async (trx) => {
+      const event = await insertEvent(trx, endpointId, { transactionId: 'pi_stuck' });
+      await trx('webhook_events').where({ id: event.id }).update({ status: 'failed', attempts: 2, workflow_started_at: hourAgo, next_attempt_at: hourAgo });
+      return event.id;
+    });
 
     await page.click('#refresh');
     await page.locator('#events-table tbody tr .badge.stuck').first().waitFor();

@@ -44,7 +44,7 @@ beforeAll(async () => {
   const server = await ca.issue({ commonName: SERVER_NAME, usage: 'server', dnsNames: [SERVER_NAME] });
   clientPair = await ca.issue({ commonName: 'delivery-worker', usage: 'client' });
   const strangerPair = await stranger.issue({ commonName: 'intruder', usage: 'client' });
-  const files = { 'ca.pem': ca.cert, 'stranger-ca.pem': stranger.cert, 'client.pem': clientPair.cert, 'client.key': clientPair.key, 'server.pem': server.cert, 'server.key': server.key, 'intruder.pem': strangerPair.cert, 'intruder.key': strangerPair.key };
+  const files = { 'ca.pem': ca.cert, 'stranger-ca.pem': stranger.cert, 'bundle.pem': `${stranger.cert}\n${ca.cert}\n`, 'glued-bundle.pem': `${stranger.cert.trimEnd()}${ca.cert}`, 'client.pem': clientPair.cert, 'client.key': clientPair.key, 'server.pem': server.cert, 'server.key': server.key, 'intruder.pem': strangerPair.cert, 'intruder.key': strangerPair.key };
   for (const [name, content] of Object.entries(files)) await writeFile(file(name), content, { mode: 0o600 });
   temporal = await startTestDevServer();
   const [host, port] = temporal.address.split(':');
@@ -138,6 +138,21 @@ test("the worker and the clients refuse a frontend whose certificate has expired
   }
   expect(stale.clients()).toEqual([]);
 });
+
+test.each([
+  ['one certificate after the other', 'bundle.pem'],
+  // As `cat` makes it of files without a final line break: -----END CERTIFICATE----------BEGIN CERTIFICATE-----
+  ['glued on one line', 'glued-bundle.pem'],
+])('a CA bundle, %s, is read whole: the CA that signed the frontend may come second', async (_case, bundle) => {
+  const options = connectionFor(changedEnv({ TEMPORAL_TLS_CA_FILE: bundle }));
+  const client = createTemporalClient({ ...options, namespace: 'default' });
+  try {
+    await (await connectNativeTemporal(options)).close();
+    await expect(client.workflowService.getSystemInfo({})).resolves.toBeDefined();
+  } finally {
+    await client.connection.close();
+  }
+}, 30_000);
 
 test('the worker is refused when it speaks TLS to a frontend without, and says so', async () => {
   const options = connectionFor({ TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TLS_CA_FILE: file('ca.pem'), TEMPORAL_TLS_SERVER_NAME: SERVER_NAME });

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
@@ -213,6 +214,37 @@ describe('attemptDelivery', () => {
     expect(lines.length).toBe(4 * Object.keys(spellingsOf(password)).length);
     for (const line of lines) expect(line).toMatch(/^[^:]+: \[redacted\]$/);
     expect((await eventRow(db, event.id)).last_response_body).toBe(stored);
+  });
+
+  test('an echo that the 16 KiB limit, the deadline or a broken connection cut leaves nothing of the password', async () => {
+    const password = 'correct-horse-battery-staple';
+    const filler = 'x'.repeat(16 * 1024 - 10);
+    // Each answer stops ten characters into the password, however it stops.
+    const cuts: Record<string, (res: http.ServerResponse) => void> = {
+      'the limit of a stored answer': (res) => res.end(`${filler}${password}`),
+      'the deadline': (res) => res.write(`pw=${password.slice(0, 10)}`),
+      'a connection that broke off': (res) => res.write(`pw=${password.slice(0, 10)}`, () => res.socket?.destroy()),
+    };
+    let current = '';
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      cuts[current](res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+      for (const cut of Object.keys(cuts)) {
+        current = cut;
+        const event = await newEvent({ url, basicAuth: { username: 'crm', password } });
+        await run(activities.attemptDelivery, firstAttempt(event.id));
+        const stored = (await storedBody(event.id)) as string;
+        expect([cut, stored.replace(filler, '<filler>')]).toEqual([cut, cut === 'the limit of a stored answer' ? '<filler>[redacted]' : 'pw=[redacted]']);
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   test('an attempt already recorded is reported as recorded and not sent again', async () => {
