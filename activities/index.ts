@@ -8,7 +8,7 @@ import type { DeliveryMetrics } from '../src/observability/metrics';
 import type { Keyring } from '../src/secrets/keyring';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
-import { openEndpointSecrets } from '../src/webhooks/endpoint-store';
+import { openEndpointSecrets } from '../src/webhook-endpoint/endpoint-store';
 import {
   type AttemptResult,
   type DeliveryProgress,
@@ -18,7 +18,7 @@ import {
   findRecordedProgress,
   type RecordedProgress,
   recordAttempt as writeAttempt,
-} from '../src/webhooks/event-store';
+} from '../src/webhook-events/event-store';
 import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';

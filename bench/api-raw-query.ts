@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { donationRowsInPeriod } from '../src/platform/payment-store';
+import { donationRowsInPeriod } from '../src/donations/payment-store';
 import { swissDayRange } from '../src/api/params';
 import { createDb } from '../src/db/knex';
 import { API_DATA } from './support/api-data';

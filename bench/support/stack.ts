@@ -6,7 +6,7 @@ import { upsertUser } from '../../src/auth/users';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
 import { createKeyring, parseSecretsKeys } from '../../src/secrets/keyring';
-import { saveEndpoint } from '../../src/webhooks/endpoint-store';
+import { saveEndpoint } from '../../src/webhook-endpoint/endpoint-store';
 import { freePort } from '../../test/support/free-port';
 import type { WorkerTuning } from '../../src/temporal/worker';
 import { type Role, type ServiceProcess, startService } from './service-process';

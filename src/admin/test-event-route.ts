@@ -4,7 +4,7 @@ import type { RouteContext } from '../http/context';
 import { requestLogger } from '../http/request-log';
 import { ApiError } from '../shared/errors';
 import type { WebhookEventType } from '../webhooks/event-types';
-import { recordTestEvent } from '../webhooks/test-events';
+import { recordTestEvent } from '../webhook-events/test-events';
 import { eventType } from './admin-inputs';
 
 export const testEventInput = z.strictObject({ event: eventType().meta({ description: 'The event type to send a sample of' }) }).meta({ id: 'TestEventRequest' });

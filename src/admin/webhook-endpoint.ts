@@ -6,7 +6,7 @@ import { storableText } from '../shared/value-schemas';
 import { formatTimestamp } from '../shared/time';
 import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor, urlProblem } from '../webhooks/endpoint-rules';
 import { createKeyring } from '../secrets/keyring';
-import { type EndpointRecord, findEndpoint, findEndpointSettingsForUpdate, saveEndpoint } from '../webhooks/endpoint-store';
+import { type EndpointRecord, findEndpoint, findEndpointSettingsForUpdate, saveEndpoint } from '../webhook-endpoint/endpoint-store';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../webhooks/payload-versions';
 import { MIN_SIGNING_KEY_BYTES, signingSecretProblem } from '../webhooks/signature';

@@ -8,7 +8,7 @@ import {
   type EventSummaryRow,
   findEventWithAttempts,
   listEvents,
-} from '../webhooks/event-store';
+} from '../webhook-events/event-store';
 import { offsetOf, type PageRequest } from '../http/pagination';
 
 const utc = (instant: Date | null) => instant && formatTimestamp(instant, 'utc');

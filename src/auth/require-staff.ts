@@ -4,7 +4,7 @@ import { ApiError } from '../shared/errors';
 import { parseAuthorization } from './authorization-header';
 import type { PasswordChecks } from './password-checks';
 import { tokenNotValid, type TokenSettings, verifyToken } from './tokens';
-import { findActiveUser, type User } from './user-store';
+import { findActiveUser, type User } from '../users/user-store';
 
 export interface AuthState {
   user: User;

@@ -1,7 +1,7 @@
 import { createHash, createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { ApiError } from '../shared/errors';
-import type { User } from './user-store';
+import type { User } from '../users/user-store';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 5 * 60;
 export const REFRESH_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;

@@ -1,6 +1,6 @@
 import type { Db } from '../db/knex';
 import { dummyPasswordHash, hashPassword, verifyPassword } from './passwords';
-import { findUserWithPasswordHash, insertOrResetUser, insertUserUnlessTaken, updateUser, type User, type UserWithPasswordHash } from './user-store';
+import { findUserWithPasswordHash, insertOrResetUser, insertUserUnlessTaken, updateUser, type User, type UserWithPasswordHash } from '../users/user-store';
 
 /*
  * Account changes and the password check. A change that takes something away (password, activation, staff

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { findUserByName, listUsers, type User } from '../auth/user-store';
+import { findUserByName, listUsers, type User } from '../users/user-store';
 import { createUser, setActive, setPassword, setStaff } from '../auth/users';
 import { loadConfig } from '../config';
 import type { Db } from '../db/knex';

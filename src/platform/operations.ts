@@ -4,7 +4,7 @@ import { defineOperation, type Operation, type OperationGroup } from '../http/op
 import type { RouteContext } from '../http/context';
 import { idParam } from '../http/params';
 import type { ErrorCode } from '../shared/errors';
-import { listCampaigns } from './campaign-store';
+import { listCampaigns } from '../campaign-links/campaign-store';
 import { confirmNewsletterSubscription } from './confirm-newsletter-subscription';
 import type { CommandResult, PlatformCommand, PlatformContext } from './context';
 import { checkoutInput, recordCheckout } from './record-checkout';

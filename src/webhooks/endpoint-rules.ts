@@ -2,7 +2,7 @@ import net from 'node:net';
 import type { Config } from '../config';
 import type { PayloadVersion } from './payload-versions';
 import { DEFAULT_EVENT_SELECTION, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './event-types';
-import type { EndpointSettings } from './endpoint-store';
+import type { EndpointSettings } from '../webhook-endpoint/endpoint-store';
 import { versionNeedsCartLogic } from './payload-versions';
 
 export interface UrlPolicy {

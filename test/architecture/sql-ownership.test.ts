@@ -12,41 +12,41 @@ const ROOT = path.resolve(__dirname, '../..');
 
 /** The owner of every table and sequence the migrations create. */
 const OWNERS: Record<string, string> = {
-  users: 'src/auth/user-store.ts',
-  refresh_token_blacklist: 'src/auth/refresh-token-store.ts',
-  ended_sessions: 'src/auth/session-store.ts',
+  users: 'src/users/user-store.ts',
+  refresh_token_blacklist: 'src/users/refresh-token-store.ts',
+  ended_sessions: 'src/users/session-store.ts',
   // rate-limiter-flexible reads and writes it; the throttle hands it the table's name (migration 013).
   login_failures: 'src/auth/login-throttle.ts',
-  campaigns: 'src/platform/campaign-store.ts',
-  campaign_links: 'src/platform/campaign-store.ts',
-  contacts: 'src/platform/contact-store.ts',
+  campaigns: 'src/campaign-links/campaign-store.ts',
+  campaign_links: 'src/campaign-links/campaign-store.ts',
+  contacts: 'src/contacts/contact-store.ts',
   // Written only by the triggers of migration 011; the contact store reads them.
-  contact_donation_totals: 'src/platform/contact-store.ts',
-  contact_counts: 'src/platform/contact-store.ts',
-  checkouts: 'src/platform/payment-store.ts',
-  donations: 'src/platform/payment-store.ts',
-  recurring_donations: 'src/platform/payment-store.ts',
-  reconciliations: 'src/platform/payment-store.ts',
-  donation_number_seq: 'src/platform/payment-store.ts',
-  newsletter_subscriptions: 'src/platform/newsletter-store.ts',
-  shop_orders: 'src/platform/shop-order-store.ts',
-  shop_order_addresses: 'src/platform/shop-order-store.ts',
-  shop_order_items: 'src/platform/shop-order-store.ts',
-  shop_order_number_seq: 'src/platform/shop-order-store.ts',
+  contact_donation_totals: 'src/contacts/contact-store.ts',
+  contact_counts: 'src/contacts/contact-store.ts',
+  checkouts: 'src/donations/payment-store.ts',
+  donations: 'src/donations/payment-store.ts',
+  recurring_donations: 'src/donations/payment-store.ts',
+  reconciliations: 'src/donations/payment-store.ts',
+  donation_number_seq: 'src/donations/payment-store.ts',
+  newsletter_subscriptions: 'src/newsletter/newsletter-store.ts',
+  shop_orders: 'src/shop/shop-order-store.ts',
+  shop_order_addresses: 'src/shop/shop-order-store.ts',
+  shop_order_items: 'src/shop/shop-order-store.ts',
+  shop_order_number_seq: 'src/shop/shop-order-store.ts',
   // Written only by the triggers of migration 019 on checkouts and shop_orders.
-  transaction_ids: 'src/platform/transaction-id-store.ts',
-  webhook_endpoints: 'src/webhooks/endpoint-store.ts',
-  webhook_events: 'src/webhooks/event-store.ts',
-  webhook_delivery_attempts: 'src/webhooks/event-store.ts',
-  webhook_event_references: 'src/webhooks/event-store.ts',
+  transaction_ids: 'src/donations/transaction-id-store.ts',
+  webhook_endpoints: 'src/webhook-endpoint/endpoint-store.ts',
+  webhook_events: 'src/webhook-events/event-store.ts',
+  webhook_delivery_attempts: 'src/webhook-events/event-store.ts',
+  webhook_event_references: 'src/webhook-events/event-store.ts',
 };
 
 /** Read queries of a store that join another store's tables: the donation rows show contact and campaign, … */
 const JOINS: Record<string, string[]> = {
-  'src/platform/payment-store.ts': ['contacts', 'campaigns'],
-  'src/platform/newsletter-store.ts': ['contacts'],
+  'src/donations/payment-store.ts': ['contacts', 'campaigns'],
+  'src/newsletter/newsletter-store.ts': ['contacts'],
   // An attempt reads its event with the endpoint's URL and credentials in one query; a delivery starts with its host.
-  'src/webhooks/event-store.ts': ['webhook_endpoints'],
+  'src/webhook-events/event-store.ts': ['webhook_endpoints'],
 };
 
 const NAMES = new Set(Object.keys(OWNERS));

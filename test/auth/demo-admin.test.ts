@@ -1,4 +1,4 @@
-import { findUserByName } from '../../src/auth/user-store';
+import { findUserByName } from '../../src/users/user-store';
 import { verifyCredentials } from '../../src/auth/users';
 import { loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';

@@ -1,4 +1,4 @@
-import { findUserByName } from '../../src/auth/user-store';
+import { findUserByName } from '../../src/users/user-store';
 import { upsertUser, verifyCredentials } from '../../src/auth/users';
 import { USAGE, usersCommand } from '../../src/cli/users';
 import type { Db } from '../../src/db/knex';

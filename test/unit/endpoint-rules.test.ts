@@ -6,7 +6,7 @@ import {
   urlProblem,
   type UrlPolicy,
 } from '../../src/webhooks/endpoint-rules';
-import type { EndpointSettings } from '../../src/webhooks/endpoint-store';
+import type { EndpointSettings } from '../../src/webhook-endpoint/endpoint-store';
 
 const production: UrlPolicy = { allowHttpToLoopback: false, allowPrivateAddresses: false };
 const development: UrlPolicy = { allowHttpToLoopback: true, allowPrivateAddresses: true };

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { toAmount } from '../../shared/money';
 import { notFound } from '../../shared/errors';
 import { defineOperation } from '../../http/operation';
-import { type CampaignLinkWithTitle, findActiveCampaignLink } from '../../platform/campaign-store';
+import { type CampaignLinkWithTitle, findActiveCampaignLink } from '../../campaign-links/campaign-store';
 import { campaignLinkConfigSchema } from '../versions/schemas';
 
 // Link ids are short slugs; anything else cannot name a link (and never reaches the database).

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { notFound } from '../../shared/errors';
 import { idParam } from '../../http/params';
-import { contactExists } from '../../platform/contact-store';
-import { donationRowsOfContact } from '../../platform/payment-store';
+import { contactExists } from '../../contacts/contact-store';
+import { donationRowsOfContact } from '../../donations/payment-store';
 import { environmentParam } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { presentContactDonations } from '../versions/donations';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { countedPage, paginationParams } from '../../http/pagination';
-import { contactsPage, countContacts } from '../../platform/contact-store';
+import { contactsPage, countContacts } from '../../contacts/contact-store';
 import { dateParam, environmentParam, swissDay } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { presentContact } from '../versions/contacts';

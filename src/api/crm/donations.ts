@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type DonationRow, donationRowsInPeriod } from '../../platform/payment-store';
+import { type DonationRow, donationRowsInPeriod } from '../../donations/payment-store';
 import { jsonArrayStream } from '../json-array-stream';
 import { BOTH_DATES_REQUIRED, DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDayRange } from '../params';
 import type { VersionFeatures } from '../versions/features';

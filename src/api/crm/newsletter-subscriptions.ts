@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { countedPage, paginationParams } from '../../http/pagination';
-import { confirmedSignUpsPage, countConfirmedSignUps } from '../../platform/newsletter-store';
+import { confirmedSignUpsPage, countConfirmedSignUps } from '../../newsletter/newsletter-store';
 import { DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDay } from '../params';
 import type { VersionFeatures } from '../versions/features';
 import { presentNewsletterSubscription } from '../versions/newsletter-subscriptions';

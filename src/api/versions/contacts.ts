@@ -1,7 +1,7 @@
 import { pickDonor } from '../../shared/donor-fields';
 import { toAmount } from '../../shared/money';
 import { formatTimestamp } from '../../shared/time';
-import type { ContactWithStatistics } from '../../platform/contact-store';
+import type { ContactWithStatistics } from '../../contacts/contact-store';
 import type { VersionFeatures } from './features';
 
 export function presentContact(row: ContactWithStatistics, features: VersionFeatures) {

@@ -1,7 +1,7 @@
 import { DONOR_FIELDS, type Donor } from '../../shared/donor-fields';
 import { toAmount } from '../../shared/money';
 import { formatTimestamp } from '../../shared/time';
-import type { DonationRow } from '../../platform/payment-store';
+import type { DonationRow } from '../../donations/payment-store';
 import type { VersionFeatures } from './features';
 
 /*

@@ -1,4 +1,4 @@
-import type { ConfirmedSignUpRow } from '../../platform/newsletter-store';
+import type { ConfirmedSignUpRow } from '../../newsletter/newsletter-store';
 import { type LinkedContact, newsletterSubscriptionObject, subscriptionView } from '../../webhooks/payloads/newsletter';
 import type { VersionFeatures } from './features';
 

@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
-import type { PayloadVersion } from './payload-versions';
+import type { PayloadVersion } from '../webhooks/payload-versions';
 import { type AttemptOutcome, DELIVERY_STATUSES, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
 import type { DeliveryFacts } from '../delivery-rules/delivery-texts';
 import type { EventIdentity } from '../delivery-rules/event-identity';
 import type { RetentionBatchResult } from '../delivery-rules/retention';
-import type { EndpointSettings } from './endpoint-store';
-import type { WebhookEventType } from './event-types';
-import { type EventSearchKeys, normalisedEmail, searchKeysOf } from './event-search-keys';
+import type { EndpointSettings } from '../webhook-endpoint/endpoint-store';
+import type { WebhookEventType } from '../webhooks/event-types';
+import { type EventSearchKeys, normalisedEmail, searchKeysOf } from '../webhooks/event-search-keys';
 
 /**
  * The store of the delivery aggregate: webhook events (the outbox rows, with their delivery status) and their

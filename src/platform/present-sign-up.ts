@@ -1,5 +1,5 @@
 import { formatTimestamp } from '../shared/time';
-import type { SignUpRow } from './newsletter-store';
+import type { SignUpRow } from '../newsletter/newsletter-store';
 
 /** What the platform API answers for a newsletter sign-up. */
 export function presentSignUp(row: SignUpRow) {

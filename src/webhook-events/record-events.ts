@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
-import { type EnvelopeEnvironment, renderEnvelope } from './envelope';
-import { findEndpoint } from './endpoint-store';
+import { type EnvelopeEnvironment, renderEnvelope } from '../webhooks/envelope';
+import { findEndpoint } from '../webhook-endpoint/endpoint-store';
 import { insertEvent, reserveEventId } from './event-store';
-import type { WebhookEventType } from './event-types';
-import { type PayloadFeatures, payloadFeatures } from './payload-versions';
-import type { RenderedEvent } from './payloads/rendered';
+import type { WebhookEventType } from '../webhooks/event-types';
+import { type PayloadFeatures, payloadFeatures } from '../webhooks/payload-versions';
+import type { RenderedEvent } from '../webhooks/payloads/rendered';
 
 export interface EventCause {
   type: WebhookEventType;

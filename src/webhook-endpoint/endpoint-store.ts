@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import type { PayloadVersion } from './payload-versions';
+import type { PayloadVersion } from '../webhooks/payload-versions';
 import type { Keyring } from '../secrets/keyring';
-import type { WebhookEventType } from './event-types';
+import type { WebhookEventType } from '../webhooks/event-types';
 
 /** One endpoint per platform: the row with this key is the platform's endpoint. */
 export const PLATFORM_KEY = 'default';

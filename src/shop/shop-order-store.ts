@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Environment } from '../shared/environment';
 import { SHOP_ADDRESS_FIELDS, type ShopAddress, type ShopCustomer, type ShopOrderView } from '../webhooks/payloads/views';
-import type { PaymentStatus } from './payment-store';
+import type { PaymentStatus } from '../donations/payment-store';
 
 /*
  * Shop orders with their addresses and items (tables `shop_orders`, `shop_order_addresses`, `shop_order_items`,

@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
-import { renderEnvelope } from './envelope';
-import { findEndpoint } from './endpoint-store';
+import { renderEnvelope } from '../webhooks/envelope';
+import { findEndpoint } from '../webhook-endpoint/endpoint-store';
 import { insertEvent, reserveEventId } from './event-store';
-import type { WebhookEventType } from './event-types';
-import { type PayloadVersion, payloadFeatures } from './payload-versions';
-import { sampleEventData } from './payloads/samples';
-import { findWebhookSchema } from './schemas/catalogue';
+import type { WebhookEventType } from '../webhooks/event-types';
+import { type PayloadVersion, payloadFeatures } from '../webhooks/payload-versions';
+import { sampleEventData } from '../webhooks/payloads/samples';
+import { findWebhookSchema } from '../webhooks/schemas/catalogue';
 
 /** Every test event carries this envelope environment: a subscriber that sets test data apart does so with these too. */
 export const TEST_EVENT_ENVIRONMENT = 'test';
