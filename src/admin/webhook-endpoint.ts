@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import { ApiError, type Problem } from '../shared/errors';
 import { storableText } from '../shared/value-schemas';
 import { formatTimestamp } from '../shared/time';
-import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor, urlProblem } from '../webhooks/endpoint-rules';
+import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, urlPolicyFor, urlProblem } from '../webhooks/subscriber-url';
 import { createKeyring } from '../secrets/keyring';
 import { type EndpointRecord, findEndpoint, findEndpointSettingsForUpdate, saveEndpoint } from '../webhook-endpoint/endpoint-store';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';

@@ -14,7 +14,7 @@ import type { TemporalSdkMetrics } from '../temporal/sdk-runtime';
 import { createDeliveryWorker } from '../temporal/worker';
 import { deliveryWorkerDeployment, watchCurrentVersion } from '../temporal/worker-deployment';
 import { ensureRetentionSchedule } from '../temporal/retention-schedule';
-import { urlPolicyFor } from '../webhooks/endpoint-rules';
+import { urlPolicyFor } from '../webhooks/subscriber-url';
 import { startOutboxRelay } from '../temporal/outbox-relay';
 import type { Lifecycle } from './lifecycle';
 

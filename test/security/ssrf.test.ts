@@ -1,7 +1,7 @@
 import { createActivities } from '../../activities';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
-import { isPrivateAddress } from '../../src/webhooks/endpoint-rules';
+import { isPrivateAddress } from '../../src/webhooks/subscriber-url';
 import { runActivity } from '../support/activity-run';
 import { createTestDatabase } from '../support/database';
 import { dnsTable, PUBLIC_ADDRESS } from '../support/dns-table';

@@ -5,7 +5,7 @@ import {
   normaliseEventSelection,
   urlProblem,
   type UrlPolicy,
-} from '../../src/webhooks/endpoint-rules';
+} from '../../src/webhooks/subscriber-url';
 import type { EndpointSettings } from '../../src/webhook-endpoint/endpoint-store';
 
 const production: UrlPolicy = { allowHttpToLoopback: false, allowPrivateAddresses: false };
