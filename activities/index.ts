@@ -18,7 +18,7 @@ import {
   findRecordedProgress,
   type RecordedProgress,
   recordAttempt as writeAttempt,
-} from '../src/webhook-events/event-store';
+} from '../src/webhook-events/attempts';
 import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';

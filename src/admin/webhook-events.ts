@@ -8,7 +8,7 @@ import {
   type EventSummaryRow,
   findEventWithAttempts,
   listEvents,
-} from '../webhook-events/event-store';
+} from '../webhook-events/attempts';
 import { offsetOf, type PageRequest } from '../http/pagination';
 
 const utc = (instant: Date | null) => instant && formatTimestamp(instant, 'utc');

@@ -3,7 +3,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { DeliveryIdentityMetrics } from '../observability/metrics';
 import { createWakeUp } from '../shared/wake-up';
-import { claimOverdueEvents, type EventDelivery } from '../webhook-events/event-store';
+import { claimOverdueEvents, type EventDelivery } from '../webhook-events/attempts';
 import { DeliveryWorkflowConflict, ownDelivery } from './delivery-identity';
 import { startResumedDelivery } from './delivery-workflows';
 import { reportWorkflowConflict } from './workflow-conflicts';

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/knex';
-import { withEventHeldForResend } from '../webhook-events/event-store';
+import { withEventHeldForResend } from '../webhook-events/attempts';
 import { DeliveryWorkflowConflict } from './delivery-identity';
 import { requestResend } from './delivery-workflows';
 

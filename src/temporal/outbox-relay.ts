@@ -3,7 +3,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { DeliveryIdentityMetrics } from '../observability/metrics';
 import { createWakeUp } from '../shared/wake-up';
-import { claimUnstartedEvents, endClaim, type EventListener, listenForNewEvents } from '../webhook-events/event-store';
+import { claimUnstartedEvents, endClaim, type EventListener, listenForNewEvents } from '../webhook-events/attempts';
 import { DeliveryWorkflowConflict } from './delivery-identity';
 import { type SweepOptions, startDeliverySweep } from './delivery-sweep';
 import { startDeliveryWorkflow } from './delivery-workflows';

@@ -36,9 +36,9 @@ const OWNERS: Record<string, string> = {
   // Written only by the triggers of migration 019 on checkouts and shop_orders.
   transaction_ids: 'src/donations/transaction-id-store.ts',
   webhook_endpoints: 'src/webhook-endpoint/endpoint-store.ts',
-  webhook_events: 'src/webhook-events/event-store.ts',
-  webhook_delivery_attempts: 'src/webhook-events/event-store.ts',
-  webhook_event_references: 'src/webhook-events/event-store.ts',
+  webhook_events: 'src/webhook-events/attempts.ts',
+  webhook_delivery_attempts: 'src/webhook-events/attempts.ts',
+  webhook_event_references: 'src/webhook-events/attempts.ts',
 };
 
 /** Read queries of a store that join another store's tables: the donation rows show contact and campaign, … */
@@ -46,7 +46,7 @@ const JOINS: Record<string, string[]> = {
   'src/donations/payment-store.ts': ['contacts', 'campaigns'],
   'src/newsletter/newsletter-store.ts': ['contacts'],
   // An attempt reads its event with the endpoint's URL and credentials in one query; a delivery starts with its host.
-  'src/webhook-events/event-store.ts': ['webhook_endpoints'],
+  'src/webhook-events/attempts.ts': ['webhook_endpoints'],
 };
 
 const NAMES = new Set(Object.keys(OWNERS));

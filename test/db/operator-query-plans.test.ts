@@ -9,7 +9,7 @@ import {
   dropEndedPayloads,
   listEvents,
   listRecoverableEventIds,
-} from '../../src/webhook-events/event-store';
+} from '../../src/webhook-events/attempts';
 import { createTestDatabase } from '../support/database';
 import { insertEndpoint } from '../support/webhook-rows';
 

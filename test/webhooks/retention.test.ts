@@ -5,7 +5,7 @@ import type { Worker, WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { RETENTION_BATCH_SIZE } from '../../src/delivery-rules/retention';
-import { deleteEndedEvents, withEventHeldForResend } from '../../src/webhook-events/event-store';
+import { deleteEndedEvents, withEventHeldForResend } from '../../src/webhook-events/attempts';
 import { deliverEvent, purgeEndedEvents } from '../../workflows';
 import { createTestDatabase } from '../support/database';
 import { createTimeSkippingEnvironment } from '../support/temporal';
