@@ -9,16 +9,7 @@ import type { Keyring } from '../src/secrets/keyring';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { openEndpointSecrets } from '../src/webhook-endpoint/endpoint-store';
-import {
-  type AttemptResult,
-  type DeliveryProgress,
-  type EndpointForAttempt,
-  type EventForAttempt,
-  findEventForAttempt,
-  findRecordedProgress,
-  type RecordedProgress,
-  recordAttempt as writeAttempt,
-} from '../src/webhook-events/attempts';
+import { type AttemptResult, type DeliveryProgress, type EndpointForAttempt, type EventForAttempt, findEventForAttempt, findRecordedProgress, type RecordedProgress, recordAttempt as writeAttempt } from '../src/webhook-events/attempts';
 import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';

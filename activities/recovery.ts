@@ -10,7 +10,7 @@ import {
 } from '../src/delivery-rules/recovery';
 import { resendHeldEvent } from '../src/temporal/held-resend';
 import { reportWorkflowConflict } from '../src/temporal/workflow-conflicts';
-import { countRecoverableEvents, findOutcomeAfter, listRecoverableEventIds, type RecoveryFilter } from '../src/webhook-events/attempts';
+import { countRecoverableEvents, findOutcomeAfter, listRecoverableEventIds, type RecoveryFilter } from '../src/webhook-events/recoverable-events';
 import type { WebhookEventType } from '../src/webhooks/event-types';
 
 export interface RecoveryActivityDependencies {

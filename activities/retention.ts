@@ -5,7 +5,7 @@ import type { RetentionMetrics } from '../src/observability/metrics';
 import { runningDeliveries } from '../src/temporal/running-deliveries';
 import type { EventIdentity } from '../src/delivery-rules/event-identity';
 import type { RetentionActivities, RetentionBatchRequest } from '../src/delivery-rules/retention';
-import { deleteEndedEvents, dropEndedPayloads } from '../src/webhook-events/attempts';
+import { deleteEndedEvents, dropEndedPayloads } from '../src/webhook-events/retention-batches';
 
 export interface RetentionActivityDependencies {
   db: Db;

@@ -1,6 +1,6 @@
 import type { Db } from '../db/knex';
 import { formatTimestamp } from '../shared/time';
-import { type AttemptsInHour, attemptStatistics } from '../webhook-events/attempts';
+import { type AttemptsInHour, attemptStatistics } from '../webhook-events/attempt-statistics';
 
 const HOUR_MS = 60 * 60 * 1000;
 

@@ -6,7 +6,7 @@ import { ApiError, notFound } from '../shared/errors';
 import { formatTimestamp } from '../shared/time';
 import { processedCount } from '../delivery-rules/recovery';
 import { findRecovery, type RecoveryView, startRecovery } from '../temporal/recoveries';
-import { countRecoverableEvents } from '../webhook-events/attempts';
+import { countRecoverableEvents } from '../webhook-events/recoverable-events';
 import type { WebhookEventType } from '../webhooks/event-types';
 import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant } from './admin-inputs';
 

@@ -4,7 +4,7 @@ import { requestLogger } from '../http/request-log';
 import { ApiError, notFound } from '../shared/errors';
 import { type HeldResend, resendHeldEvent } from '../temporal/held-resend';
 import { reportWorkflowConflict } from '../temporal/workflow-conflicts';
-import { findEventDelivery } from '../webhook-events/attempts';
+import { findEventDelivery } from '../webhook-events/event-deliveries';
 
 const temporalUnavailable = () =>
   new ApiError('delivery_unavailable', 'The delivery service (Temporal) is not reachable; try again shortly');

@@ -2,13 +2,8 @@ import type { Knex } from 'knex';
 import { formatTimestamp } from '../shared/time';
 import { DELIVERY_STATUS_LABELS } from '../delivery-rules/delivery-status';
 import { isStuck, stuckCutoff } from '../delivery-rules/stuck-events';
-import {
-  type DeliveryAttemptRow,
-  type EventFilters,
-  type EventSummaryRow,
-  findEventWithAttempts,
-  listEvents,
-} from '../webhook-events/attempts';
+import { type EventFilters, type EventSummaryRow, findEventWithAttempts, listEvents } from '../webhook-events/admin-queries';
+import type { DeliveryAttemptRow } from '../webhook-events/tables';
 import { offsetOf, type PageRequest } from '../http/pagination';
 
 const utc = (instant: Date | null) => instant && formatTimestamp(instant, 'utc');

@@ -5,7 +5,7 @@ import { withTimeLimit } from '../shared/time-limit';
 import { type AttemptOutcome, DELIVERY_STATUSES, type DeliveryStatus } from '../delivery-rules/delivery-status';
 import { stuckCutoff } from '../delivery-rules/stuck-events';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
-import { countEventsByStatus, countStuckEvents, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhook-events/attempts';
+import { countEventsByStatus, countStuckEvents, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhook-events/gauge-counts';
 
 /** One delivery attempt as the activity saw it; `event` is the event type (donation.completed, …). */
 export interface DeliveryAttemptObservation {

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/knex';
-import { withEventHeldForResend } from '../webhook-events/attempts';
+import { withEventHeldForResend } from '../webhook-events/event-deliveries';
 import { DeliveryWorkflowConflict } from './delivery-identity';
 import { requestResend } from './delivery-workflows';
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { type EnvelopeEnvironment, renderEnvelope } from '../webhooks/envelope';
 import { findEndpoint } from '../webhook-endpoint/endpoint-store';
-import { insertEvent, reserveEventId } from './attempts';
+import { insertEvent, reserveEventId } from './outbox';
 import type { WebhookEventType } from '../webhooks/event-types';
 import { type PayloadFeatures, payloadFeatures } from '../webhooks/payload-versions';
 import type { RenderedEvent } from '../webhooks/payloads/rendered';

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { renderEnvelope } from '../webhooks/envelope';
 import { findEndpoint } from '../webhook-endpoint/endpoint-store';
-import { insertEvent, reserveEventId } from './attempts';
+import { insertEvent, reserveEventId } from './outbox';
 import type { WebhookEventType } from '../webhooks/event-types';
 import { type PayloadVersion, payloadFeatures } from '../webhooks/payload-versions';
 import { sampleEventData } from '../webhooks/payloads/samples';

@@ -135,16 +135,41 @@ function calleeName(callee: Node): string | undefined {
   return undefined;
 }
 
-/** Every table or sequence of `names` that the source names in SQL. */
-export function sqlReferences(source: string, names: ReadonlySet<string>): SqlReference[] {
-  const module = parseSync(source, { syntax: 'typescript', target: 'es2022' });
+/** The string constants a module declares (`const T = 't'`, exported or not), by name. */
+export function stringConstants(source: string): Map<string, string> {
   const constants = new Map<string, string>();
-  walk(module, (node) => {
+  walk(parseSync(source, { syntax: 'typescript', target: 'es2022' }), (node) => {
     if (node.type === 'VariableDeclarator' && isNode(node.id) && node.id.type === 'Identifier' && isNode(node.init)) {
       const init = unwrap(node.init);
       if (init.type === 'StringLiteral') constants.set(node.id.value as string, init.value as string);
     }
   });
+  return constants;
+}
+
+/** The relative modules a source imports names from, with each imported name and the name it goes by here. */
+export function namedImports(source: string): Array<{ from: string; imported: string; local: string }> {
+  const module = parseSync(source, { syntax: 'typescript', target: 'es2022' });
+  return (module.body as unknown as Node[]).flatMap((item) => {
+    if (item.type !== 'ImportDeclaration') return [];
+    const from = (item.source as Node).value as string;
+    return (item.specifiers as Node[])
+      .filter((specifier) => specifier.type === 'ImportSpecifier')
+      .map((specifier) => {
+        const local = (specifier.local as Node).value as string;
+        const imported = isNode(specifier.imported) ? (specifier.imported.value as string) : local;
+        return { from, imported, local };
+      });
+  });
+}
+
+/**
+ * Every table or sequence of `names` that the source names in SQL; `imported` are the string constants it imports
+ * (a table's name declared in one module of a folder and queried in another), by the name they go by in the source.
+ */
+export function sqlReferences(source: string, names: ReadonlySet<string>, imported: ReadonlyMap<string, string> = new Map()): SqlReference[] {
+  const module = parseSync(source, { syntax: 'typescript', target: 'es2022' });
+  const constants = new Map([...imported, ...stringConstants(source)]);
 
   const found: SqlReference[] = [];
   const asKnexTable = (strings: Array<{ value: string; text: string }>, kind: ReferenceKind) => {
