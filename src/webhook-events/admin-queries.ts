@@ -5,7 +5,10 @@ import type { WebhookEventType } from '../webhooks/event-types';
 import { whereStuck } from './stuck-condition';
 import { ATTEMPTS, type DeliveryAttemptRow, EVENTS, REFERENCES, type WebhookEventRow } from './tables';
 
-/** What the admin API reads of events: a filtered page of them (by status, type, the numbers and e-mail they are about, creation time, stuck), and one event with its attempts. */
+/**
+ * What the admin API reads of events: a page of those the filters select (status, type, the numbers and e-mail they
+ * are about, creation time, stuck), and one event with its attempts.
+ */
 
 export interface EventFilters {
   status?: DeliveryStatus;
