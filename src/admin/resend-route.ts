@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { RouteContext } from '../http/context';
+import type { RouteContext } from '../route-context';
 import { requestLogger } from '../http/request-log';
 import { ApiError, notFound } from '../shared/errors';
 import { type HeldResend, resendHeldEvent } from '../temporal/held-resend';

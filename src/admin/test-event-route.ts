@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { RouteContext } from '../http/context';
+import type { RouteContext } from '../route-context';
 import { requestLogger } from '../http/request-log';
 import { ApiError } from '../shared/errors';
 import type { WebhookEventType } from '../webhooks/event-types';

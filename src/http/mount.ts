@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { ApiError } from '../shared/errors';
-import type { RouteContext } from './context';
-import { createGuards } from './guards';
+import type { RouteContext } from '../route-context';
+import { createGuards } from '../runtime/access-guards';
 import { jsonBody, noBodyButJson } from './body';
 import { parseInput } from './input';
 import { sameOriginOnly } from './same-origin';

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { ErrorCode } from '../shared/errors';
-import type { RouteContext } from './context';
+import type { RouteContext } from '../route-context';
 
 /**
  * Who may call an operation. Declared on every operation and enforced on that route itself, so no spelling of a

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { defineOperation, type Operation, type OperationGroup } from '../http/operation';
-import type { RouteContext } from '../http/context';
+import type { RouteContext } from '../route-context';
 import { idParam } from '../http/params';
 import type { ErrorCode } from '../shared/errors';
 import { listCampaigns } from '../campaign-links/campaign-store';

@@ -5,7 +5,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
-import { createApp, createMetricsApp } from '../http/app';
+import { createApp, createMetricsApp } from './app';
 import { answerClientErrors } from '../http/client-errors';
 import { createKeyring } from '../secrets/keyring';
 import { createTemporalClient } from '../temporal/client';

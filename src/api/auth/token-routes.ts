@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { assertTokenValid, revokeRefreshToken, rotateRefreshToken } from '../../auth/refresh-tokens';
 import { issueTokenPair } from '../../auth/tokens';
 import { ApiError } from '../../shared/errors';
-import type { RouteContext } from '../../http/context';
+import type { RouteContext } from '../../route-context';
 import { defineOperation, type SuccessResponse } from '../../http/operation';
 
 // Body messages are prefixed with their field's path (`password: is required`).

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
-import type { RouteContext } from '../../http/context';
+import type { RouteContext } from '../../route-context';
 import { defineOperation, type Operation } from '../../http/operation';
 import type { ErrorCode } from '../../shared/errors';
 import type { VersionFeatures } from '../versions/features';

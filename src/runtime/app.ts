@@ -2,15 +2,15 @@ import Koa from 'koa';
 import { createPasswordChecks } from '../auth/password-checks';
 import { systemClock } from '../auth/tokens';
 import { createMetrics } from '../observability/metrics';
-import type { AppDependencies, RouteContext } from './context';
-import { errorMiddleware } from './error-middleware';
-import { createRouter, suggestDocumentedSpelling } from './mount';
-import { metricsOperation } from '../observability/operations';
-import type { OperationGroup } from './operation';
-import { requestLogging } from './request-log';
-import { requestMetrics } from './request-metrics';
-import { responseHeaders } from './response-headers';
-import { httpSurface } from './surface';
+import type { AppDependencies, RouteContext } from '../route-context';
+import { errorMiddleware } from '../http/error-middleware';
+import { createRouter, suggestDocumentedSpelling } from '../http/mount';
+import { metricsOperation } from '../probes/operations';
+import type { OperationGroup } from '../http/operation';
+import { requestLogging } from '../http/request-log';
+import { requestMetrics } from '../http/request-metrics';
+import { responseHeaders } from '../http/response-headers';
+import { httpSurface } from './http-surface';
 
 /** What operations receive: the dependencies, plus the token settings and password checks every guard shares. */
 export function routeContext(deps: AppDependencies): RouteContext {

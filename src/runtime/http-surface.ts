@@ -1,12 +1,12 @@
 import { adminApiGroup } from '../admin/operations';
 import { adminPageGroup } from '../admin/page-operations';
 import { readApiGroups } from '../api/surface';
-import { probesGroup } from '../observability/operations';
+import { probesGroup } from '../probes/operations';
 import { platformGroup } from '../platform/operations';
-import { webhookSchemaGroup } from './openapi/webhook-schemas';
-import { buildOpenApiDocument } from './openapi/document';
-import { documentationGroup } from './openapi/swagger-ui';
-import type { OperationGroup } from './operation';
+import { webhookSchemaGroup } from '../api/webhook-schemas';
+import { buildOpenApiDocument } from '../http/openapi/document';
+import { documentationGroup } from '../http/openapi/swagger-ui';
+import type { OperationGroup } from '../http/operation';
 
 /**
  * Every operation the HTTP service answers: the read API and tokens, the platform write side, the admin API and

@@ -1,12 +1,12 @@
 import type { Client as TemporalClient } from '@temporalio/client';
-import type { PasswordChecks } from '../auth/password-checks';
-import type { Clock, TokenSettings } from '../auth/tokens';
-import type { Config } from '../config';
-import type { Db } from '../db/knex';
-import type { Logger } from '../logger';
-import type { Metrics } from '../observability/metrics';
-import type { TemporalSdkMetrics } from '../temporal/sdk-runtime';
-import type { ResolveHost } from '../webhooks/subscriber-address';
+import type { PasswordChecks } from './auth/password-checks';
+import type { Clock, TokenSettings } from './auth/tokens';
+import type { Config } from './config';
+import type { Db } from './db/knex';
+import type { Logger } from './logger';
+import type { Metrics } from './observability/metrics';
+import type { TemporalSdkMetrics } from './temporal/sdk-runtime';
+import type { ResolveHost } from './webhooks/subscriber-address';
 
 export interface AppDependencies {
   db: Db;

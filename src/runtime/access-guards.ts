@@ -3,8 +3,8 @@ import type { Context, Middleware, Next } from 'koa';
 import { parseAuthorization } from '../auth/authorization-header';
 import { requireStaff } from '../auth/require-staff';
 import { ApiError } from '../shared/errors';
-import type { RouteContext } from './context';
-import type { Access } from './operation';
+import type { RouteContext } from '../route-context';
+import type { Access } from '../http/operation';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
