@@ -3,6 +3,7 @@ import type { PasswordChecks } from './auth/password-checks';
 import type { Clock, TokenSettings } from './auth/tokens';
 import type { Config } from './config';
 import type { Db } from './db/knex';
+import { type Operation as KitOperation, type OperationGroup as KitOperationGroup, operationsReceiving } from './http/operation';
 import type { Logger } from './logger';
 import type { Metrics } from './observability/metrics';
 import type { TemporalSdkMetrics } from './temporal/sdk-runtime';
@@ -24,10 +25,19 @@ export interface AppDependencies {
   resolveHost?: ResolveHost;
 }
 
-/** What every operation's handler and guard receive. */
+/** What every operation's handler and guard receive (built by src/runtime/app.ts). */
 export interface RouteContext extends AppDependencies {
   tokens: TokenSettings;
   /** Every password check (token creation and HTTP Basic): limits, scrypt slots and remembered credentials. */
   passwordChecks: PasswordChecks;
   metrics: Metrics;
+  /** Now by the app's clock (the one tokens expire by): what the admin API and the platform commands date things with. */
+  now: () => Date;
 }
+
+/** An operation of this app: its handler receives the route context. */
+export type Operation = KitOperation<RouteContext>;
+export type OperationGroup = KitOperationGroup<RouteContext>;
+
+/** Declares an operation of this app (src/http/operation.ts says what a declaration holds). */
+export const defineOperation = operationsReceiving<RouteContext>();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../config';
-import { defineOperation, type OperationGroup } from '../http/operation';
+import { defineOperation, type OperationGroup } from '../route-context';
 import { assertPageExists, pageBody, paginationParams } from '../http/pagination';
 import { idParam } from '../http/params';
 import { notFound } from '../shared/errors';
@@ -56,9 +56,9 @@ const healthQuery = z.object({
     .meta({ description: 'The last 24 hours (default) or 7 days' }),
 });
 
-/** Stuck is judged at the app's clock (seconds since the epoch), the clock every recorded time of the API uses. */
-const stuckView = (config: Config, tokens: { clock: () => number }): StuckView => ({
-  now: new Date(tokens.clock() * 1000),
+/** Stuck is judged at the app's clock, the clock every recorded time of the API uses. */
+const stuckView = (config: Config, now: () => Date): StuckView => ({
+  now: now(),
   stuckAfterMinutes: config.webhooks.stuckAfterMinutes,
 });
 
@@ -103,8 +103,8 @@ export const adminApiGroup = (): OperationGroup => ({
       description: 'Only the fields given change. Password and signing secret are write-only; `null` removes them.',
       body: endpointChangeInput,
       responses: { 200: { description: 'The endpoint as saved', schema: webhookEndpointSchema } },
-      async handle(ctx, { body }, { db, config, tokens, resolveHost }) {
-        ctx.body = await changeEndpoint(db, config, body, new Date(tokens.clock() * 1000), resolveHost ?? systemResolver);
+      async handle(ctx, { body }, { db, config, now, resolveHost }) {
+        ctx.body = await changeEndpoint(db, config, body, now(), resolveHost ?? systemResolver);
       },
     }),
     defineOperation({
@@ -130,10 +130,10 @@ export const adminApiGroup = (): OperationGroup => ({
       query: eventListQuery,
       responses: { 200: { description: 'One page of events', schema: webhookEventPageSchema } },
       errors: ['page_not_found'],
-      async handle(ctx, { query }, { db, config, tokens }) {
+      async handle(ctx, { query }, { db, config, now }) {
         const { status, event, transaction_id, reference, email, created_from, created_to, stuck, ...page } = query;
         const filters = { status, event, transactionId: transaction_id, reference, email, createdFrom: created_from, createdTo: created_to };
-        const { count, results } = await listWebhookEvents(db, { ...filters, onlyStuck: stuck === 'true' }, page, stuckView(config, tokens));
+        const { count, results } = await listWebhookEvents(db, { ...filters, onlyStuck: stuck === 'true' }, page, stuckView(config, now));
         assertPageExists(page, count);
         ctx.body = pageBody(ctx, page, count, results);
       },
@@ -146,8 +146,8 @@ export const adminApiGroup = (): OperationGroup => ({
       params: eventIdParams,
       responses: { 200: { description: 'The event', schema: webhookEventDetailSchema } },
       errors: ['webhook_event_not_found'],
-      async handle(ctx, { params }, { db, config, tokens }) {
-        const event = await findWebhookEvent(db, params.id, stuckView(config, tokens));
+      async handle(ctx, { params }, { db, config, now }) {
+        const event = await findWebhookEvent(db, params.id, stuckView(config, now));
         if (!event) throw notFound(`Webhook event ${params.id} not found`, 'webhook_event_not_found');
         ctx.body = event;
       },
@@ -215,8 +215,8 @@ export const adminApiGroup = (): OperationGroup => ({
       summary: 'Delivery attempts per hour by outcome, success rate, median and p95 attempt time, last success',
       query: healthQuery,
       responses: { 200: { description: 'The last 24 hours or 7 days', schema: deliveryHealthSchema } },
-      async handle(ctx, { query }, { db, tokens }) {
-        ctx.body = await deliveryHealth(db, query.window, new Date(tokens.clock() * 1000));
+      async handle(ctx, { query }, { db, now }) {
+        ctx.body = await deliveryHealth(db, query.window, now());
       },
     }),
   ],

@@ -4,7 +4,7 @@ import { contactDonationsOperation } from './crm/contact-donations';
 import { contactsOperation } from './crm/contacts';
 import { donationsOperation } from './crm/donations';
 import { newsletterSubscriptionsOperation } from './crm/newsletter-subscriptions';
-import type { Operation, OperationGroup } from '../http/operation';
+import type { Operation, OperationGroup } from '../route-context';
 import { API_ROOTS, VERSION_FEATURES, type VersionFeatures } from './versions/features';
 
 /** The same paths and parameters under every root; only the version's feature set differs. */

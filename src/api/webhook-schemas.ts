@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { webhookSchemaPath, webhookSchemas } from '../webhooks/schemas/catalogue';
-import { defineOperation, type Operation, type OperationGroup } from '../http/operation';
+import { defineOperation, type Operation, type OperationGroup } from '../route-context';
 
 const SCHEMA_CACHE = 'public, max-age=300';
 

@@ -1,7 +1,6 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { defineOperation, type Operation, type OperationGroup } from '../http/operation';
-import type { RouteContext } from '../route-context';
+import { defineOperation, type Operation, type OperationGroup, type RouteContext } from '../route-context';
 import { idParam } from '../http/params';
 import type { ErrorCode } from '../shared/errors';
 import { listCampaigns } from '../campaign-links/campaign-store';
@@ -21,8 +20,8 @@ import { recordShopOrder, shopOrderInput } from './record-shop-order';
 import { runCommand } from './run-command';
 import { signUpForNewsletter, signUpInput } from './sign-up-newsletter';
 
-const platformContext = ({ tokens, config }: RouteContext): PlatformContext => ({
-  now: () => new Date(tokens.clock() * 1000),
+const platformContext = ({ now, config }: RouteContext): PlatformContext => ({
+  now,
   platform: config.platform,
 });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation, type OperationGroup } from '../http/operation';
+import { defineOperation, type OperationGroup } from '../route-context';
 import { requestLogger } from '../http/request-log';
 import { checkDependencies } from './readiness';
 

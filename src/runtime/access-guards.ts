@@ -4,7 +4,7 @@ import { parseAuthorization } from '../auth/authorization-header';
 import { requireStaff } from '../auth/require-staff';
 import { ApiError } from '../shared/errors';
 import type { RouteContext } from '../route-context';
-import type { Access } from '../http/operation';
+import type { AccessGuards } from '../http/mount';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
@@ -31,7 +31,7 @@ function requireMetricsToken(token: string | undefined): Middleware | undefined 
 }
 
 /** The middleware that enforces each access rule, made once per app; undefined where nothing is to check. */
-export function createGuards(deps: RouteContext): Record<Access, Middleware | undefined> {
+export function createGuards(deps: RouteContext): AccessGuards {
   return {
     public: undefined,
     staff: requireStaff(deps.db, deps.tokens, deps.passwordChecks),

@@ -2,22 +2,23 @@ import Koa from 'koa';
 import { createPasswordChecks } from '../auth/password-checks';
 import { systemClock } from '../auth/tokens';
 import { createMetrics } from '../observability/metrics';
-import type { AppDependencies, RouteContext } from '../route-context';
+import type { AppDependencies, OperationGroup, RouteContext } from '../route-context';
 import { errorMiddleware } from '../http/error-middleware';
 import { createRouter, suggestDocumentedSpelling } from '../http/mount';
 import { metricsOperation } from '../probes/operations';
-import type { OperationGroup } from '../http/operation';
 import { requestLogging } from '../http/request-log';
 import { requestMetrics } from '../http/request-metrics';
 import { responseHeaders } from '../http/response-headers';
+import { createGuards } from './access-guards';
 import { httpSurface } from './http-surface';
 
-/** What operations receive: the dependencies, plus the token settings and password checks every guard shares. */
+/** What operations receive: the dependencies, plus the clock's now, the token settings and password checks every guard shares. */
 export function routeContext(deps: AppDependencies): RouteContext {
   const clock = deps.clock ?? systemClock;
   return {
     ...deps,
     clock,
+    now: () => new Date(clock() * 1000),
     tokens: { secrets: deps.config.auth.jwtSecrets, clock, sessionMaxSeconds: deps.config.auth.sessionMaxSeconds },
     passwordChecks: createPasswordChecks(deps.db, deps.config.auth.loginLimits),
     metrics: deps.metrics ?? createMetrics(),
@@ -25,7 +26,7 @@ export function routeContext(deps: AppDependencies): RouteContext {
 }
 
 function buildApp(context: RouteContext, groups: OperationGroup[]): Koa {
-  const { router } = createRouter(groups, context);
+  const { router } = createRouter(groups, context, createGuards(context));
   const app = new Koa();
   // Client address, host and protocol come from X-Forwarded-* only through as many proxies as we run ourselves.
   const { trustedProxies } = context.config.http;
@@ -47,7 +48,7 @@ export function createApp(deps: AppDependencies): Koa {
   context.metrics.trackWebhookEvents(deps.db, deps.log, {
     stuckAfterMinutes: deps.config.webhooks.stuckAfterMinutes,
     // The clock the admin API judges stuck events by, so that the metric and the page agree.
-    clock: () => new Date(context.tokens.clock() * 1000),
+    clock: context.now,
   });
   return buildApp(context, httpSurface());
 }

@@ -6,7 +6,8 @@ import { platformGroup } from '../platform/operations';
 import { webhookSchemaGroup } from '../api/webhook-schemas';
 import { buildOpenApiDocument } from '../http/openapi/document';
 import { documentationGroup } from '../http/openapi/swagger-ui';
-import type { OperationGroup } from '../http/operation';
+import type { OperationGroup } from '../route-context';
+import { registerWebhookSchemas, WEBHOOK_TAGS } from '../webhooks/schemas/openapi';
 
 /**
  * Every operation the HTTP service answers: the read API and tokens, the platform write side, the admin API and
@@ -14,5 +15,5 @@ import type { OperationGroup } from '../http/operation';
  */
 export function httpSurface(): OperationGroup[] {
   const groups = [...readApiGroups(), platformGroup(), adminApiGroup(), probesGroup(), webhookSchemaGroup(), adminPageGroup()];
-  return [...groups, documentationGroup(buildOpenApiDocument(groups))];
+  return [...groups, documentationGroup(buildOpenApiDocument(groups, { register: registerWebhookSchemas, tags: WEBHOOK_TAGS }))];
 }

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { assertTokenValid, revokeRefreshToken, rotateRefreshToken } from '../../auth/refresh-tokens';
 import { issueTokenPair } from '../../auth/tokens';
 import { ApiError } from '../../shared/errors';
-import type { RouteContext } from '../../route-context';
-import { defineOperation, type SuccessResponse } from '../../http/operation';
+import type { SuccessResponse } from '../../http/operation';
+import { defineOperation, type RouteContext } from '../../route-context';
 
 // Body messages are prefixed with their field's path (`password: is required`).
 const requiredString = (max: number) =>

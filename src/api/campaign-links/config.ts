@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { toAmount } from '../../shared/money';
 import { notFound } from '../../shared/errors';
-import { defineOperation } from '../../http/operation';
+import { defineOperation } from '../../route-context';
 import { type CampaignLinkWithTitle, findActiveCampaignLink } from '../../campaign-links/campaign-store';
 import { campaignLinkConfigSchema } from '../versions/schemas';
 
