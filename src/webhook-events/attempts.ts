@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { type AttemptOutcome, DELIVERY_STATUSES, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
+import type { AttemptResult, RecordedProgress } from '../delivery-rules/activity-contracts';
+import { DELIVERY_STATUSES, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
 import type { EndpointSettings } from '../webhook-endpoint/endpoint-store';
 import type { WebhookEventType } from '../webhooks/event-types';
 import { ATTEMPTS, ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
@@ -8,15 +9,6 @@ import { ATTEMPTS, ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
  * Delivery attempts, as the delivery activities make them: the event to send with its endpoint, the attempt recorded
  * with the event's status transition, and where a delivery stands in Postgres.
  */
-/** An attempt as workflow history and the status rows describe it; its response body lives only in Postgres. */
-export interface AttemptResult {
-  outcome: AttemptOutcome;
-  responseCode: number | null;
-  error: string | null;
-  startedAtMs: number;
-  durationMs: number;
-}
-
 /** Where an event's delivery stands after an attempt. */
 export interface DeliveryProgress {
   status: DeliveryStatus;
@@ -158,14 +150,6 @@ export async function recordAttempt(db: Knex, record: AttemptToRecord): Promise<
   // Not written: the event is unknown, or this attempt number was recorded before (a retried write).
   const event: Pick<WebhookEventRow, 'status' | 'next_attempt_at'> | undefined = await db(EVENTS).where({ id: eventId }).first('status', 'next_attempt_at');
   return event && { status: event.status, nextAttemptAt: event.next_attempt_at, written: false };
-}
-
-/** Where a delivery stands in Postgres, for a workflow that resends after the delivery workflow ended. */
-export interface RecordedProgress {
-  status: DeliveryStatus;
-  attempts: number;
-  /** Number of the last manual attempt (0: none): the last one that answered a resend request. */
-  lastManualAttempt: number;
 }
 
 /** Where a delivery stands with its schedule, for a run that goes on from there after its workflow was lost. */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { DeliveryStatus } from '../delivery-rules/delivery-status';
 import type { EventIdentity } from '../delivery-rules/event-identity';
-import type { RetentionBatchResult } from '../delivery-rules/retention';
+import type { RetentionBatchResult } from '../delivery-rules/activity-contracts';
 import { identityOf } from './event-deliveries';
 import { ATTEMPTS, EVENTS, type WebhookEventRow } from './tables';
 

@@ -1,25 +1,22 @@
 import { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
 import type { Db } from '../src/db/knex';
+import type { RecoveryActivities, RecoveryRequest } from '../src/delivery-rules/activity-contracts';
+import { RECOVERY_ANSWER_TIMEOUT_MS, type RecoveryParameters } from '../src/delivery-rules/recovery';
 import type { Logger } from '../src/logger';
-import {
-  RECOVERY_ANSWER_TIMEOUT_MS,
-  type RecoveryActivities,
-  type RecoveryParameters,
-  type RecoveryRequest,
-} from '../src/delivery-rules/recovery';
-import { resendHeldEvent } from '../src/temporal/held-resend';
-import { reportWorkflowConflict } from '../src/temporal/workflow-conflicts';
 import { countRecoverableEvents, findOutcomeAfter, listRecoverableEventIds, type RecoveryFilter } from '../src/webhook-events/recoverable-events';
 import type { WebhookEventType } from '../src/webhooks/event-types';
+
+/** What became of a resend the recovery asked for: accepted, with the attempts it saw, or skipped and why. */
+export type RecoveryResend = { kind: 'accepted'; seenAttempts: number } | { kind: 'skipped'; reason: string };
 
 export interface RecoveryActivityDependencies {
   db: Db;
   log: Logger;
-  /** Hands each resend to its event's delivery workflow. */
-  client: Client;
-  /** Where delivery workflows run (a resend run after the delivery ended starts there). */
-  taskQueue: string;
+  /**
+   * Hands the resend of one event to its delivery workflow, the same way as the admin's "Erneut senden": the worker
+   * passes resendForRecovery (src/temporal/held-resend.ts).
+   */
+  resend: (eventId: number) => Promise<RecoveryResend>;
   /** How often a slot looks whether its event's attempt is recorded. */
   answerPollMs?: number;
 }
@@ -34,9 +31,9 @@ const filterOf = ({ createdFrom, createdTo, eventTypes }: RecoveryParameters): R
 
 /**
  * The recovery workflow's activities: reading which events to resend, and resending one through the same path as
- * the admin's "Erneut senden" (src/temporal/held-resend.ts), then waiting until its attempt is recorded.
+ * the admin's "Erneut senden", then waiting until its attempt is recorded.
  */
-export function createRecoveryActivities({ db, log, client, taskQueue, answerPollMs = 250 }: RecoveryActivityDependencies): RecoveryActivities {
+export function createRecoveryActivities({ db, log, resend: resendEvent, answerPollMs = 250 }: RecoveryActivityDependencies): RecoveryActivities {
   return {
     async countRecoverableEvents(parameters) {
       return (await countRecoverableEvents(db, filterOf(parameters))).total;
@@ -47,11 +44,10 @@ export function createRecoveryActivities({ db, log, client, taskQueue, answerPol
     },
 
     async requestRecoveryResend(eventId): Promise<RecoveryRequest> {
-      const resend = await resendHeldEvent(db, client, taskQueue, eventId);
+      const resend = await resendEvent(eventId);
       const recovery = Context.current().info.workflowExecution?.workflowId;
-      if (resend.kind === 'workflow-conflict') await reportWorkflowConflict({ db, log }, resend.conflict, 'resend');
-      if (resend.kind !== 'accepted') {
-        log.info({ eventId, recovery, skipped: resend.kind }, 'recovery skipped a webhook event');
+      if (resend.kind === 'skipped') {
+        log.info({ eventId, recovery, skipped: resend.reason }, 'recovery skipped a webhook event');
         return { kind: 'skipped' };
       }
       log.info({ eventId, recovery, seenAttempts: resend.seenAttempts }, 'recovery requested a resend');

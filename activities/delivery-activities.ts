@@ -1,7 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from '../src/db/knex';
-import type { AttemptKind, FinishedAttempt } from '../src/delivery-rules/delivery-status';
+import type {
+  AttemptReport,
+  AttemptRequest,
+  AttemptResult,
+  DeliveryActivities,
+  RecordedSchedule,
+  RecordedState,
+  RecordRequest,
+} from '../src/delivery-rules/activity-contracts';
 import { RESPONSE_TIMEOUT_MS } from '../src/delivery-rules/retry-schedule';
 import type { Logger } from '../src/logger';
 import type { DeliveryMetrics } from '../src/observability/metrics';
@@ -9,7 +17,14 @@ import type { Keyring } from '../src/secrets/keyring';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { openEndpointSecrets } from '../src/webhook-endpoint/endpoint-store';
-import { type AttemptResult, type DeliveryProgress, type EndpointForAttempt, type EventForAttempt, findEventForAttempt, findRecordedProgress, type RecordedProgress, recordAttempt as writeAttempt } from '../src/webhook-events/attempts';
+import {
+  type DeliveryProgress,
+  type EndpointForAttempt,
+  type EventForAttempt,
+  findEventForAttempt,
+  findRecordedProgress,
+  recordAttempt as writeAttempt,
+} from '../src/webhook-events/attempts';
 import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
@@ -21,7 +36,7 @@ export interface HttpSettings {
   userAgent: string;
 }
 
-export interface ActivityDependencies {
+export interface DeliveryActivityDependencies {
   db: Db;
   log: Logger;
   http?: Partial<HttpSettings>;
@@ -44,48 +59,6 @@ export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
   timeoutMs: RESPONSE_TIMEOUT_MS,
   userAgent: `${SERVICE_NAME}/${SERVICE_VERSION} (webhook delivery)`,
 };
-
-export interface AttemptRequest {
-  eventId: number;
-  /** Row number in webhook_delivery_attempts: 1, 2, … over scheduled and manual attempts alike; the workflow counts. */
-  attemptNumber: number;
-  attempt: AttemptKind;
-  /**
-   * For a scheduled attempt, the schedule's pause before the next one should this one fail (null after the last);
-   * the next attempt is recorded as due that long after this one's outcome. Unused for a manual attempt.
-   */
-  retryDelayMs: number | null;
-}
-
-/** Where the delivery stands once an attempt is recorded, as the workflow needs it. */
-export interface RecordedState {
-  status: DeliveryProgress['status'];
-  nextAttemptAtMs: number | null;
-  /** How long from the end of this activity until the next scheduled attempt is due; null when none is. */
-  retryInMs: number | null;
-}
-
-/**
- * What one attempt produced, as workflow history keeps it: outcome, status code, error and timing, never the
- * response body (which stays in Postgres). A failed delivery is a normal result, not an exception.
- */
-export interface AttemptReport extends AttemptResult {
-  /** The delivery after this attempt; null when Postgres failed right after the POST, and recordAttempt must write it. */
-  recorded: RecordedState | null;
-}
-
-/** Where a delivery stands in Postgres, with its schedule (a resumed delivery goes on with it). */
-export interface RecordedSchedule extends RecordedProgress {
-  /** Scheduled attempts made (manual ones not counted). */
-  scheduledAttempts: number;
-  /** How long until the next scheduled attempt is due (0 when overdue); null when none is. */
-  retryInMs: number | null;
-}
-
-export interface RecordRequest extends AttemptRequest {
-  attempt: FinishedAttempt;
-  result: AttemptResult;
-}
 
 const eventMissing = (eventId: number) =>
   ApplicationFailure.nonRetryable(`Webhook event ${eventId} does not exist`, 'WebhookEventNotFound');
@@ -162,7 +135,7 @@ function logContext(eventId: number, attemptNumber: number) {
  * The delivery activities, built from their dependencies. They own all I/O (Postgres, HTTP); the workflow owns
  * the schedule. Credentials and payloads are read here from Postgres and never pass through workflow history.
  */
-export function createActivities({
+export function createDeliveryActivities({
   db,
   log,
   http: httpOverrides,
@@ -171,7 +144,7 @@ export function createActivities({
   allowPrivateAddresses,
   resolve = systemResolver,
   keyring,
-}: ActivityDependencies) {
+}: DeliveryActivityDependencies): DeliveryActivities {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
   const connections = new SubscriberConnections();
@@ -270,4 +243,3 @@ export function createActivities({
   return { attemptDelivery, recordAttempt, readRecordedProgress };
 }
 
-export type DeliveryActivities = ReturnType<typeof createActivities>;

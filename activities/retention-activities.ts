@@ -1,17 +1,18 @@
-import type { Client } from '@temporalio/client';
 import type { Db } from '../src/db/knex';
+import type { RetentionActivities, RetentionBatchRequest } from '../src/delivery-rules/activity-contracts';
+import type { EventIdentity } from '../src/delivery-rules/event-identity';
 import type { Logger } from '../src/logger';
 import type { RetentionMetrics } from '../src/observability/metrics';
-import { runningDeliveries } from '../src/temporal/running-deliveries';
-import type { EventIdentity } from '../src/delivery-rules/event-identity';
-import type { RetentionActivities, RetentionBatchRequest } from '../src/delivery-rules/retention';
 import { deleteEndedEvents, dropEndedPayloads } from '../src/webhook-events/retention-batches';
 
 export interface RetentionActivityDependencies {
   db: Db;
   log: Logger;
-  /** Asks whether a due event's workflow runs (a resend) before it is deleted. */
-  client: Client;
+  /**
+   * Which of these events have a running workflow (a resend), asked before they are deleted: the worker passes
+   * src/temporal/running-deliveries.ts with its client.
+   */
+  runningAmong: (events: EventIdentity[]) => Promise<number[]>;
   metrics?: RetentionMetrics;
 }
 
@@ -19,12 +20,12 @@ export interface RetentionActivityDependencies {
  * The retention purge's activities: each deletes (or drops the payloads of) one batch of ended events in one
  * transaction. Idempotent: a retried batch finds what is still due.
  */
-export function createRetentionActivities({ db, log, client, metrics }: RetentionActivityDependencies): RetentionActivities {
+export function createRetentionActivities({ db, log, runningAmong, metrics }: RetentionActivityDependencies): RetentionActivities {
   const batchOf = (request: RetentionBatchRequest) => ({
     createdBefore: new Date(request.createdBefore),
     limit: request.limit,
     passedOver: request.passedOver,
-    runningAmong: (events: EventIdentity[]) => runningDeliveries(client, events),
+    runningAmong,
   });
 
   async function deleteEndedEventsBatch(request: RetentionBatchRequest) {
