@@ -2,7 +2,7 @@ import { chmod, cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { issueTokenPair, systemClock } from '../../src/auth/tokens';
-import { upsertUser } from '../../src/auth/users';
+import { upsertUser } from '../../src/auth/accounts';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
 import { createKeyring, parseSecretsKeys } from '../../src/secrets/keyring';

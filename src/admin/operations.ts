@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../config';
 import { defineOperation, type OperationGroup } from '../route-context';
 import { assertPageExists, pageBody, paginationParams } from '../http/pagination';
-import { idParam } from '../http/params';
+import { idParam } from '../http/integer-params';
 import { notFound } from '../shared/errors';
 import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
 import { RESEND_RULE } from '../delivery-rules/resend-requests';
@@ -10,7 +10,7 @@ import { systemResolver } from '../webhooks/subscriber-address';
 import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant, textParam } from './admin-inputs';
 import { deliveryHealth, HEALTH_WINDOWS } from './delivery-health';
 import { presentAdminInfo } from './info';
-import { previewRecovery, recoveryIdParams, recoveryPreviewInput, recoveryStartInput, requestRecovery, showRecovery } from './recoveries';
+import { previewRecovery, recoveryIdParams, recoveryPreviewInput, recoveryStartInput, requestRecovery, showRecovery } from './recovery-routes';
 import { resendWebhookEvent } from './resend-route';
 import {
   adminInfoSchema,
@@ -23,9 +23,9 @@ import {
   webhookEventDetailSchema,
   webhookEventPageSchema,
 } from './response-schemas';
-import { changeEndpoint, endpointChangeInput, showEndpoint } from './webhook-endpoint';
+import { changeEndpoint, endpointChangeInput, showEndpoint } from './endpoint-settings';
 import { sendTestEvent, testEventInput } from './test-event-route';
-import { findWebhookEvent, listWebhookEvents, type StuckView } from './webhook-events';
+import { findWebhookEvent, listWebhookEvents, type StuckView } from './event-views';
 
 /** Filters, search and paging of the event list; each message names its parameter, as on the CRM API. */
 const eventListQuery = z

@@ -3,7 +3,7 @@ import type { Db } from '../db/knex';
 import { createLoginThrottle } from './login-throttle';
 import { createPasswordCheckSlots } from './password-check-slots';
 import { findUserWithPasswordHash, type User } from '../users/user-store';
-import { findAccountByCredentials, withoutPasswordHash } from './users';
+import { findAccountByCredentials, withoutPasswordHash } from './accounts';
 import { createVerifiedCredentials } from './verified-credentials';
 
 /*

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { findUserByName, listUsers, type User } from '../users/user-store';
-import { createUser, setActive, setPassword, setStaff } from '../auth/users';
+import { createUser, setActive, setPassword, setStaff } from '../auth/accounts';
 import { loadConfig } from '../config';
 import type { Db } from '../db/knex';
 import { withDatabase } from './database';

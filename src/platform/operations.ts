@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { defineOperation, type Operation, type OperationGroup, type RouteContext } from '../route-context';
-import { idParam } from '../http/params';
+import { idParam } from '../http/integer-params';
 import type { ErrorCode } from '../shared/errors';
 import { listCampaigns } from '../campaign-links/campaign-store';
 import { confirmNewsletterSubscription } from './confirm-newsletter-subscription';

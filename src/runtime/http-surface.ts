@@ -1,6 +1,6 @@
 import { adminApiGroup } from '../admin/operations';
 import { adminPageGroup } from '../admin/page-operations';
-import { readApiGroups } from '../api/surface';
+import { readApiGroups } from '../api/read-api-groups';
 import { probesGroup } from '../probes/operations';
 import { platformGroup } from '../platform/operations';
 import { webhookSchemaGroup } from '../api/webhook-schemas';

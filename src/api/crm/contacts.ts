@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { countedPage, paginationParams } from '../../http/pagination';
 import { contactsPage, countContacts } from '../../contacts/contact-store';
-import { dateParam, environmentParam, swissDay } from '../params';
+import { dateParam, environmentParam, swissDay } from '../query-params';
 import type { VersionFeatures } from '../versions/features';
-import { presentContact } from '../versions/contacts';
+import { presentContact } from '../versions/contact-presenter';
 import { crmOperation } from './crm-operation';
 
 const query = z.object({

@@ -1,5 +1,5 @@
-import { tokenOperations } from './auth/token-routes';
-import { campaignLinkConfigOperation } from './campaign-links/config';
+import { tokenOperations } from './tokens/token-operations';
+import { campaignLinkConfigOperation } from './campaign-links/campaign-link-config';
 import { contactDonationsOperation } from './crm/contact-donations';
 import { contactsOperation } from './crm/contacts';
 import { donationsOperation } from './crm/donations';
