@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../db/knex';
 import { DONOR_FIELDS, DONOR_PERSON_FIELDS, type Donor, type DonorPerson } from '../shared/donor-fields';
 import type { Environment } from '../shared/environment';
+import type { CheckoutShape } from '../shared/version-features';
 
 /*
  * Contacts (table `contacts`) and the statistics Postgres keeps of them (`contact_donation_totals`, `contact_counts`,
@@ -146,7 +147,7 @@ export interface ContactsPageRequest {
   environment: Environment;
   updatedSince: Date | undefined;
   /** What one donation is in the statistics: a position, or a checkout with all its positions. */
-  unit: 'position' | 'checkout';
+  checkouts: CheckoutShape;
   limit: number;
   offset: number;
 }
@@ -158,9 +159,9 @@ export interface ContactsPageRequest {
  */
 export function contactsPage(
   db: Db,
-  { environment, updatedSince, unit, limit, offset }: ContactsPageRequest,
+  { environment, updatedSince, checkouts, limit, offset }: ContactsPageRequest,
 ): Promise<ContactWithStatistics[]> {
-  const donationCount = unit === 'checkout' ? 'sum(t.checkout_count)' : 'sum(t.position_count)';
+  const donationCount = checkouts === 'whole-checkout' ? 'sum(t.checkout_count)' : 'sum(t.position_count)';
   const pageIds = contactsOf(db, environment, updatedSince).select('ct.id').orderBy(['ct.environment', 'ct.id']).limit(limit).offset(offset);
   return db
     .from(pageIds.as('page'))

@@ -27,7 +27,7 @@ export const contactsOperation = (features: VersionFeatures) =>
       const updatedSince = query.updatedSince ? swissDay(query.updatedSince)!.toJSDate() : undefined;
       await countedPage(ctx, query, {
         count: () => countContacts(db, query.environment, updatedSince),
-        rows: (window) => contactsPage(db, { environment: query.environment, updatedSince, unit: features.contactDonationUnit, ...window }),
+        rows: (window) => contactsPage(db, { environment: query.environment, updatedSince, checkouts: features.checkouts, ...window }),
         present: (row) => presentContact(row, features),
       });
     },

@@ -5,11 +5,11 @@ import type { ContactWithStatistics } from '../../contacts/contact-store';
 import type { VersionFeatures } from './features';
 
 export function presentContact(row: ContactWithStatistics, features: VersionFeatures) {
-  const timestamp = (instant: Date | null) => (instant ? formatTimestamp(instant, features.timestampStyle) : null);
+  const timestamp = (instant: Date | null) => (instant ? formatTimestamp(instant, features.timestamps) : null);
   return {
     id: row.id,
     ...pickDonor(row),
-    created_at: formatTimestamp(row.created_at, features.timestampStyle),
+    created_at: formatTimestamp(row.created_at, features.timestamps),
     statistics: {
       donation_count: row.donation_count ?? 0,
       first_donation_at: timestamp(row.first_donation_at),

@@ -31,7 +31,7 @@ const customFieldsOf = (row: DonationRow, features: VersionFeatures) =>
 export function presentDonationEntry(row: DonationRow, features: VersionFeatures) {
   return {
     id: row.number,
-    created_at: formatTimestamp(row.created_at, features.timestampStyle),
+    created_at: formatTimestamp(row.created_at, features.timestamps),
     environment: row.environment,
     payment_type: row.payment_type,
     amount: toAmount(row.amount_minor),
@@ -65,7 +65,7 @@ function presentCheckoutEntry(positions: readonly DonationRow[], features: Versi
   const single = positions.length === 1;
   return {
     id: first.checkout_number,
-    created_at: formatTimestamp(first.created_at, features.timestampStyle),
+    created_at: formatTimestamp(first.created_at, features.timestamps),
     environment: first.environment,
     payment_type: first.payment_type,
     amount: toAmount(first.checkout_total_minor),
@@ -101,7 +101,7 @@ function groupByCheckout(rows: readonly DonationRow[]): DonationRow[][] {
 
 /** The entries of one contact's donations in the version's unit (position or checkout). */
 export function presentContactDonations(rows: readonly DonationRow[], features: VersionFeatures) {
-  return features.contactDonationUnit === 'checkout'
+  return features.checkouts === 'whole-checkout'
     ? groupByCheckout(rows).map((positions) => presentCheckoutEntry(positions, features))
     : rows.map((row) => presentDonationEntry(row, features));
 }

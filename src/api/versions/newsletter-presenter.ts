@@ -14,5 +14,5 @@ export function presentNewsletterSubscription(row: ConfirmedSignUpRow, features:
           email: row.contact_email,
           language: row.contact_language!,
         };
-  return newsletterSubscriptionObject(subscriptionView(row, contact), features.timestampStyle);
+  return newsletterSubscriptionObject(subscriptionView(row, contact), features.timestamps);
 }
