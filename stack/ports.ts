@@ -5,8 +5,6 @@ import net from 'node:net';
  * stack (or a test) needs only another base.
  */
 
-export type TemporalService = 'frontend' | 'history' | 'matching' | 'worker';
-
 export interface TemporalServicePorts {
   grpc: number;
   /** Ringpop's port, through which the services find each other (stored in Temporal's database). */

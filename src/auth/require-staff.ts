@@ -6,10 +6,6 @@ import type { PasswordChecks } from './password-checks';
 import { tokenNotValid, type TokenSettings, verifyToken } from './tokens';
 import { findActiveUser, type User } from '../users/user-store';
 
-export interface AuthState {
-  user: User;
-}
-
 // Basic is accepted but not offered: a browser answers a Basic challenge with its password prompt and then sends
 // what was typed with every request to this origin, also those a page of another origin makes it send. Integrations
 // send Basic without being asked (docs/api.md).
