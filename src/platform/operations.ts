@@ -66,7 +66,8 @@ function command<B>(declaration: {
   });
 }
 
-const platformOperations = (): Operation[] => [
+/** The campaigns a form may name. */
+const campaignOperations = (): Operation[] => [
   defineOperation({
     method: 'get',
     path: '/campaigns',
@@ -78,6 +79,10 @@ const platformOperations = (): Operation[] => [
       ctx.body = { results: await listCampaigns(db) };
     },
   }),
+];
+
+/** Payments: checkouts, follow-ups of recurring donations, reconciliations. */
+const paymentOperations = (): Operation[] => [
   command({
     path: '/checkouts',
     summary: 'Record a checkout (one or more donations paid at once)',
@@ -108,6 +113,10 @@ const platformOperations = (): Operation[] => [
     errors: ['payment_not_found', 'not_reconcilable', 'already_reconciled'],
     run: recordReconciliation,
   }),
+];
+
+/** Newsletter sign-ups and their confirmation (double opt-in). */
+const newsletterOperations = (): Operation[] => [
   command({
     path: '/newsletter-subscriptions',
     summary: 'Record a newsletter sign-up (unconfirmed)',
@@ -135,6 +144,10 @@ const platformOperations = (): Operation[] => [
       respond(ctx, await runCommand(deps.db, (trx) => confirmNewsletterSubscription(trx, params.id, platform)));
     },
   }),
+];
+
+/** Orders of the donation shop. */
+const shopOperations = (): Operation[] => [
   command({
     path: '/shop-orders',
     summary: 'Record a completed shop order',
@@ -155,5 +168,5 @@ export const platformGroup = (): OperationGroup => ({
   prefix: '/platform',
   tag: 'platform',
   description: 'The write side (donation forms, payments, shop): staff only, idempotent on each natural key',
-  operations: platformOperations(),
+  operations: [...campaignOperations(), ...paymentOperations(), ...newsletterOperations(), ...shopOperations()],
 });
