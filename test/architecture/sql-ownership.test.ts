@@ -1,5 +1,6 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { resolveSpecifier, ROOT, sourceFiles } from './import-graph';
 import { namedImports, type SqlReference, sqlReferences, stringConstants } from './sql-references';
 
 /*
@@ -8,8 +9,6 @@ import { namedImports, type SqlReference, sqlReferences, stringConstants } from 
  * in a query, also not through a name imported from the owner. A read query that lists one aggregate and shows fields
  * of another belongs to the aggregate it lists, and may join the other's tables (JOINS).
  */
-
-const ROOT = path.resolve(__dirname, '../..');
 
 /** The owner of every table and sequence the migrations create: a folder (ending in `/`) or one module. */
 const OWNERS: Record<string, string> = {
@@ -52,30 +51,16 @@ const JOINS: Record<string, string[]> = {
 
 const NAMES = new Set(Object.keys(OWNERS));
 
-function sourceFiles(folder: string): string[] {
-  return readdirSync(path.join(ROOT, folder), { recursive: true, encoding: 'utf8' })
-    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
-    .map((file) => path.posix.join(folder, file.split(path.sep).join('/')))
-    .sort();
-}
-
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 
 /** Whether `file` is `owner` or lies in it. */
 const ownedBy = (file: string, owner: string) => (owner.endsWith('/') ? file.startsWith(owner) : file === owner);
 
-/** The module a relative import names, or undefined for a package. */
-function importedModule(file: string, from: string): string | undefined {
-  if (!from.startsWith('.')) return undefined;
-  const base = path.posix.join(path.posix.dirname(file), from);
-  return [`${base}.ts`, `${base}/index.ts`].find((candidate) => existsSync(path.join(ROOT, candidate)));
-}
-
 /** The string constants `file` imports from our modules, by the name they go by in `file`. */
 function importedConstants(file: string, source = read(file)): Map<string, string> {
   const constants = new Map<string, string>();
   for (const { from, imported, local } of namedImports(source)) {
-    const module = importedModule(file, from);
+    const module = resolveSpecifier(file, from);
     const value = module && stringConstants(read(module)).get(imported);
     if (value !== undefined) constants.set(local, value);
   }
