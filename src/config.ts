@@ -91,7 +91,7 @@ export interface Config {
   };
   /**
    * Keys of the secrets at rest, the sealing one first. `generated`: SECRETS_KEYS was not set (never in production)
-   * and the one key is random; the start command replaces it with the key kept in DATA_DIR (src/demo/local-secret.ts).
+   * and the one key is random; the start command replaces it with the key kept in DATA_DIR (src/secrets/local-secret.ts).
    */
   secrets: { keys: SecretKey[]; generated: boolean };
   cli: { staffPassword?: string };

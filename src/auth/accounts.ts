@@ -4,7 +4,7 @@ import { findUserWithPasswordHash, insertOrResetUser, insertUserUnlessTaken, upd
 
 /*
  * Account changes and the password check. A change that takes something away (password, activation, staff
- * permission) ends every session of the user: src/auth/user-store.ts raises its token version.
+ * permission) ends every session of the user: src/users/user-store.ts raises its token version.
  */
 
 /**

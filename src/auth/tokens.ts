@@ -22,7 +22,7 @@ export interface Session {
 export interface TokenClaims extends Partial<Session> {
   token_type: TokenType;
   user_id: number;
-  /** The user's token version at issue; a password change, deactivation or demotion raises it (src/auth/users.ts). */
+  /** The user's token version at issue; a password change, deactivation or demotion raises it (src/auth/accounts.ts). */
   token_version: number;
   jti: string;
   iat: number;

@@ -2,7 +2,7 @@ import type { Db } from '../db/knex';
 
 /*
  * The API's accounts (table `users`): the only module that queries it. What a change means for the user's sessions
- * is decided by src/auth/users.ts; this module only knows how to raise the token version.
+ * is decided by src/auth/accounts.ts; this module only knows how to raise the token version.
  */
 
 const USERS = 'users';
