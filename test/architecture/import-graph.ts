@@ -26,14 +26,16 @@ export function sourceFiles(folder: string): string[] {
     .sort();
 }
 
-interface Node {
+/** swc's syntax tree, as far as it is read here. */
+export interface Node {
   type: string;
   [key: string]: unknown;
 }
 
-const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && typeof (value as Node).type === 'string';
+export const isNode = (value: unknown): value is Node => typeof value === 'object' && value !== null && typeof (value as Node).type === 'string';
 
-function walk(node: unknown, visit: (node: Node) => void): void {
+/** Calls `visit` on every node of the tree, depth first. */
+export function walk(node: unknown, visit: (node: Node) => void): void {
   if (Array.isArray(node)) {
     for (const child of node) walk(child, visit);
     return;

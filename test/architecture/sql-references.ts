@@ -1,4 +1,5 @@
 import { parseSync } from '@swc/core';
+import { isNode, type Node, walk } from './import-graph';
 
 /**
  * Where a TypeScript source names one of the given tables (or sequences) in SQL, found in its syntax tree (so
@@ -43,14 +44,6 @@ const QUALIFIER = /^"?\s*\./;
 /** `t`, `t as x`, `t x`, `"t"`, `public.t`: what Knex takes as a table. */
 const KNEX_TABLE = /^\s*(?:"?public"?\s*\.\s*)?"?([A-Za-z_][A-Za-z0-9_$]*)"?(?:\s+(?:as\s+)?"?[A-Za-z_][A-Za-z0-9_$]*"?)?\s*$/i;
 
-// swc's syntax tree, as far as it is read here.
-interface Node {
-  type: string;
-  [key: string]: unknown;
-}
-
-const isNode = (value: unknown): value is Node =>
-  typeof value === 'object' && value !== null && typeof (value as Node).type === 'string';
 
 /** Wrappers that do not change the value: `x as T`, `x!`, `(x)`, `x satisfies T`. */
 function unwrap(node: Node): Node {
@@ -113,16 +106,6 @@ function templateValue(template: Node, constants: Map<string, string>): string {
       return (quasi.cooked ?? quasi.raw) + (expression ? (substituted?.value ?? ' ') : '');
     })
     .join('');
-}
-
-function walk(node: unknown, visit: (node: Node) => void): void {
-  if (Array.isArray(node)) {
-    for (const child of node) walk(child, visit);
-    return;
-  }
-  if (typeof node !== 'object' || node === null) return;
-  if (isNode(node)) visit(node);
-  for (const [key, child] of Object.entries(node)) if (key !== 'span') walk(child, visit);
 }
 
 /** The name of what is called: `db` for `db(…)`, `join` for `q.join(…)`, `db` for `context.db(…)`. */
