@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { postmasterPid } from '../bench/support/stack';
+import { type Child, portAnswers, startChild, waitFor } from '../drills/support/processes';
 import { projectRoot } from '../src/config';
 import { EMBEDDED_SUPERUSER } from '../src/db/embedded-credentials';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../src/db/embedded-postgres';
@@ -11,8 +12,7 @@ import { COMPOSE_FILE, type Env, imageVersion, loadCompose } from './compose-fil
 import { portIsFree } from '../src/shared/free-port';
 import { namedPorts, type PortPlan } from './ports';
 import { ensureCaddy, ensureTemporalServer, ensureTemporalUi } from './tools';
-import { createSupervisor, type Supervisor } from './supervisor';
-import { stackTopology, type Topology } from './topology';
+import { type ProcessSpec, stackTopology, type Topology } from './topology';
 
 /**
  * Runs the topology of docker-compose.yml as processes of this machine (stack/topology.ts says how each service
@@ -71,6 +71,13 @@ async function secrets(composeText: string, secretsDir: string, shellEnv: Env): 
   return values;
 }
 
+function logTail(logDir: string, name: string): string {
+  const file = path.join(logDir, `${name}.log`);
+  if (!existsSync(file)) return '';
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n').slice(-15);
+  return `\n  ${lines.join('\n  ')}\n(log: ${file})`;
+}
+
 /** Before anything starts: a port another program holds would fail one process late, with a less clear message. */
 async function refuseTakenPorts(ports: PortPlan): Promise<void> {
   const taken = [];
@@ -78,10 +85,14 @@ async function refuseTakenPorts(ports: PortPlan): Promise<void> {
   if (taken.length > 0) throw new Error(`ports in use on 127.0.0.1: ${taken.join(', ')}; choose another --base-port`);
 }
 
-/** What the stack runs: Compose's file with its secrets, the Go builds at its versions, the CA, the topology. */
-async function planStack(options: StackOptions, secretsDir: string) {
+export async function startStack(options: StackOptions): Promise<RunningStack> {
   const { dataDir, ports, log } = options;
+  await refuseTakenPorts(ports);
+  const logDir = path.join(dataDir, 'logs');
+  await mkdir(logDir, { recursive: true, mode: 0o700 });
+
   const composeText = readFileSync(COMPOSE_FILE, 'utf8');
+  const secretsDir = path.join(dataDir, 'secrets');
   const generated = await secrets(composeText, secretsDir, options.shellEnv);
   const compose = loadCompose({ ...generated, ...options.shellEnv }, composeText);
   const temporalVersion = imageVersion(compose.services.temporal);
@@ -104,104 +115,125 @@ async function planStack(options: StackOptions, secretsDir: string) {
     shell: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? dataDir },
     stateDir: dataDir,
   });
-  return { topology, temporalVersion, temporalUiVersion: temporalUi.version, certificates, staff };
-}
 
-/** The stack's Postgres (in this process), with the image's init scripts run once on a new cluster. */
-async function startPostgres(topology: Topology, options: StackOptions, logDir: string, supervisor: Supervisor): Promise<EmbeddedPostgresHandle> {
-  const { dataDir, ports, log } = options;
-  const initialised = path.join(dataDir, 'postgres-initialised');
-  log(`Postgres on 127.0.0.1:${ports.postgres}`);
-  const postgres = await startEmbeddedPostgres({
-    dataDir: path.join(dataDir, 'postgres'),
-    port: ports.postgres,
-    persistent: true,
-    durable: true,
-    settings: topology.postgres.settings,
-    onLog: (message) => void writeFile(path.join(logDir, 'postgres.log'), message, { flag: 'a' }),
-  });
-  supervisor.onStop('postgres', () => postgres.stop());
-  const superuser = new URL(postgres.connectionString());
-  // The image runs these once, on an empty volume; so does the stack, on a new cluster.
-  if (!existsSync(initialised)) {
-    for (const script of topology.postgres.initScripts) {
-      await supervisor.runJob({
-        name: `postgres-init-${path.basename(script, '.sh')}`,
-        service: 'postgres',
-        command: '/bin/sh',
-        args: [script],
-        env: {
-          ...topology.postgres.initEnv,
-          POSTGRES_USER: EMBEDDED_SUPERUSER,
-          POSTGRES_DB: 'postgres',
-          PGHOST: '127.0.0.1',
-          PGPORT: String(ports.postgres),
-          PGPASSWORD: decodeURIComponent(superuser.password),
-        },
-        stopGraceMs: 0,
-      });
-    }
-    await writeFile(initialised, `${new Date().toISOString()}\n`);
-  }
-  return postgres;
-}
+  const running = new Map<string, Child>();
+  const stops: Array<{ name: string; step: () => Promise<void> }> = [];
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const { name, step } of stops.reverse()) {
+        const started = Date.now();
+        await step().catch((err: unknown) => log(`while stopping ${name}: ${(err as Error).message}`));
+        log(`  stopped ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      }
+    })());
 
-/** Temporal (schema, services, namespace), its UI, the migrations, the application's replicas and Caddy, in Compose's order. */
-async function startServices(plan: Awaited<ReturnType<typeof planStack>>, log: (line: string) => void, supervisor: Supervisor): Promise<void> {
-  const { topology, temporalVersion, certificates } = plan;
-  log(`Temporal ${temporalVersion}: schema`);
-  await supervisor.runJob(topology.temporalSchema);
-  log(`Temporal ${temporalVersion}: ${topology.temporal.map((spec) => spec.name).join(', ')}${certificates ? ' (mTLS)' : ''}`);
-  for (const spec of topology.temporal) await supervisor.launch(spec, 120_000);
-  log('Temporal: namespace and search attributes');
-  await supervisor.runJob(topology.temporalNamespace);
-  log(`Temporal UI ${plan.temporalUiVersion}`);
-  await supervisor.launch(topology.temporalUi, 60_000);
-  log('Migrations');
-  await supervisor.runJob(topology.migrate);
+  /** Starts a long-running process and waits until it is ready; says so when it ends while the stack runs. */
+  const launch = async (spec: ProcessSpec, timeoutMs: number): Promise<Child> => {
+    const child = startChild(spec.name, spec.command, spec.args, spec.env, logDir);
+    running.set(spec.name, child);
+    void child.exited.then((code) => {
+      if (!stopping) log(`${spec.name} exited (code ${code}) while the stack runs${logTail(logDir, spec.name)}`);
+    });
+    stops.push({ name: spec.name, step: async () => {
+      const kill = setTimeout(() => void child.kill('SIGKILL'), spec.stopGraceMs);
+      await child.kill('SIGTERM');
+      clearTimeout(kill);
+    } });
+    const { ready } = spec;
+    if (!ready) return child;
+    const what = 'port' in ready ? `${spec.name} on port ${ready.port}` : `${spec.name} at ${ready.url}`;
+    const check = 'port' in ready
+      ? () => portAnswers(ready.port)
+      : async () => (await fetch(ready.url, { signal: AbortSignal.timeout(2_000) })).ok;
+    // Thrown synchronously, out of waitFor: a process that ended will not become ready.
+    await waitFor(what, () => {
+      if (!child.isRunning()) throw new Error(`${spec.name} exited during start${logTail(logDir, spec.name)}`);
+      return check();
+    }, timeoutMs);
+    return child;
+  };
 
-  log(`Application: ${[...topology.delivery, ...topology.api].map((spec) => spec.name).join(', ')}`);
-  await Promise.all([...topology.delivery, ...topology.api].map((spec) => supervisor.launch(spec, 180_000)));
+  /** A one-off job: runs to completion, and must succeed (Compose: service_completed_successfully). */
+  const runJob = async (spec: ProcessSpec) => {
+    const code = await startChild(spec.name, spec.command, spec.args, spec.env, logDir).exited;
+    if (code !== 0) throw new Error(`${spec.name} failed (exit ${code})${logTail(logDir, spec.name)}`);
+  };
 
-  await writeFile(topology.proxy.caddyfilePath, topology.proxy.caddyfile);
-  await supervisor.launch(topology.proxy, 60_000);
-}
-
-export async function startStack(options: StackOptions): Promise<RunningStack> {
-  const { dataDir, ports, log } = options;
-  await refuseTakenPorts(ports);
-  const logDir = path.join(dataDir, 'logs');
-  await mkdir(logDir, { recursive: true, mode: 0o700 });
-  const secretsDir = path.join(dataDir, 'secrets');
-  const plan = await planStack(options, secretsDir);
-  const { topology, certificates } = plan;
-  const supervisor = createSupervisor(logDir, log);
   try {
-    const postgres = await startPostgres(topology, options, logDir, supervisor);
-    await startServices(plan, log, supervisor);
-    const postgresPid = await postmasterPid(path.join(dataDir, 'postgres'));
+    const clusterDir = path.join(dataDir, 'postgres');
+    const initialised = path.join(dataDir, 'postgres-initialised');
+    log(`Postgres on 127.0.0.1:${ports.postgres}`);
+    const postgres: EmbeddedPostgresHandle = await startEmbeddedPostgres({
+      dataDir: clusterDir,
+      port: ports.postgres,
+      persistent: true,
+      durable: true,
+      settings: topology.postgres.settings,
+      onLog: (message) => void writeFile(path.join(logDir, 'postgres.log'), message, { flag: 'a' }),
+    });
+    stops.push({ name: 'postgres', step: () => postgres.stop() });
+    const superuser = new URL(postgres.connectionString());
+    // The image runs these once, on an empty volume; so does the stack, on a new cluster.
+    if (!existsSync(initialised)) {
+      for (const script of topology.postgres.initScripts) {
+        await runJob({
+          name: `postgres-init-${path.basename(script, '.sh')}`,
+          service: 'postgres',
+          command: '/bin/sh',
+          args: [script],
+          env: {
+            ...topology.postgres.initEnv,
+            POSTGRES_USER: EMBEDDED_SUPERUSER,
+            POSTGRES_DB: 'postgres',
+            PGHOST: '127.0.0.1',
+            PGPORT: String(ports.postgres),
+            PGPASSWORD: decodeURIComponent(superuser.password),
+          },
+          stopGraceMs: 0,
+        });
+      }
+      await writeFile(initialised, `${new Date().toISOString()}\n`);
+    }
+
+    log(`Temporal ${temporalVersion}: schema`);
+    await runJob(topology.temporalSchema);
+    log(`Temporal ${temporalVersion}: ${topology.temporal.map((spec) => spec.name).join(', ')}${certificates ? ' (mTLS)' : ''}`);
+    for (const spec of topology.temporal) await launch(spec, 120_000);
+    log('Temporal: namespace and search attributes');
+    await runJob(topology.temporalNamespace);
+    log(`Temporal UI ${temporalUi.version}`);
+    await launch(topology.temporalUi, 60_000);
+    log('Migrations');
+    await runJob(topology.migrate);
+
+    log(`Application: ${[...topology.delivery, ...topology.api].map((spec) => spec.name).join(', ')}`);
+    await Promise.all([...topology.delivery, ...topology.api].map((spec) => launch(spec, 180_000)));
+
+    await writeFile(topology.proxy.caddyfilePath, topology.proxy.caddyfile);
+    await launch(topology.proxy, 60_000);
+
+    const postgresPid = await postmasterPid(clusterDir);
     return {
       topology,
-      temporalVersion: plan.temporalVersion,
+      temporalVersion,
       apiUrl: `http://127.0.0.1:${ports.balancer}`,
       temporalUiUrl: `http://127.0.0.1:${ports.ui}`,
       temporalAddress: `127.0.0.1:${ports.frontend.grpc}`,
       namespace: topology.temporalNamespace.env.TEMPORAL_NAMESPACE ?? 'default',
       certificates,
-      staff: plan.staff,
+      staff,
       appEnv: topology.api[0].env,
       postgresUrl: (database) => postgres.connectionString(database),
       logDir,
       secretsDir,
       processes: () =>
-        new Map([
-          ['postgres', postgresPid],
-          ...[...supervisor.running].filter(([, child]) => child.isRunning()).map(([name, child]) => [name, child.pid] as [string, number]),
-        ]),
-      stop: () => supervisor.stop(),
+        new Map([['postgres', postgresPid], ...[...running].filter(([, child]) => child.isRunning()).map(([name, child]) => [name, child.pid] as [string, number])]),
+      stop,
     };
   } catch (err) {
-    await supervisor.stop();
+    await stop();
     throw err;
   }
 }
+
