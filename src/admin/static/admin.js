@@ -3,7 +3,7 @@
 
 import { $ } from './dom.js';
 import { followAddress, render, setAutoRefresh, setViews } from './router.js';
-import { restoreTokens, signOut } from './session.js';
+import { resumeSession, signOut } from './session.js';
 import { renderEndpoint, setUpEndpointView } from './views/endpoint.js';
 import { renderEvent } from './views/event.js';
 import { renderEvents, setUpEventsView } from './views/events.js';
@@ -26,7 +26,7 @@ async function start() {
     followAddress();
   });
 
-  if (restoreTokens()) {
+  if (resumeSession()) {
     try {
       await enterSession();
     } catch {
