@@ -4,7 +4,7 @@ import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
 import { openEndpointSecrets } from '../../src/webhooks/endpoint-store';
-import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { NON_STAFF, STAFF, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/webhook-rows';
@@ -41,11 +41,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     // Each step waits for what the page shows; a step that cannot happen fails in seconds, not in Jest's minute.
     page.setDefaultTimeout(15_000);
     page.on('request', (request) => requests.push(request));
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    // Chromium reports each 4xx answer on the console; the page shows those itself, so only other errors count.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageErrors.push(message.text());
-    });
+    collectPageErrors(page, pageErrors);
     await mkdir(SCREENSHOTS, { recursive: true });
   }, 120_000);
 

@@ -1,5 +1,5 @@
-import type { Page, Request, Response } from 'playwright-core';
-import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
+import type { Page, Response } from 'playwright-core';
+import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
@@ -17,21 +17,21 @@ const ACCESS_TOKEN_EXPIRED = 6 * 60;
 describeInBrowser('the admin page in two tabs of one session (headless Chromium)', () => {
   let app: TestApp;
   let browser: HeadlessBrowser;
-  let first: Page;
-  let second: Page;
-  const requests: Request[] = [];
+  // The first tab, and the one it opened.
+  let first: Page, second: Page;
+  /** The refresh tokens the tabs exchanged, in order. */
+  const refreshed: string[] = [];
   const pageErrors: string[] = [];
 
   beforeAll(async () => {
     app = await startTestApp();
     browser = await launchChromium();
-    browser.context.on('request', (request) => requests.push(request));
+    browser.context.on('request', (request) => {
+      if (request.url().endsWith('/authentication/refresh')) refreshed.push(JSON.parse(request.postData() ?? '{}').refresh);
+    });
     browser.context.on('page', (page) => {
       page.setDefaultTimeout(15_000);
-      page.on('pageerror', (error) => pageErrors.push(error.message));
-      page.on('console', (message) => {
-        if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageErrors.push(message.text());
-      });
+      collectPageErrors(page, pageErrors);
     });
     first = await browser.context.newPage();
     await first.goto(`${app.baseUrl}/admin/`);
@@ -59,9 +59,6 @@ describeInBrowser('the admin page in two tabs of one session (headless Chromium)
     return opened;
   }
 
-  /** The refresh tokens the tabs exchanged, in order. */
-  const refreshed = () =>
-    requests.filter((request) => request.url().endsWith('/authentication/refresh')).map((request) => JSON.parse(request.postData() ?? '{}').refresh as string);
   const endedSessions = () => app.db('ended_sessions').select('reason');
   /** How many sessions' tokens the browser keeps (the page's IndexedDB store, read from `page`). */
   const storedSessions = (page: Page) =>
@@ -85,10 +82,10 @@ describeInBrowser('the admin page in two tabs of one session (headless Chromium)
   test('both tabs go on past the access token lifetime: one refreshes at a time, and each then uses the newest tokens', async () => {
     app.clock.now += ACCESS_TOKEN_EXPIRED;
     await reloadList(first);
-    expect(refreshed()).toHaveLength(1);
+    expect(refreshed).toHaveLength(1);
     // The second tab's access token has expired as well; it takes the one the first tab got instead of refreshing.
     await reloadList(second);
-    expect(refreshed()).toHaveLength(1);
+    expect(refreshed).toHaveLength(1);
 
     // Both at once: the first refresh is held until the other tab's request has been refused too. One refresh, which
     // the other tab waits for and then uses.
@@ -108,8 +105,8 @@ describeInBrowser('the admin page in two tabs of one session (headless Chromium)
     await browser.context.unroute('**/authentication/refresh');
     browser.context.off('response', countRefusals);
     expect(refused).toBe(2);
-    expect(refreshed()).toHaveLength(2);
-    expect(new Set(refreshed()).size).toBe(2);
+    expect(refreshed).toHaveLength(2);
+    expect(new Set(refreshed).size).toBe(2);
     expect(await endedSessions()).toEqual([]);
 
     // A reload of either tab stays signed in.
@@ -119,7 +116,7 @@ describeInBrowser('the admin page in two tabs of one session (headless Chromium)
   });
 
   test('a rotated refresh token used elsewhere (stolen) still ends the session, for both tabs', async () => {
-    const stolen = refreshed()[0];
+    const stolen = refreshed[0];
     expect((await app.anonymous.request('POST', '/authentication/refresh', { refresh: stolen })).status).toBe(401);
     expect(await endedSessions()).toEqual([{ reason: 'refresh_token_reused' }]);
 
