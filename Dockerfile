@@ -24,7 +24,7 @@ COPY package.json package-lock.json ./
 # TEMPORAL_ADDRESS point at real ones.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# The admin page's static files, served as they are from src/admin/static (src/admin/page-routes.ts).
+# The admin page's static files, served as they are from src/admin/static (src/admin/page-operations.ts).
 COPY --from=build /app/src/admin/static ./src/admin/static
 # Files stay owned by root and read-only for the process; it writes nothing to disk.
 USER node

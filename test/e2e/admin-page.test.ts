@@ -4,7 +4,7 @@ import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
 import { openEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
-import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { NON_STAFF, STAFF, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/webhook-rows';
@@ -41,11 +41,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     // Each step waits for what the page shows; a step that cannot happen fails in seconds, not in Jest's minute.
     page.setDefaultTimeout(15_000);
     page.on('request', (request) => requests.push(request));
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    // Chromium reports each 4xx answer on the console; the page shows those itself, so only other errors count.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageErrors.push(message.text());
-    });
+    collectPageErrors(page, pageErrors);
     await mkdir(SCREENSHOTS, { recursive: true });
   }, 120_000);
 
@@ -307,11 +303,11 @@ describeInBrowser('admin page (headless Chromium)', () => {
   test('signs out; nothing went to another host and the page logged no error', async () => {
     const logouts = () => requests.filter((request) => request.url().endsWith('/authentication/logout')).length;
     const before = logouts();
-    await page.click('#logout');
+    // With tokens the refresh token is blocked on the server as well (once the tokens are out of the store).
+    await Promise.all([page.waitForRequest((request) => request.url().endsWith('/authentication/logout')), page.click('#logout')]);
     await page.locator('#login-view').waitFor();
     expect(await page.isVisible('#nav')).toBe(false);
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
-    // With tokens the refresh token is blocked on the server as well.
     expect(logouts() - before).toBe(1);
     for (const request of requests) expect(request.url().startsWith(`${app.baseUrl}/`)).toBe(true);
     expect(pageErrors).toEqual([]);
