@@ -9,7 +9,8 @@ import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../src/db/em
 import { persistedLocalSecret } from '../src/secrets/local-secret';
 import { ensureCertificates, type StackCertificates } from './certificates';
 import { COMPOSE_FILE, type Env, imageVersion, loadCompose } from './compose-file';
-import { namedPorts, portIsFree, type PortPlan } from './ports';
+import { portIsFree } from '../src/shared/free-port';
+import { namedPorts, type PortPlan } from './ports';
 import { ensureCaddy, ensureTemporalServer, ensureTemporalUi } from './tools';
 import { type ProcessSpec, stackTopology, type Topology } from './topology';
 

@@ -8,7 +8,7 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { DeliveryActivities, RecordedSchedule, RecordedState } from '../activities';
+import type { DeliveryActivities, RecordedProgress, RecordedSchedule, RecordedState } from '../src/delivery-rules/activity-contracts';
 import type { AttemptKind, DeliveryStatus } from '../src/delivery-rules/delivery-status';
 import {
   type AttemptInBrief,
@@ -20,7 +20,6 @@ import {
 import { type ResendRequest, ResendRequests } from '../src/delivery-rules/resend-requests';
 import { delayAfterFailedAttempt } from '../src/delivery-rules/retry-schedule';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_STATUS } from '../src/delivery-rules/search-attributes';
-import type { RecordedProgress } from '../src/webhooks/event-store';
 
 // Local activities: an attempt runs inside the workflow task that asked for it, and its result is kept in history
 // when that task completes. Against ordinary activities this saves Temporal an activity task, a second workflow task

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { upsertUser } from '../../src/auth/users';
+import { upsertUser } from '../../src/auth/accounts';
 import { projectRoot } from '../../src/config';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';

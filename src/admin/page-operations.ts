@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Context } from 'koa';
 import { projectRoot } from '../config';
-import { defineOperation, type OperationGroup } from '../http/operation';
+import { defineOperation, type OperationGroup } from '../route-context';
 import { pageHeaders } from '../http/page-headers';
 
 /**

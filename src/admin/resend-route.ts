@@ -1,10 +1,10 @@
 import type { Context } from 'koa';
-import type { RouteContext } from '../http/context';
+import type { RouteContext } from '../route-context';
 import { requestLogger } from '../http/request-log';
 import { ApiError, notFound } from '../shared/errors';
 import { type HeldResend, resendHeldEvent } from '../temporal/held-resend';
 import { reportWorkflowConflict } from '../temporal/workflow-conflicts';
-import { findEventDelivery } from '../webhooks/event-store';
+import { findEventDelivery } from '../webhook-events/event-deliveries';
 
 const temporalUnavailable = () =>
   new ApiError('delivery_unavailable', 'The delivery service (Temporal) is not reachable; try again shortly');

@@ -2,8 +2,8 @@ import type { LoginLimits } from '../config';
 import type { Db } from '../db/knex';
 import { createLoginThrottle } from './login-throttle';
 import { createPasswordCheckSlots } from './password-check-slots';
-import { findUserWithPasswordHash, type User } from './user-store';
-import { findAccountByCredentials, withoutPasswordHash } from './users';
+import { findUserWithPasswordHash, type User } from '../users/user-store';
+import { findAccountByCredentials, withoutPasswordHash } from './accounts';
 import { createVerifiedCredentials } from './verified-credentials';
 
 /*

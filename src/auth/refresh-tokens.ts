@@ -10,9 +10,9 @@ import {
   type TokenType,
   verifyToken,
 } from './tokens';
-import { addToBlacklist, isBlacklisted, removeExpiredEntries } from './refresh-token-store';
-import { isSessionEnded, recordSessionEnd, removeExpiredSessionEnds, type SessionEndReason } from './session-store';
-import { findActiveUser, type User } from './user-store';
+import { addToBlacklist, isBlacklisted, removeExpiredEntries } from '../users/refresh-token-store';
+import { isSessionEnded, recordSessionEnd, removeExpiredSessionEnds, type SessionEndReason } from '../users/session-store';
+import { findActiveUser, type User } from '../users/user-store';
 
 /*
  * Refresh tokens are stateless JWTs; the blacklist holds the ones that were rotated or logged out, until they would

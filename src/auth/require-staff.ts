@@ -4,11 +4,7 @@ import { ApiError } from '../shared/errors';
 import { parseAuthorization } from './authorization-header';
 import type { PasswordChecks } from './password-checks';
 import { tokenNotValid, type TokenSettings, verifyToken } from './tokens';
-import { findActiveUser, type User } from './user-store';
-
-export interface AuthState {
-  user: User;
-}
+import { findActiveUser, type User } from '../users/user-store';
 
 // Basic is accepted but not offered: a browser answers a Basic challenge with its password prompt and then sends
 // what was typed with every request to this origin, also those a page of another origin makes it send. Integrations

@@ -1,7 +1,7 @@
 import { createHash, createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { ApiError } from '../shared/errors';
-import type { User } from './user-store';
+import type { User } from '../users/user-store';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 5 * 60;
 export const REFRESH_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
@@ -22,7 +22,7 @@ export interface Session {
 export interface TokenClaims extends Partial<Session> {
   token_type: TokenType;
   user_id: number;
-  /** The user's token version at issue; a password change, deactivation or demotion raises it (src/auth/users.ts). */
+  /** The user's token version at issue; a password change, deactivation or demotion raises it (src/auth/accounts.ts). */
   token_version: number;
   jti: string;
   iat: number;

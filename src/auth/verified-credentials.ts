@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import type { UserWithPasswordHash } from './user-store';
+import type { UserWithPasswordHash } from '../users/user-store';
 
 /*
  * Credentials this process verified a moment ago (`LOGIN_REMEMBER_SECONDS`), so that an integration that sends HTTP

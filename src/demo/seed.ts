@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { ApiError } from '../shared/errors';
-import { ensureCampaign, insertCampaignLinksUnlessPresent } from '../platform/campaign-store';
+import { ensureCampaign, insertCampaignLinksUnlessPresent } from '../campaign-links/campaign-store';
 import { confirmNewsletterSubscription } from '../platform/confirm-newsletter-subscription';
-import { findContactIdByEmail } from '../platform/contact-store';
+import { findContactIdByEmail } from '../contacts/contact-store';
 import type { CommandResult, PlatformContext } from '../platform/context';
 import { checkoutInput, recordCheckout } from '../platform/record-checkout';
 import { reconciliationInput, recordReconciliation } from '../platform/record-reconciliation';

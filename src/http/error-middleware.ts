@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import type { Logger } from '../logger';
+import type { Logger } from 'pino';
 import { ApiError, ERROR_CODES, type ErrorCode } from '../shared/errors';
 import { requestLogger } from './request-log';
 

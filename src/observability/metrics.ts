@@ -1,24 +1,17 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
+import type { RequestObserver } from '../http/request-metrics';
 import { withTimeLimit } from '../shared/time-limit';
 import { type AttemptOutcome, DELIVERY_STATUSES, type DeliveryStatus } from '../delivery-rules/delivery-status';
 import { stuckCutoff } from '../delivery-rules/stuck-events';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
-import { countEventsByStatus, countStuckEvents, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhooks/event-store';
+import { countEventsByStatus, countStuckEvents, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhook-events/gauge-counts';
 
 /** One delivery attempt as the activity saw it; `event` is the event type (donation.completed, …). */
 export interface DeliveryAttemptObservation {
   event: string;
   outcome: AttemptOutcome;
-  durationMs: number;
-}
-
-/** One answered HTTP request; `route` is the router's pattern (or "unmatched"), never the raw path. */
-export interface HttpRequestObservation {
-  method: string;
-  route: string;
-  status: number;
   durationMs: number;
 }
 
@@ -42,9 +35,8 @@ export interface DeliveryIdentityMetrics {
   deliveryHealed(status: 'waiting' | 'failed'): void;
 }
 
-export interface Metrics extends DeliveryMetrics, RetentionMetrics, DeliveryIdentityMetrics {
+export interface Metrics extends DeliveryMetrics, RetentionMetrics, DeliveryIdentityMetrics, RequestObserver {
   readonly registry: Registry;
-  httpRequest(observation: HttpRequestObservation): void;
   /**
    * Adds the gauges read from Postgres when scraped. Only the API process registers them: every replica would
    * report the same numbers, and each scrape costs queries.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { badRequest } from '../shared/errors';
-import { upsertContact } from './contact-store';
+import { upsertContact } from '../contacts/contact-store';
 import { capContactCustomFields } from './custom-field-answers';
 import type { CommandResult, PlatformCommand } from './context';
 import {
@@ -19,14 +19,14 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { findPaymentByTransactionId, findRecurringDonation, insertRecurringDonation, type StoredPayment } from './payment-store';
+import { findPaymentByTransactionId, findRecurringDonation, insertRecurringDonation, type StoredPayment } from '../donations/payment-store';
 import { announcePayment, assertCampaignsExist, insertPayment, type PaymentRecord, presentPayment } from './payments';
 import {
   type MaterialFields,
   refuseOtherPaymentUnderSameId,
   isHeldByOwnKind,
   transactionIdInUse,
-} from './transaction-ids';
+} from '../donations/transaction-ids';
 
 const positionInput = z.object({
   amount: positiveAmountInput,

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError, badRequest, notFound } from '../shared/errors';
 import { isAmountIn } from '../shared/money';
-import { findContact } from './contact-store';
+import { findContact } from '../contacts/contact-store';
 import type { CommandResult, PlatformCommand } from './context';
 import {
   amountPrecisionProblem,
@@ -15,9 +15,9 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation, type StoredPayment } from './payment-store';
+import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation, type StoredPayment } from '../donations/payment-store';
 import { announcePayment, insertPayment, type PaymentRecord, presentPayment } from './payments';
-import { isHeldByOwnKind, refuseOtherPaymentUnderSameId, transactionIdInUse } from './transaction-ids';
+import { isHeldByOwnKind, refuseOtherPaymentUnderSameId, transactionIdInUse } from '../donations/transaction-ids';
 
 export const recurringPaymentInput = z.object({
   recurring_id: rowIdInput,

@@ -3,7 +3,8 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { DeliveryIdentityMetrics } from '../observability/metrics';
 import { createWakeUp } from '../shared/wake-up';
-import { claimOverdueEvents, type EventDelivery } from '../webhooks/event-store';
+import type { EventDelivery } from '../webhook-events/event-deliveries';
+import { claimOverdueEvents } from '../webhook-events/sweep-claims';
 import { DeliveryWorkflowConflict, ownDelivery } from './delivery-identity';
 import { startResumedDelivery } from './delivery-workflows';
 import { reportWorkflowConflict } from './workflow-conflicts';
@@ -47,8 +48,8 @@ async function healIfLost(client: Client, taskQueue: string, event: EventDeliver
 }
 
 /**
- * One pass of the healing sweep: claims up to `batchSize` events that are overdue by `marginMs` (src/webhooks/
- * event-store.ts, claimOverdueEvents) and heals each whose workflow Temporal does not run. A conflict is reported like
+ * One pass of the healing sweep: claims up to `batchSize` events that are overdue by `marginMs` (src/webhook-events/
+ * sweep-claims.ts, claimOverdueEvents) and heals each whose workflow Temporal does not run. A conflict is reported like
  * the relay's; the first other error (Temporal down) is rethrown once the pass is over, and its events are asked about
  * again one margin later.
  */

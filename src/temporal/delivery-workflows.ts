@@ -5,7 +5,7 @@ import { type DeliveryFacts, type DeliveryRun, deliveryDetails, deliverySummary 
 import type { DeliveryStatus } from '../delivery-rules/delivery-status';
 import { type EventIdentity, memoOf } from '../delivery-rules/event-identity';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_ENVIRONMENT, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../delivery-rules/search-attributes';
-import type { EventDelivery } from '../webhooks/event-store';
+import type { EventDelivery } from '../webhook-events/event-deliveries';
 import { ownDelivery } from './delivery-identity';
 
 // The workflow task timeout is how soon an attempt on a worker that died is run again elsewhere: attempts are local

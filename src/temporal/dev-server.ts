@@ -1,13 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../delivery-rules/search-attributes';
+import { portIsFree } from '../shared/free-port';
 import { devServerExecutable } from './binaries';
 import { devServerUiUrl } from './ui';
 
@@ -75,22 +75,13 @@ async function preparePrivateState(dataDir: string): Promise<string> {
  * Resolves when nothing listens on 127.0.0.1:port. Otherwise the start must fail here: the server would not start,
  * yet whatever holds the port (often a dev server that an earlier start left running) would answer in its place.
  */
-function refuseTakenPort(port: number, setting: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new Error(
-              `Port ${port} (${setting}) is taken by another process, perhaps a Temporal dev server that an earlier ` +
-                `start left running; this start's own dev server cannot listen there. Stop that process, or set ` +
-                `${setting} to a free port.`,
-            )
-          : err,
-      ),
-    );
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
-  });
+async function refuseTakenPort(port: number, setting: string): Promise<void> {
+  if (await portIsFree(port)) return;
+  throw new Error(
+    `Port ${port} (${setting}) is taken by another process, perhaps a Temporal dev server that an earlier ` +
+      `start left running; this start's own dev server cannot listen there. Stop that process, or set ` +
+      `${setting} to a free port.`,
+  );
 }
 
 /** Whether the frontend at `address` answers for `namespace`. */

@@ -1,8 +1,10 @@
 import type { Client } from '@temporalio/client';
+import type { RecoveryResend } from '../../activities/recovery-activities';
 import type { Db } from '../db/knex';
-import { withEventHeldForResend } from '../webhooks/event-store';
+import { withEventHeldForResend } from '../webhook-events/event-deliveries';
 import { DeliveryWorkflowConflict } from './delivery-identity';
 import { requestResend } from './delivery-workflows';
+import { type ConflictReporting, reportWorkflowConflict } from './workflow-conflicts';
 
 /** How long a resend may hold its event's row while Temporal takes the request. */
 const RESEND_REQUEST_DEADLINE_MS = 10_000;
@@ -39,4 +41,11 @@ export async function resendHeldEvent(db: Db, client: Client, taskQueue: string,
       throw err;
     }
   });
+}
+
+/** The resend of one event for a bulk recovery: a workflow id conflict is reported, then skipped like any other reason. */
+export async function resendForRecovery(reporting: ConflictReporting, client: Client, taskQueue: string, eventId: number): Promise<RecoveryResend> {
+  const resend = await resendHeldEvent(reporting.db, client, taskQueue, eventId);
+  if (resend.kind === 'workflow-conflict') await reportWorkflowConflict(reporting, resend.conflict, 'resend');
+  return resend.kind === 'accepted' ? { kind: 'accepted', seenAttempts: resend.seenAttempts } : { kind: 'skipped', reason: resend.kind };
 }

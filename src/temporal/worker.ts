@@ -3,10 +3,12 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { type NativeConnection, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
-import { type ActivityDependencies, createActivities } from '../../activities';
-import { createRecoveryActivities } from '../../activities/recovery';
-import { createRetentionActivities } from '../../activities/retention';
+import { createDeliveryActivities, type DeliveryActivityDependencies } from '../../activities/delivery-activities';
+import { createRecoveryActivities } from '../../activities/recovery-activities';
+import { createRetentionActivities } from '../../activities/retention-activities';
 import type { DeliveryMetrics, RetentionMetrics } from '../observability/metrics';
+import { resendForRecovery } from './held-resend';
+import { runningDeliveries } from './running-deliveries';
 
 /** The workflow sources: workflows/index.ts under ts-node/Jest, dist/workflows/index.js when compiled. */
 export const deliveryWorkflowsPath = require.resolve('../../workflows');
@@ -79,7 +81,7 @@ export function deliveryWorkerSettings(tuning: WorkerTuning = {}): WorkerTuning 
   return settings;
 }
 
-export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metrics'> {
+export interface DeliveryWorkerOptions extends Omit<DeliveryActivityDependencies, 'metrics'> {
   /** Counts delivery attempts and what the retention purge removed. */
   metrics?: DeliveryMetrics & RetentionMetrics;
   connection: NativeConnection;
@@ -115,6 +117,7 @@ export async function createDeliveryWorker({
   deployment,
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
+  const { db, log } = dependencies;
   const settings = deliveryWorkerSettings({
     ...tuning,
     maxCachedWorkflows: maxCachedWorkflows ?? tuning?.maxCachedWorkflows,
@@ -139,9 +142,9 @@ export async function createDeliveryWorker({
     namespace,
     taskQueue,
     activities: {
-      ...createActivities(dependencies),
-      ...createRetentionActivities({ ...dependencies, client }),
-      ...createRecoveryActivities({ ...dependencies, client, taskQueue }),
+      ...createDeliveryActivities(dependencies),
+      ...createRetentionActivities({ ...dependencies, runningAmong: (events) => runningDeliveries(client, events) }),
+      ...createRecoveryActivities({ ...dependencies, resend: (eventId) => resendForRecovery({ db, log }, client, taskQueue, eventId) }),
     },
     ...settings,
     ...workflows,

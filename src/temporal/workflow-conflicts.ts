@@ -1,7 +1,7 @@
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { DeliveryIdentityMetrics, WorkflowConflictSource } from '../observability/metrics';
-import { recordDeliveryProblem } from '../webhooks/event-store';
+import { recordDeliveryProblem } from '../webhook-events/event-deliveries';
 import type { DeliveryWorkflowConflict } from './delivery-identity';
 
 export interface ConflictReporting {

@@ -1,7 +1,7 @@
 import jwt from 'jsonwebtoken';
 import { loadConfig } from '../../src/config';
 import { createDb } from '../../src/db/knex';
-import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/users';
+import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/accounts';
 import { PRODUCTION_ENV } from '../support/production-env';
 import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
 import { basicAuth, bearer, NON_STAFF, STAFF, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/test-app';

@@ -2,7 +2,7 @@ import type { LoginLimits } from '../../src/config';
 import { ApiError } from '../../src/shared/errors';
 import { createPasswordChecks, type PasswordChecks } from '../../src/auth/password-checks';
 import { hashPassword } from '../../src/auth/passwords';
-import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/users';
+import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/accounts';
 import { clientNetworkOf, createLoginThrottle, type LoginAttempt, loginDelaySeconds, type LoginThrottle } from '../../src/auth/login-throttle';
 import type { Db } from '../../src/db/knex';
 import { createTestDatabase } from '../support/database';

@@ -1,5 +1,5 @@
 import { createVerifiedCredentials } from '../../src/auth/verified-credentials';
-import type { UserWithPasswordHash } from '../../src/auth/user-store';
+import type { UserWithPasswordHash } from '../../src/users/user-store';
 
 /* Sharing a check of identical credentials under way, in memory: which outcomes are shared, and what is remembered. */
 

@@ -33,11 +33,11 @@ function documentedVariables(): Map<string, string> {
   return new Map(entries.map((m) => [m[1], m[2]]));
 }
 
-/** The variable names src/config.ts reads: the keys of its environment schema. */
+/** The variable names the service reads: the keys of the environment schema (src/config-variables.ts). */
 function configVariables(): Set<string> {
-  const source = read('src/config.ts');
+  const source = read('src/config-variables.ts');
   const schema = /const environmentSchema = z\.object\(\{([\s\S]*?)\n\}\);/.exec(source);
-  if (!schema) throw new Error('environmentSchema not found in src/config.ts');
+  if (!schema) throw new Error('environmentSchema not found in src/config-variables.ts');
   return new Set([...schema[1].matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]));
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
-import { openEndpointSecrets } from '../../src/webhooks/endpoint-store';
+import { openEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
 import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { NON_STAFF, STAFF, type TestApp } from '../support/test-app';

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { upsertUser } from '../../src/auth/users';
+import { upsertUser } from '../../src/auth/accounts';
 import { basicAuth, bearer, NON_STAFF, STAFF, startTestApp, TEST_JWT_SECRET as SECRET, type TestApp } from '../support/test-app';
 import { loopbackClients, requestFrom } from '../support/loopback-client';
 

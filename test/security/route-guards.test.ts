@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import type Router from '@koa/router';
-import { readApiGroups } from '../../src/api/surface';
+import { readApiGroups } from '../../src/api/read-api-groups';
 import { declarationOf } from '../../src/http/mount';
 import { insertCampaign, insertCampaignLinks, insertContact } from '../support/api-fixtures';
 import { routerOf } from '../support/app-router';

@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, type DeliveryWorkerOptions, deliveryWorkflowsPath } from '../../src/temporal/worker';
-import { findEventDelivery } from '../../src/webhooks/event-store';
+import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { createTimeSkippingEnvironment } from './temporal';
 import { startTestApp, type TestApp } from './test-app';
 

@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
 import type Koa from 'koa';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/runtime/app';
 import { answerClientErrors } from '../../src/http/client-errors';
-import type { AppDependencies } from '../../src/http/context';
+import type { AppDependencies } from '../../src/route-context';
 import { issueTokenPair } from '../../src/auth/tokens';
-import { upsertUser } from '../../src/auth/users';
+import { upsertUser } from '../../src/auth/accounts';
 import { type Config, loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';

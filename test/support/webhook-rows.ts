@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
 import type { WebhookEventType } from '../../src/webhooks/event-types';
-import { sealEndpointSecrets } from '../../src/webhooks/endpoint-store';
+import { sealEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
 import { presentedDonor } from './platform-donor';
-import { insertEvent as writeEvent } from '../../src/webhooks/event-store';
+import { insertEvent as writeEvent } from '../../src/webhook-events/outbox';
 
 /** The key of the endpoints these helpers insert: give it to the activities that deliver their events. */
 export const TEST_KEYRING = createKeyring([generateSecretKey()]);

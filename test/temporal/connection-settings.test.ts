@@ -2,17 +2,13 @@ import { chmod, copyFile, mkdtemp, rm, symlink, writeFile } from 'node:fs/promis
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
-import {
-  describeTemporalConnection,
-  explainTemporalConnectionFailure,
-  MAX_SETTING_FILE_BYTES,
-  openTemporalSettings,
-  temporalConnection,
-} from '../../src/temporal/connection';
+import { describeTemporalConnection, openTemporalSettings } from '../../src/temporal/connection';
+import { explainTemporalConnectionFailure } from '../../src/temporal/connection-failures';
+import { MAX_SETTING_FILE_BYTES, temporalConnection } from '../../src/temporal/connection-settings';
 import { captureLogs } from '../support/log-capture';
 import { createTestAuthority, type PemPair, type TestAuthority } from '../support/certificates';
 
-// The Temporal TLS settings as src/config.ts reads them and src/temporal/connection.ts turns them into connection
+// The Temporal TLS settings as src/config.ts reads them and src/temporal/connection-settings.ts turns them into connection
 // options: every bad configuration is refused at start, naming its setting, and nothing secret is ever repeated.
 
 const DAY_MS = 24 * 60 * 60 * 1000;

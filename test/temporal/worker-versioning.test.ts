@@ -10,7 +10,7 @@ import { requestResend } from '../../src/temporal/delivery-workflows';
 import { startOutboxRelay } from '../../src/temporal/outbox-relay';
 import type { DevServerHandle } from '../../src/temporal/dev-server';
 import { type CurrentVersionWatch, deliveryWorkerDeployment, watchCurrentVersion } from '../../src/temporal/worker-deployment';
-import { findEventDelivery } from '../../src/webhooks/event-store';
+import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import * as workflows from '../../workflows';
 import { createTestDatabase } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';

@@ -3,7 +3,8 @@ import http from 'node:http';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
-import { createActivities, type DeliveryActivities } from '../../activities';
+import { createDeliveryActivities } from '../../activities/delivery-activities';
+import type { DeliveryActivities } from '../../src/delivery-rules/activity-contracts';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
@@ -37,7 +38,7 @@ const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A)
 
 beforeAll(async () => {
   ({ db, url: dbUrl } = await createTestDatabase());
-  activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: TEST_KEYRING });
+  activities = createDeliveryActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: TEST_KEYRING });
   subscriber = await startSubscriber({ reply: (request) => replies(request) });
 });
 
@@ -177,7 +178,7 @@ describe('attemptDelivery', () => {
   test('secrets sealed with a key no longer in SECRETS_KEYS fail the attempt, naming column and key, never a value', async () => {
     const event = await newEvent({ basicAuth: { username: 'crm', password: 'pw-under-the-old-key' }, signingSecret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` });
     const otherKey = createKeyring([generateSecretKey()]);
-    const withoutTheKey = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: otherKey });
+    const withoutTheKey = createDeliveryActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: otherKey });
     const result = await run(withoutTheKey.attemptDelivery, firstAttempt(event.id));
 
     const keyId = TEST_KEYRING.sealingKeyId;
@@ -371,7 +372,7 @@ describe('with the database down', () => {
 
   test('both activities throw (Temporal retries them) and nothing is sent', async () => {
     const event = await newEvent();
-    const down = createActivities({ db: downDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
+    const down = createDeliveryActivities({ db: downDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
     await expect(run(down.attemptDelivery, firstAttempt(event.id))).rejects.toThrow(/ECONNREFUSED/);
     await expect(
       run(down.recordAttempt, { ...firstAttempt(event.id), attempt: { kind: 'scheduled', number: 1, outcome: 'failed' }, result: failed }),
@@ -390,7 +391,7 @@ describe('with the database down', () => {
         void proxy.cut(); // down while the subscriber answers
         return { status: 200, body: 'got it' };
       };
-      const proxied = createActivities({ db: proxiedDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
+      const proxied = createDeliveryActivities({ db: proxiedDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
       const result = await run(proxied.attemptDelivery, firstAttempt(event.id));
 
       expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, recorded: null });

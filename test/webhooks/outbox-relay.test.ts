@@ -6,7 +6,7 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
-import { claimUnstartedEvents, endClaim } from '../../src/webhooks/event-store';
+import { claimUnstartedEvents, endClaim } from '../../src/webhook-events/relay-claims';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';

@@ -11,7 +11,7 @@ import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } fr
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { basicAuth, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
-import { findEventDelivery } from '../../src/webhooks/event-store';
+import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 
 const MINUTE = 60_000;
 const log = createLogger('silent');

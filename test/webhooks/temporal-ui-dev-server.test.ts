@@ -5,7 +5,7 @@ import type { Db } from '../../src/db/knex';
 import { type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import type { DevServerHandle } from '../../src/temporal/dev-server';
 import { requestResend } from '../../src/temporal/delivery-workflows';
-import { findEventDelivery } from '../../src/webhooks/event-store';
+import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { createTestDatabase } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';

@@ -5,7 +5,7 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { requestResend } from '../../src/temporal/delivery-workflows';
-import { findEventDelivery } from '../../src/webhooks/event-store';
+import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { deliveryStateQuery } from '../../workflows';
 import { createTestDatabase } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';

@@ -5,7 +5,7 @@ import { relayPendingEvents } from '../../src/temporal/outbox-relay';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../../src/webhooks/payload-versions';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
-import { recordTestEvent } from '../../src/webhooks/test-events';
+import { recordTestEvent } from '../../src/webhook-events/test-events';
 import { documentedResponses } from '../support/documented-responses';
 import { eventually } from '../support/eventually';
 import type { TestApp } from '../support/test-app';
