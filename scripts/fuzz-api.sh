@@ -33,7 +33,7 @@ for _ in $(seq 1 120); do
 done
 
 # The failed-login limit per client address is lifted: the fuzzer sends thousands of wrong passwords from one
-# address and would otherwise lock out its own staff token. The limit has its own tests (test/security).
+# address and would otherwise lock out its own staff token. The limit has its own tests (test/auth).
 status=0
 SCHEMATHESIS_HOOKS=staff_auth PYTHONPATH=scripts/fuzz .tools/schemathesis/bin/st run "$FUZZ_BASE_URL/api/openapi.json" \
   --checks not_a_server_error,response_schema_conformance \

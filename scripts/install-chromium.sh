@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's Chromium for the browser tests (test/e2e/). playwright-core drives it and never downloads a browser of
+# Debian's Chromium for the browser tests (test/**/*.e2e.test.ts). playwright-core drives it and never downloads a browser of
 # its own. Idempotent: does nothing when /usr/bin/chromium exists. Needs root and apt (Debian 12 "bookworm").
 set -euo pipefail
 

@@ -1,5 +1,5 @@
 /**
- * The one rule of resend, in the words the admin API's description and the docs use (test/unit/
+ * The one rule of resend, in the words the admin API's description and the docs use (test/delivery-rules/
  * delivery-resend-requests.test.ts holds them to these words): double clicks, two operators and retried calls make one
  * attempt, and a request never waits for more than the attempt under way.
  */

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /** The stuck rule of src/delivery-rules/stuck-events.ts as a SQL condition: the admin's filter and the metric use it. */
 
 /**
- * `dueSince` of src/delivery-rules/stuck-events.ts as Postgres computes it; test/webhooks/stuck-events.test.ts holds
+ * `dueSince` of src/delivery-rules/stuck-events.ts as Postgres computes it; test/webhook-events/stuck-events.test.ts holds
  * the two to the same answers. The status condition lets the `(status, id)` index find the few candidates.
  */
 const DUE_SINCE_SQL = `CASE WHEN status = 'waiting' AND attempts = 0 THEN coalesce(workflow_started_at, created_at) WHEN status = 'failed' THEN next_attempt_at END`;

@@ -14,7 +14,7 @@ export const SUPPORTED_RELEASES: readonly string[] = ['0.1.0'];
 /**
  * The last migration (file name) each release shipped. The migrations after the newest one are this release's own,
  * and while the previous release runs against them they must not take away what it reads or writes
- * (test/migrations-rule.test.ts).
+ * (test/migrations/migrations-rule.test.ts).
  */
 export const LAST_MIGRATION_OF_RELEASE: Readonly<Record<string, string>> = {
   '0.1.0': '016_add_new_donations_to_contact_totals',

@@ -17,7 +17,7 @@ import type { PayloadFeatures } from '../payload-versions';
  * The `data` of every event as zod schemas. Each schema is built from the payload version's features, the same
  * declaration the renderers read (payload-versions.ts), and the renderers' output types are inferred from the
  * widest of them (`…Data` below), so a field the renderers write and the schemas lack does not compile; the tests
- * render every case of every version and validate it against its exact schema (test/unit/payloads.test.ts).
+ * render every case of every version and validate it against its exact schema (test/webhooks/payloads.test.ts).
  */
 
 const customFieldsWhenAnswered = customFields.optional().meta({

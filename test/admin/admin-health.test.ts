@@ -1,6 +1,6 @@
-import { documentedResponses } from './support/documented-responses';
-import { startTestApp, type TestApp } from './support/test-app';
-import { insertEndpoint, insertEvent } from './support/webhook-rows';
+import { documentedResponses } from '../support/documented-responses';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { insertEndpoint, insertEvent } from '../support/webhook-rows';
 
 // The health view's numbers: attempts per hour by outcome, success rate, median and p95 duration, last success.
 // The app's clock stands at 2025-07-15T10:30:00Z.

@@ -1,6 +1,6 @@
-import { PLATFORM_DONOR as donor } from './support/platform-donor';
-import { checkoutBody, eventsCreatedBy, useEndpoint } from './support/platform-calls';
-import { startTestApp, type TestApp } from './support/test-app';
+import { PLATFORM_DONOR as donor } from '../support/platform-donor';
+import { checkoutBody, eventsCreatedBy, useEndpoint } from '../support/platform-calls';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * A contact's merged custom field answers are capped (docs/platform-api.md): the latest answer to each of its most

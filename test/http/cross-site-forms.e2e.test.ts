@@ -9,7 +9,7 @@ import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../supp
  * submits a `text/plain` form to a state-changing admin operation. Before, the form's request ran as the staff
  * member (here a resend of an unknown event: a 404 from inside the operation); now it is refused as cross-origin
  * before any credentials are looked at. (That no 401 offers Basic any more, so that no browser prompts for it, is
- * test/security/cross-origin.test.ts.)
+ * test/http/cross-origin.test.ts.)
  */
 
 const runs = chromiumAvailable();

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { sleepFourHours } from './fixtures/sleep-workflow';
-import { createTimeSkippingEnvironment } from './support/temporal';
+import { sleepFourHours } from '../fixtures/sleep-workflow';
+import { createTimeSkippingEnvironment } from '../support/temporal';
 
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundleWithSourceMap;
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
-  workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('./fixtures/sleep-workflow') });
+  workflowBundle = await bundleWorkflowCode({ workflowsPath: require.resolve('../fixtures/sleep-workflow') });
 });
 
 afterAll(async () => {

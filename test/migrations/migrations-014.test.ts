@@ -1,6 +1,6 @@
-import type { Db } from '../src/db/knex';
-import { createTestDatabase } from './support/database';
-import { insertEndpoint } from './support/webhook-rows';
+import type { Db } from '../../src/db/knex';
+import { createTestDatabase } from '../support/database';
+import { insertEndpoint } from '../support/webhook-rows';
 
 let db: Db;
 

@@ -1,6 +1,6 @@
-import { PLATFORM_DONOR as donor } from './support/platform-donor';
-import { checkoutBody, eventsCreatedBy, nextTransactionId, shopOrderBody, useEndpoint } from './support/platform-calls';
-import { startTestApp, type TestApp } from './support/test-app';
+import { PLATFORM_DONOR as donor } from '../support/platform-donor';
+import { checkoutBody, eventsCreatedBy, nextTransactionId, shopOrderBody, useEndpoint } from '../support/platform-calls';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * The transaction id as idempotency key (docs/platform-api.md): a repeat of the same payment is a 200 with its

@@ -1,4 +1,4 @@
-import { startTestApp, type TestApp } from './support/test-app';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
 

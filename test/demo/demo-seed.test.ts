@@ -1,7 +1,7 @@
-import { loadConfig } from '../src/config';
-import type { Db } from '../src/db/knex';
-import { seedDemoData } from '../src/demo/seed';
-import { createTestDatabase } from './support/database';
+import { loadConfig } from '../../src/config';
+import type { Db } from '../../src/db/knex';
+import { seedDemoData } from '../../src/demo/seed';
+import { createTestDatabase } from '../support/database';
 
 let db: Db;
 

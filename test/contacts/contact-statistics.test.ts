@@ -1,8 +1,8 @@
-import type { Db } from '../src/db/knex';
-import { ANNA, CLAIRE, insertCheckout, insertContact, LUCA, MARCO } from './support/api-fixtures';
-import { contactCountsKept, contactCountsRecomputed } from './support/contact-counts';
-import { createTestDatabase } from './support/database';
-import { eventually } from './support/eventually';
+import type { Db } from '../../src/db/knex';
+import { ANNA, CLAIRE, insertCheckout, insertContact, LUCA, MARCO } from '../support/api-fixtures';
+import { contactCountsKept, contactCountsRecomputed } from '../support/contact-counts';
+import { createTestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
 
 // The statistics Postgres keeps for crm/contacts/ (migration 011) must always equal what the donations and contacts
 // say; these tests change the data every way the schema allows and compare with the aggregate computed afresh.

@@ -1,10 +1,10 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { ADMIN_STATIC_DIR } from '../src/admin/page-operations';
-import { rawExchange } from './support/raw-http';
-import { startTestApp, type TestApp } from './support/test-app';
+import { ADMIN_STATIC_DIR } from '../../src/admin/page-operations';
+import { rawExchange } from '../support/raw-http';
+import { startTestApp, type TestApp } from '../support/test-app';
 
-// How the admin page is served (its behaviour in a browser: test/e2e/admin-page.test.ts).
+// How the admin page is served (its behaviour in a browser: test/admin/admin-page.e2e.test.ts).
 
 let app: TestApp;
 

@@ -1,7 +1,7 @@
-import { startSubscriber } from '../src/demo/subscriber-server';
-import { startTestSubscriber, type TestSubscriber } from '../src/demo/test-subscriber';
-import { signatureHeaders } from '../src/webhooks/signature';
-import { eventually } from './support/eventually';
+import { startSubscriber } from '../../src/demo/subscriber-server';
+import { startTestSubscriber, type TestSubscriber } from '../../src/demo/test-subscriber';
+import { signatureHeaders } from '../../src/webhooks/signature';
+import { eventually } from '../support/eventually';
 
 let subscriber: TestSubscriber;
 let lines: string[];

@@ -1,8 +1,8 @@
-import type { Db } from '../src/db/knex';
-import { ANNA, insertCheckout, insertContact, LUCA } from './support/api-fixtures';
-import { contactCountsKept, contactCountsRecomputed } from './support/contact-counts';
-import { createTestDatabase } from './support/database';
-import { insertEndpoint } from './support/webhook-rows';
+import type { Db } from '../../src/db/knex';
+import { ANNA, insertCheckout, insertContact, LUCA } from '../support/api-fixtures';
+import { contactCountsKept, contactCountsRecomputed } from '../support/contact-counts';
+import { createTestDatabase } from '../support/database';
+import { insertEndpoint } from '../support/webhook-rows';
 
 let db: Db;
 

@@ -1,15 +1,15 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../src/config';
-import { connectToService, CredentialsRefusedError, ServiceUnreachableError } from '../src/demo/service-client';
-import { DEMO_CAMPAIGNS } from '../src/demo/swiss-data';
-import { type DemoTrafficOptions, runDemoTraffic, trafficOptionsFrom } from '../src/demo/traffic';
-import { planTraffic, type TrafficStep } from '../src/demo/traffic-plan';
-import { runTraffic } from '../src/demo/traffic-runner';
-import { freePort } from './support/free-port';
-import { startTcpProxy } from './support/tcp-proxy';
-import { NON_STAFF, STAFF, startTestApp, type TestApp } from './support/test-app';
+import { loadConfig } from '../../src/config';
+import { connectToService, CredentialsRefusedError, ServiceUnreachableError } from '../../src/demo/service-client';
+import { DEMO_CAMPAIGNS } from '../../src/demo/swiss-data';
+import { type DemoTrafficOptions, runDemoTraffic, trafficOptionsFrom } from '../../src/demo/traffic';
+import { planTraffic, type TrafficStep } from '../../src/demo/traffic-plan';
+import { runTraffic } from '../../src/demo/traffic-runner';
+import { freePort } from '../support/free-port';
+import { startTcpProxy } from '../support/tcp-proxy';
+import { NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
 let campaigns: { id: number; title: string }[];

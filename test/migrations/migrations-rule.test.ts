@@ -1,17 +1,17 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import { appliedName, migrationFiles, migrationSource } from '../migrations';
-import { type Db, migrateToLatest } from '../src/db/knex';
-import { createTestDatabase } from './support/database';
-import { destructiveChanges, ruleBroken } from './support/migration-rule';
-import { LAST_MIGRATION_OF_RELEASE } from './support/releases';
+import { appliedName, migrationFiles, migrationSource } from '../../migrations';
+import { type Db, migrateToLatest } from '../../src/db/knex';
+import { createTestDatabase } from '../support/database';
+import { destructiveChanges, ruleBroken } from '../support/migration-rule';
+import { LAST_MIGRATION_OF_RELEASE } from '../support/releases';
 
 // How migrations keep a deploy safe (docs/operations.md, "Schema changes"): their names sort in the order they run;
 // the names a database recorded never change; and a migration new in this release only adds to what the previous
 // release, still running during the deploy, reads and writes.
 
-const MIGRATIONS_DIR = path.join(__dirname, '..', 'migrations');
+const MIGRATIONS_DIR = path.join(__dirname, '..', '..', 'migrations');
 
 /** The names release 0.1.0 recorded in knex_migrations, in the order it applied them. */
 const APPLIED_BY_0_1_0 = [

@@ -1,7 +1,7 @@
-import { PLATFORM_DONOR } from './support/platform-donor';
-import { documentedResponses } from './support/documented-responses';
-import { startTestApp, type TestApp } from './support/test-app';
-import { insertEvent } from './support/webhook-rows';
+import { PLATFORM_DONOR } from '../support/platform-donor';
+import { documentedResponses } from '../support/documented-responses';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { insertEvent } from '../support/webhook-rows';
 
 // Finding events on the admin API: by transaction id, donation/checkout/order number and e-mail, in a created range,
 // combined with the status and type filters. Events come from real platform calls (the outbox path) and rows.

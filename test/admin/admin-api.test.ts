@@ -1,5 +1,5 @@
-import { startTestApp, type TestApp } from './support/test-app';
-import { PRODUCTION_ENV } from './support/production-env';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { PRODUCTION_ENV } from '../support/production-env';
 
 let app: TestApp;
 
@@ -61,7 +61,7 @@ describe('webhook endpoint configuration', () => {
       expect(text).not.toContain('very-secret-password');
       expect(text).not.toContain('whsec_');
     }
-    // Stored encrypted (test/security/secrets-at-rest.test.ts), for the deliveries to open.
+    // Stored encrypted (test/secrets/secrets-at-rest.test.ts), for the deliveries to open.
     expect(await app.db('webhook_endpoints').first('basic_auth_password', 'signing_secret')).toEqual({
       basic_auth_password: expect.stringMatching(/^enc:v1:/),
       signing_secret: expect.stringMatching(/^enc:v1:/),

@@ -1,5 +1,5 @@
-import { checkoutBody, eventsCreatedBy, nextTransactionId, shopOrderBody, useEndpoint } from './support/platform-calls';
-import { startTestApp, type TestApp } from './support/test-app';
+import { checkoutBody, eventsCreatedBy, nextTransactionId, shopOrderBody, useEndpoint } from '../support/platform-calls';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * Every amount the platform API takes is an amount of its currency (ISO 4217 minor units, at most the two decimals

@@ -1,6 +1,6 @@
-import { PLATFORM_DONOR as donor } from './support/platform-donor';
-import { checkoutBody, type EventRow, eventsCreatedBy, useEndpoint } from './support/platform-calls';
-import { startTestApp, type TestApp } from './support/test-app';
+import { PLATFORM_DONOR as donor } from '../support/platform-donor';
+import { checkoutBody, type EventRow, eventsCreatedBy, useEndpoint } from '../support/platform-calls';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * Consent belongs to the address that confirmed (docs/platform-api.md): a double opt-in never sets the newsletter

@@ -1,10 +1,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, projectRoot } from '../src/config';
-import { ensureDemoAdmin, ensureDemoNonStaffUser } from '../src/demo/admin-user';
-import { seedDemoData } from '../src/demo/seed';
-import { basicAuth, startTestApp, type TestApp } from './support/test-app';
+import { loadConfig, projectRoot } from '../../src/config';
+import { ensureDemoAdmin, ensureDemoNonStaffUser } from '../../src/demo/admin-user';
+import { seedDemoData } from '../../src/demo/seed';
+import { basicAuth, startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * docs/demo.md lists the demo data by id so that a first-time caller can find it; this keeps that list true, and

@@ -1,7 +1,7 @@
-import { isValidQrReference } from '../src/platform/invoice-reference';
-import type { EndpointSettings } from '../src/webhook-endpoint/endpoint-store';
-import { insertCampaignLinks } from './support/api-fixtures';
-import { PLATFORM_DONOR as donor, presentedDonor } from './support/platform-donor';
+import { isValidQrReference } from '../../src/platform/invoice-reference';
+import type { EndpointSettings } from '../../src/webhook-endpoint/endpoint-store';
+import { insertCampaignLinks } from '../support/api-fixtures';
+import { PLATFORM_DONOR as donor, presentedDonor } from '../support/platform-donor';
 import {
   checkoutBody as baseCheckoutBody,
   eventsCreatedBy as eventsOf,
@@ -9,8 +9,8 @@ import {
   SHOP_CUSTOMER as customer,
   shopOrderBody,
   useEndpoint as useAnyEndpoint,
-} from './support/platform-calls';
-import { startTestApp, type TestApp } from './support/test-app';
+} from '../support/platform-calls';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 let app: TestApp;
 let water: number;
