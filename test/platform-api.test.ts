@@ -589,6 +589,9 @@ describe('validation and access', () => {
     const cases: [unknown, RegExp][] = [
       [{}, /environment.*currency.*donor.*positions.*payment/],
       [checkoutBody({ positions: [{ amount: 10.005 }] }), /positions.0.amount: must be a number with at most 2 decimals/],
+      // Exactly two decimals: close to a cent is not a cent (was rounded to 50.00).
+      [checkoutBody({ positions: [{ amount: 50.0000000001 }] }), /positions.0.amount: must be a number with at most 2 decimals/],
+      [checkoutBody({ positions: [{ amount: 1_000_000_000 }] }), /positions.0.amount: .*999999999.99/],
       [checkoutBody({ positions: [{ amount: 0 }] }), /positions.0.amount: must be greater than 0/],
       [checkoutBody({ positions: [] }), /positions/],
       [checkoutBody({ currency: 'chf' }), /currency/],

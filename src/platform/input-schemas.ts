@@ -34,10 +34,9 @@ export const optionalText = (max: number) => text(max).nullable().default(null);
 /** An amount in the currency's units: a number with at most two decimals, below a billion. */
 const amountInput = z
   .number()
-  .max(999_999_999.99)
+  .max(999_999_999.99, 'must be at most 999999999.99')
   .refine((value) => toMinor(value) !== undefined, 'must be a number with at most 2 decimals');
-// Compared in minor units: 5e-324 is above 0 as a number, yet 0.00 as an amount.
-export const positiveAmountInput = amountInput.refine((value) => value > 0 && toMinor(value) !== 0, 'must be greater than 0');
+export const positiveAmountInput = amountInput.refine((value) => value > 0, 'must be greater than 0');
 export const nonNegativeAmountInput = amountInput.refine((value) => value >= 0, 'must not be negative');
 
 /** Why an amount is not one of the currency's: finer than its smallest amount (a yen has no decimals). */
