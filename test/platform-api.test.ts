@@ -613,6 +613,13 @@ describe('validation and access', () => {
     expect(await app.db('contacts').count('* as n')).toEqual(contactsBefore);
   });
 
+  test('a body linking to a campaign or contact that does not exist is a 400 with its own code (docs/platform-api.md)', async () => {
+    const campaign = await postCheckout(checkoutBody({ positions: [{ amount: 10, campaign_id: 987654 }] }));
+    expect([campaign.status, campaign.body.code]).toEqual([400, 'unknown_campaign']);
+    const contact = await app.request('POST', '/platform/newsletter-subscriptions', { email: 'nobody@example.ch', language: 'de', contact_id: 987654 });
+    expect([contact.status, contact.body.code]).toEqual([400, 'unknown_contact']);
+  });
+
   test('currency, country and language are checked against the ISO lists, not only by shape', async () => {
     const tablesBefore = await Promise.all(['contacts', 'checkouts', 'newsletter_subscriptions'].map((table) => app.db(table).count('* as n')));
     const refused: [Record<string, unknown>, string, string][] = [
