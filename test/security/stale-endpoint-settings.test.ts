@@ -141,6 +141,13 @@ describe('a stored URL that the URL rules refuse since it was saved', () => {
     expect(answer.body).toMatchObject({ url: 'https://crm.example.org/v2', basic_auth_password_set: true, signing_secret_set: true });
   });
 
+  test('also when the stored URL does not parse at all: a PUT with a valid URL and the password is accepted', async () => {
+    await app.db('webhook_endpoints').update({ url: 'https://crm.example.org:99999/\\x' });
+    expect((await put({ active: true })).body.problems).toEqual([expect.objectContaining({ name: 'url' })]);
+    const answer = await put({ url: 'https://crm.example.org/v3', basic_auth_password: 'for-the-new-host' });
+    expect([answer.status, answer.body.url]).toEqual([200, 'https://crm.example.org/v3']);
+  });
+
   test('a PUT that gives a valid URL but leaves the password on the old origin is refused for that, not the old URL', async () => {
     const answer = await put({ url: 'https://crm.example.org/v2' });
     expect(answer.status).toBe(400);
