@@ -16,6 +16,7 @@ import type { DeliveryMetrics } from '../src/observability/metrics';
 import type { Keyring } from '../src/secrets/keyring';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { classifyExchange, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
+import { keySpellings } from '../src/webhooks/secret-redaction';
 import { openEndpointSecrets } from '../src/webhook-endpoint/endpoint-store';
 import {
   type DeliveryProgress,
@@ -25,7 +26,7 @@ import {
   findRecordedProgress,
   recordAttempt as writeAttempt,
 } from '../src/webhook-events/attempts';
-import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
+import { signatureHeaders, signingKey } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
 import { SubscriberConnections } from './subscriber-connections';
@@ -68,14 +69,15 @@ const basicCredentials = (endpoint: EndpointForAttempt) =>
 
 /**
  * What must never come back out through a stored response: the password, the header made of it, the signing secret
- * and its key's base64 (what a subscriber configures without the `whsec_`).
+ * and its key in the spellings tools print it (base64, what a subscriber configures without the `whsec_`; base64url;
+ * hex).
  */
 function secretsOf(endpoint: EndpointForAttempt): string[] {
   const { basic_auth_username: username, basic_auth_password: password, signing_secret: secret } = endpoint;
   return [
     ...(username ? [basicCredentials(endpoint)] : []),
     ...(password ? [password] : []),
-    ...(secret ? [secret, ...(secret.startsWith(SIGNING_SECRET_PREFIX) ? [secret.slice(SIGNING_SECRET_PREFIX.length)] : [])] : []),
+    ...(secret ? [secret, ...keySpellings(signingKey(secret))] : []),
   ];
 }
 

@@ -134,8 +134,10 @@ async function main(): Promise<void> {
     if (config.secrets.generated) config.secrets.keys = await localSecretsKeys(config.database.dataDir);
     const metrics = createMetrics({ processMetrics: true });
     await ROLES[roleName as keyof typeof ROLES]({ config, log, lifecycle, metrics });
-  } catch (err) {
-    log.fatal({ err }, 'start-up failed');
+  } catch (thrown) {
+    // Whatever was thrown, the line says why: a library that rejects with nothing would leave a bare "start-up failed".
+    const err = thrown instanceof Error ? thrown : new Error(`rejected with ${String(thrown)}, no reason given`);
+    log.fatal({ err }, `start-up failed: ${err.message}`);
     await lifecycle.stop();
     process.exit(1);
   }

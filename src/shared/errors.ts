@@ -45,6 +45,10 @@ export const ERROR_CODES = {
   first_attempt_pending: { status: 409, meaning: 'The event is queued: its delivery, and so its first attempt, has not started yet' },
   idempotency_key_reused: { status: 409, meaning: 'The idempotency key was used before for a request with other parameters' },
   endpoint_not_configured: { status: 409, meaning: 'No webhook endpoint is configured yet' },
+  endpoint_secret_unreadable: {
+    status: 409,
+    meaning: 'A stored secret of the endpoint does not open with SECRETS_KEYS: the change must give it again (`problems` names each)',
+  },
   endpoint_inactive: { status: 409, meaning: 'The webhook endpoint is switched off; nothing is sent to it' },
   payload_dropped: { status: 409, meaning: 'The event’s payload was dropped after its retention period; it cannot be sent again' },
   workflow_id_conflict: { status: 409, meaning: 'Another event’s workflow holds the event’s workflow id in Temporal; nothing was sent (docs/delivery.md)' },

@@ -12,13 +12,21 @@ export function toAmount(minor: number): number {
   return minor / 100;
 }
 
-/** Minor units of a JSON amount, or undefined when it is not a finite number with at most two decimals. */
+/** The shortest decimal spelling of a number with at most two decimals (JavaScript spells 1e21 and 1e-7 so). */
+const TWO_DECIMALS = /^(-?)(\d+)(?:\.(\d{1,2}))?$/;
+
+/**
+ * Minor units of a JSON amount, or undefined when it is not a finite number with at most two decimals. Decided on
+ * the shortest decimal that reads back as the same number, which is what the JSON said (up to digits a double
+ * cannot hold), and computed from its digits: no tolerance, so 50.0000000001 is refused rather than rounded.
+ */
 export function toMinor(amount: number): number | undefined {
-  if (!Number.isFinite(amount)) return undefined;
-  const minor = Math.round(amount * 100);
-  // Compare in cents with a tolerance far below one cent: 0.1 + 0.2 style binary noise is not a third decimal.
-  if (Math.abs(minor - amount * 100) > 1e-6 || !Number.isSafeInteger(minor)) return undefined;
-  return minor;
+  const match = TWO_DECIMALS.exec(String(amount));
+  if (!match) return undefined;
+  const [, sign, units, decimals = ''] = match;
+  const minor = Number(units) * 100 + Number(decimals.padEnd(2, '0'));
+  if (!Number.isSafeInteger(minor)) return undefined;
+  return sign ? -minor : minor;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { type PayloadVersion, versionNeedsCartLogic } from '../webhooks/payload-versions';
 import { DEFAULT_EVENT_SELECTION, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../webhooks/event-types';
 import { storedUrl, type UrlPolicy, urlProblem } from '../webhooks/subscriber-url';
-import type { EndpointSettings } from './endpoint-store';
+import type { EndpointSettings, UnreadableSecret } from './endpoint-store';
 
 /** The rules of the endpoint's settings: a change merged into the current settings, and every problem with it. */
 
@@ -69,6 +69,15 @@ function credentialsLeftBehind(current: EndpointSettings | undefined, change: En
   if (!current?.basic_auth_password || change.url === undefined || change.basic_auth_password !== undefined) return false;
   const target = originOf(change.url);
   return target !== undefined && target !== originOf(current.url);
+}
+
+/**
+ * The stored secrets that cannot be opened and that a change would keep. Saving seals every secret anew with the
+ * current key, which needs its plain value, so each must be given again (or cleared with null) first; the others
+ * of the change are not refused for it, which is how an admin repairs an endpoint after a key went missing.
+ */
+export function unreadableSecretsKept(unreadable: readonly UnreadableSecret[], change: EndpointChange): UnreadableSecret[] {
+  return unreadable.filter(({ column }) => change[column] === undefined);
 }
 
 /** Applies a change to the current settings (undefined: no endpoint yet); the settings, or every problem found. */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { PayloadVersion } from '../webhooks/payload-versions';
-import type { Keyring } from '../secrets/keyring';
+import { type Keyring, SecretUnreadable } from '../secrets/keyring';
 import type { WebhookEventType } from '../webhooks/event-types';
 
 /** One endpoint per platform: the row with this key is the platform's endpoint. */
@@ -20,7 +20,7 @@ export interface EndpointSettings {
 
 /** The columns that hold secrets: sealed at rest (src/secrets/keyring.ts), opened only here and for a delivery. */
 const SECRET_COLUMNS = ['basic_auth_password', 'signing_secret'] as const;
-type SecretColumn = (typeof SECRET_COLUMNS)[number];
+export type SecretColumn = (typeof SECRET_COLUMNS)[number];
 type EndpointSecrets = Pick<EndpointSettings, SecretColumn>;
 
 const PLAIN_SETTINGS_COLUMNS = ['url', 'active', 'payload_version', 'events', 'basic_auth_username'] as const;
@@ -75,10 +75,37 @@ export async function findEndpoint(db: Knex): Promise<EndpointRecord | undefined
   return db(TABLE).where({ platform: PLATFORM_KEY }).first(recordColumns(db));
 }
 
-/** The platform's endpoint settings with its secrets opened, locked for a change within the caller's transaction. */
-export async function findEndpointSettingsForUpdate(db: Knex, keyring: Keyring): Promise<EndpointSettings | undefined> {
+/** A stored secret that the keyring cannot open (sealed with a key SECRETS_KEYS no longer holds, or altered). */
+export interface UnreadableSecret {
+  column: SecretColumn;
+  /** Names the column and the key, never a value. */
+  reason: string;
+}
+
+/**
+ * The platform's endpoint settings, locked for a change within the caller's transaction, with the secrets opened.
+ * A secret that does not open is listed in `unreadable` and left sealed in `settings`: only a change that gives
+ * it again (or clears it) can be saved, and the admin must be able to make that change, so it is not an error here.
+ */
+export async function findEndpointSettingsForUpdate(
+  db: Knex,
+  keyring: Keyring,
+): Promise<{ settings: EndpointSettings; unreadable: UnreadableSecret[] } | undefined> {
   const row: EndpointSettings | undefined = await db(TABLE).where({ platform: PLATFORM_KEY }).forUpdate().first(SETTINGS_COLUMNS);
-  return row && openEndpointSecrets(row, keyring);
+  if (!row) return undefined;
+  const settings = { ...row };
+  const unreadable: UnreadableSecret[] = [];
+  for (const column of SECRET_COLUMNS) {
+    const value = row[column];
+    if (value === null) continue;
+    try {
+      settings[column] = keyring.open(value, purposeOf(column));
+    } catch (err) {
+      if (!(err instanceof SecretUnreadable)) throw err;
+      unreadable.push({ column, reason: err.message });
+    }
+  }
+  return { settings, unreadable };
 }
 
 /**

@@ -170,6 +170,17 @@ export function base64Forms(secret: string): string[] {
   return forms.flatMap((form) => [form, form.replace(/\+/g, '-').replace(/\//g, '_')]);
 }
 
+/**
+ * The spellings of a binary key (the signing key) that a subscriber's tooling prints: base64 and base64url, with and
+ * without padding (the padded one too, so that no `=` is left beside the cut), and hex. Case does not matter (the
+ * views compare folded), so hex in capitals is found as well.
+ */
+export function keySpellings(key: Buffer): string[] {
+  const base64 = key.toString('base64');
+  const base64url = key.toString('base64url');
+  return [...new Set([base64, base64.replace(/=+$/, ''), base64url, base64url.padEnd(base64.length, '='), key.toString('hex')])];
+}
+
 /** Where in the answer each occurrence of a needle in the view came from. */
 function rangesOf({ units, ranges }: View, needle: string): Array<[number, number]> {
   const found: Array<[number, number]> = [];

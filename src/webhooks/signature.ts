@@ -24,12 +24,18 @@ export const MIN_SIGNING_KEY_BYTES = 24;
 const STANDARD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
- * Why a secret cannot be set as the endpoint's signing secret, or undefined. `whsec_` must be followed by standard
+ * Why a secret cannot be set as the endpoint's signing secret, or undefined. The prefix in another case is refused,
+ * as it is almost surely a mistyped Standard Webhooks secret. `whsec_` must be followed by standard
  * base64 (Node decodes anything, skipping what is not base64, so `whsec_!!!…` would be an empty key to us and an
  * error in a subscriber's library), and the key must have MIN_SIGNING_KEY_BYTES. Secrets stored before this rule are
  * not checked again: they sign as they did, and one whose key is empty makes every attempt fail with the reason.
  */
 export function signingSecretProblem(secret: string): string | undefined {
+  // `WHSEC_…` or `Whsec_…` would be a plain secret by the rule above, a key no Standard Webhooks verifier derives.
+  const prefix = secret.slice(0, SIGNING_SECRET_PREFIX.length);
+  if (prefix !== SIGNING_SECRET_PREFIX && prefix.toLowerCase() === SIGNING_SECRET_PREFIX) {
+    return `starts with ${prefix}: the Standard Webhooks prefix is ${SIGNING_SECRET_PREFIX} in lower case (a plain secret must not start with it in any case)`;
+  }
   if (secret.startsWith(SIGNING_SECRET_PREFIX) && !STANDARD_BASE64.test(secret.slice(SIGNING_SECRET_PREFIX.length))) {
     return `${SIGNING_SECRET_PREFIX} must be followed by standard base64 (A-Z, a-z, 0-9, + and /, padded with =), as Standard Webhooks libraries read it`;
   }

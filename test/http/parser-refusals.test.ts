@@ -87,6 +87,14 @@ describe('what Node would answer by itself gets the same JSON error and a closed
     ['an empty Expect', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect:\r\n\r\n', 417, 'expectation_failed'],
     // Node answers an HTTP/1.1 request without Host with a bare 400.
     ['an HTTP/1.1 request without Host', 'GET /healthz HTTP/1.1\r\n\r\n', 400, 'bad_request'],
+    // Node takes these: the first of several Host fields, any Expect list naming 100-continue (after an interim 100).
+    ['two Host fields', 'GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n', 400, 'bad_request'],
+    ['two equal Host fields', 'GET /healthz HTTP/1.1\r\nHost: x\r\nhost: x\r\n\r\n', 400, 'bad_request'],
+    ['two Host fields on HTTP/1.0', 'GET /healthz HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n', 400, 'bad_request'],
+    ['Expect: 100-continue, foo', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nExpect: 100-continue, foo\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 417, 'expectation_failed'],
+    ['Expect: foo, 100-continue', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo, 100-continue\r\n\r\n', 417, 'expectation_failed'],
+    ['two Expect fields', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nExpect: 100-continue\r\n\r\n', 417, 'expectation_failed'],
+    ['Expect: 100-continuex', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: 100-continuex\r\n\r\n', 417, 'expectation_failed'],
     // The parser refuses the preface of a client that assumes HTTP/2.
     ['the HTTP/2 preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 400, 'bad_request'],
   ])('%s: %i %s', async (_, request, status, code) => {
@@ -96,6 +104,12 @@ describe('what Node would answer by itself gets the same JSON error and a closed
 
   test('the refusal of a request without Host names the header', async () => {
     expect(JSON.parse((await rawExchange(app.baseUrl, 'GET /healthz HTTP/1.1\r\n\r\n')).body).error).toMatch(/Host header/);
+  });
+
+  test('an Expect list with 100-continue in it is refused before the interim 100, so no body is invited', async () => {
+    const answer = await rawExchange(app.baseUrl, 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nExpect: 100-continue, foo\r\nContent-Length: 2\r\n\r\n');
+    expect(answer.raw).not.toMatch(/100 Continue/);
+    expect(JSON.parse((await rawExchange(app.baseUrl, 'GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n')).body).error).toMatch(/one Host/);
   });
 });
 
@@ -148,6 +162,14 @@ describe('what Node hands to the app is answered by the app', () => {
     const answer = await rawExchange(
       app.baseUrl,
       'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+    );
+    expect(statusLines(answer.raw)).toEqual(['HTTP/1.1 100 Continue', 'HTTP/1.1 401 Unauthorized']);
+  });
+
+  test.each(['100-Continue', '100-CONTINUE'])('Expect: %s (the token is case-insensitive) as 100-continue', async (expectation) => {
+    const answer = await rawExchange(
+      app.baseUrl,
+      `POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: ${expectation}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
     );
     expect(statusLines(answer.raw)).toEqual(['HTTP/1.1 100 Continue', 'HTTP/1.1 401 Unauthorized']);
   });

@@ -589,6 +589,9 @@ describe('validation and access', () => {
     const cases: [unknown, RegExp][] = [
       [{}, /environment.*currency.*donor.*positions.*payment/],
       [checkoutBody({ positions: [{ amount: 10.005 }] }), /positions.0.amount: must be a number with at most 2 decimals/],
+      // Exactly two decimals: close to a cent is not a cent (was rounded to 50.00).
+      [checkoutBody({ positions: [{ amount: 50.0000000001 }] }), /positions.0.amount: must be a number with at most 2 decimals/],
+      [checkoutBody({ positions: [{ amount: 1_000_000_000 }] }), /positions.0.amount: .*999999999.99/],
       [checkoutBody({ positions: [{ amount: 0 }] }), /positions.0.amount: must be greater than 0/],
       [checkoutBody({ positions: [] }), /positions/],
       [checkoutBody({ currency: 'chf' }), /currency/],
@@ -608,6 +611,13 @@ describe('validation and access', () => {
       expect([response.status, response.body.error]).toEqual([400, expect.stringMatching(message)]);
     }
     expect(await app.db('contacts').count('* as n')).toEqual(contactsBefore);
+  });
+
+  test('a body linking to a campaign or contact that does not exist is a 400 with its own code (docs/platform-api.md)', async () => {
+    const campaign = await postCheckout(checkoutBody({ positions: [{ amount: 10, campaign_id: 987654 }] }));
+    expect([campaign.status, campaign.body.code]).toEqual([400, 'unknown_campaign']);
+    const contact = await app.request('POST', '/platform/newsletter-subscriptions', { email: 'nobody@example.ch', language: 'de', contact_id: 987654 });
+    expect([contact.status, contact.body.code]).toEqual([400, 'unknown_contact']);
   });
 
   test('currency, country and language are checked against the ISO lists, not only by shape', async () => {

@@ -41,8 +41,8 @@ describe('codes that name no currency', () => {
     expect(await counts()).toEqual(before);
   });
 
-  test('currencies with other minor units are accepted: yen, won, dinars, CFA franc', async () => {
-    for (const [currency, amount] of [['JPY', 5000], ['KRW', 50000], ['KWD', 15.5], ['BHD', 20], ['XOF', 3000], ['XCD', 12.25]] as const) {
+  test('currencies with other minor units are accepted: yen, won, dinars, CFA franc, Caribbean guilder (2025)', async () => {
+    for (const [currency, amount] of [['JPY', 5000], ['KRW', 50000], ['KWD', 15.5], ['BHD', 20], ['XOF', 3000], ['XCD', 12.25], ['XCG', 12.5]] as const) {
       const response = await post('checkouts', checkoutBody({ currency, positions: [{ amount }] }));
       expect([currency, response.status, response.body.total_amount]).toEqual([currency, 201, amount]);
     }

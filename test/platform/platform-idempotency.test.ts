@@ -101,8 +101,9 @@ describe('a repeated transaction id', () => {
     // The Kelvin sign lower-cases to k in Unicode; the address is refused before any comparison (ASCII only).
     const kelvin = await post('checkouts', { ...body, donor: { ...body.donor, email: '\u212Aim@example.ch' } });
     expect([kelvin.status, kelvin.body.code]).toEqual([400, 'invalid_body']);
-    const padded = await post('checkouts', { ...body, donor: { ...body.donor, email: ' kim@example.ch' } });
-    expect([padded.status, padded.body.code]).toEqual([400, 'invalid_body']);
+    // Surrounding blanks are trimmed, as from every text field: the same address, so the same payment.
+    const padded = await post('checkouts', { ...body, donor: { ...body.donor, email: ' kim@example.ch\u00a0' } });
+    expect(padded.status).toBe(200);
     const other = await post('checkouts', { ...body, donor: { ...body.donor, email: 'kim@example.com' } });
     expect([other.status, other.body.code]).toEqual([409, 'transaction_id_reused']);
   });

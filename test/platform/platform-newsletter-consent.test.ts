@@ -46,13 +46,17 @@ describe('a sign-up naming a contact', () => {
 
   test('look-alike spellings of the address are no address at all; another case is the same address', async () => {
     const contact = await contactWith('lookalike@example.ch');
-    // Cyrillic і, fullwidth letters, the Kelvin sign, surrounding blanks: refused before any contact is looked at.
-    for (const email of ['lookalіke@example.ch', 'ｌookalike@example.ch', 'loo\u212Alike@example.ch', ' lookalike@example.ch', 'lookalike@example.ch\n']) {
+    // Cyrillic і, fullwidth letters, the Kelvin sign, blanks inside: refused before any contact is looked at.
+    for (const email of ['lookalіke@example.ch', 'ｌookalike@example.ch', 'loo\u212Alike@example.ch', 'look alike@example.ch', 'lookalike@example.ch\n.ch']) {
       const response = await signUp({ email, contact_id: contact });
       expect([email, response.status, response.body.code]).toEqual([email, 400, 'invalid_body']);
     }
     const sameAddress = await signUp({ email: 'LookAlike@EXAMPLE.ch', contact_id: contact });
     expect([sameAddress.status, sameAddress.body.contact_id]).toEqual([201, contact]);
+    // Surrounding blanks are trimmed, as from every text field: the address itself, stored without them.
+    const trimmed = await contactWith('trimmed@example.ch');
+    const padded = await signUp({ email: ' trimmed@example.ch\n', contact_id: trimmed });
+    expect([padded.status, padded.body.contact_id, padded.body.email]).toEqual([201, trimmed, 'trimmed@example.ch']);
   });
 });
 

@@ -113,13 +113,21 @@ test('while a client holds the stop up, a second signal ends the process at once
   client.destroy();
 }, 120_000);
 
-test('SIGKILL to the start command ends its Temporal dev server too', async () => {
+test('SIGKILL to the start command ends its Temporal dev server too; the next start names the Postgres left', async () => {
   const start = await startCommand();
   await start.waitFor(READY);
   start.child.kill('SIGKILL');
   await start.exited;
   await eventually(async () => !leftOver().includes('temporal'), { what: 'the dev server to end' });
-  // Postgres, started by its package, outlives a SIGKILL; a fast shutdown for the next test.
+  // Postgres, started by its package, outlives a SIGKILL: the next start fails, and says why and what to do.
+  const [postgres] = processesMentioning(dataDir);
+  const again = await startCommand();
+  expect(await again.exited).toBe(1);
+  expect(again.output()).toContain(
+    `"msg":"start-up failed: The embedded Postgres in ${path.join(dataDir, 'postgres')} is still running as pid ${postgres.pid} `,
+  );
+  expect(again.output()).toContain(`Stop that one (kill ${postgres.pid}: Postgres shuts down cleanly on SIGTERM) and start again.`);
+  // A fast shutdown for the next test.
   for (const { pid } of processesMentioning(dataDir)) process.kill(pid, 'SIGINT');
   await eventually(async () => leftOver().length === 0, { what: 'Postgres to stop' });
 }, 120_000);
@@ -130,7 +138,7 @@ test('a Temporal server already on the dev server port fails the start clearly; 
     const start = await startCommand({ TEMPORAL_DEV_SERVER_PORT: foreign.address.split(':')[1] });
     expect(await start.exited).toBe(1);
     expect(start.output()).toContain(`(TEMPORAL_DEV_SERVER_PORT) is taken by another process`);
-    expect(start.output()).toContain('"msg":"start-up failed"');
+    expect(start.output()).toContain('"msg":"start-up failed: Port ');
     expect(start.output()).not.toContain('Temporal dev server started');
     expect(start.output()).not.toContain(READY);
     await eventually(async () => leftOver().length === 0, { what: `nothing left running, found ${leftOver().join(', ')}` });

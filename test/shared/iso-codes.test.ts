@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { codes as allCurrencyCodes } from 'currency-codes';
-import { currencyMinorUnits, isCurrencyCode, NON_CURRENCIES } from '../../src/shared/iso-codes';
+import { CURRENCIES_SINCE_THE_PACKAGED_LIST, currencyMinorUnits, isCurrencyCode, NON_CURRENCIES } from '../../src/shared/iso-codes';
 
 /** The entries of ISO 4217 list one as the package ships it (the XML it builds its data from). */
 function publishedListOne(): Array<{ code: string; minorUnits: string; isFund: boolean }> {
@@ -31,6 +31,12 @@ describe('currencies', () => {
       }
     }
     expect(allCurrencyCodes().filter(isCurrencyCode)).toHaveLength(allCurrencyCodes().length - NON_CURRENCIES.size);
+  });
+
+  test('currencies added to ISO 4217 after the packaged list: XCG (2025), until the package lists them', () => {
+    expect([isCurrencyCode('XCG'), currencyMinorUnits('XCG'), isCurrencyCode('ANG')]).toEqual([true, 2, true]);
+    const packaged = new Set(publishedListOne().map(({ code }) => code));
+    expect([...CURRENCIES_SINCE_THE_PACKAGED_LIST.keys()].filter((code) => packaged.has(code))).toEqual([]);
   });
 
   test('known minor units: yen and won none, franc and euro two, the dinars three', () => {

@@ -2,13 +2,18 @@ import { decimalsOf, isAmountIn, minorStep, splitProportionally, toAmount, toMin
 
 test('amounts with up to two decimals convert exactly both ways', () => {
   expect(toMinor(12.34)).toBe(1234);
-  expect(toMinor(0.1 + 0.2)).toBe(30);
+  expect([toMinor(0.1), toMinor(0.29), toMinor(1.15), toMinor(-2.5), toMinor(-0), toMinor(5e1)]).toEqual([10, 29, 115, -250, 0, 5000]);
+  expect(toMinor(999_999_999.99)).toBe(99_999_999_999);
   expect(toMinor(50)).toBe(5000);
   expect(toAmount(1234)).toBe(12.34);
 });
 
 test('a third decimal or a non-number is refused', () => {
   expect(toMinor(1.005)).toBeUndefined();
+  // Exactly, not within a tolerance: JSON's 50.0000000001 is a different number from 50 and is not rounded to it.
+  for (const amount of [50.0000000001, 49.9999999999, 0.001, 1e-7, 5e-324, 0.1 + 0.2, 1e21, 2 ** 53]) {
+    expect([amount, toMinor(amount)]).toEqual([amount, undefined]);
+  }
   expect(toMinor(Number.NaN)).toBeUndefined();
   expect(toMinor(Number.POSITIVE_INFINITY)).toBeUndefined();
 });

@@ -102,6 +102,17 @@ describe('a new signing secret', () => {
     expect(signingKey('whsec_=================')).toHaveLength(0);
   });
 
+  test('refuses the prefix in another case: a mistyped Standard Webhooks secret, not a plain one', () => {
+    const base64 = Buffer.alloc(32, 7).toString('base64');
+    for (const prefix of ['WHSEC_', 'Whsec_', 'whSec_', 'wHSEC_']) {
+      expect([prefix, signingSecretProblem(`${prefix}${base64}`)]).toEqual([prefix, expect.stringMatching(`starts with ${prefix}: .* whsec_ in lower case`)]);
+    }
+    // Only the prefix counts: the same letters later, or without the underscore, are a plain secret like any other.
+    expect(signingSecretProblem(`whsec_${base64}`)).toBeUndefined();
+    expect(signingSecretProblem(`WHSEC${base64}`)).toBeUndefined();
+    expect(signingSecretProblem(`plain-secret-WHSEC_${base64}`)).toBeUndefined();
+  });
+
   test('a stored secret with an empty key cannot sign: the error names the cure, not the secret', () => {
     expect(() => signatureHeaders({ messageId: '1', timestampSeconds: 1, body: '{}', secret: 'whsec_=================' })).toThrow(
       'the signing secret decodes to an empty key; set a new one (whsec_ and the base64 of 24 or more random bytes)',
