@@ -5,6 +5,9 @@ import type { WebhookEventType } from '../../src/webhooks/event-types';
 import { sealEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
 import { presentedDonor } from './platform-donor';
 import { insertEvent as writeEvent } from '../../src/webhook-events/outbox';
+import { renderEnvelope } from '../../src/webhooks/envelope';
+import { donationEvent } from '../../src/webhooks/payloads/donation';
+import type { DonationData, DonorObject } from '../../src/webhooks/schemas/payload-schemas';
 
 /** The key of the endpoints these helpers insert: give it to the activities that deliver their events. */
 export const TEST_KEYRING = createKeyring([generateSecretKey()]);
@@ -35,34 +38,29 @@ export async function insertEndpoint(db: Db, options: EndpointOptions): Promise<
   return row.id;
 }
 
-/** A v2.1 envelope as the platform renders it: a single CHF donation paid by card. */
-function donationEnvelope(id: number, eventType: string, transactionId: string): string {
+/** The `data` of a v2.1 event as the platform renders it: a single CHF donation paid by card. */
+function donationData(eventType: string, transactionId: string): DonationData {
   const reconciled = eventType === 'donation.reconciled';
-  return JSON.stringify({
-    id,
-    event: eventType,
-    created_at: '2025-07-15T10:30:00Z',
-    environment: 'prod',
-    data: {
-      donation: {
-        id: '100234',
-        created_at: '2025-07-15T10:29:58Z',
-        amount: 50.0,
-        currency: 'CHF',
-        campaign: { id: 12, title: 'Wasser für alle' },
-        purpose: 'Brunnenbau',
-        donor: { ...presentedDonor(), custom_fields: { Mitglied: true } },
-        payment: {
-          transaction_id: transactionId,
-          method: 'VIS',
-          status: 'completed',
-          ...(reconciled ? { paid_out_amount: 48.55, fee_amount: 1.45, reconciled: true } : {}),
-        },
-        invoice: null,
-        positions: [{ id: '100234', amount: 50.0, campaign: { id: 12, title: 'Wasser für alle' }, purpose: 'Brunnenbau' }],
+  const donor: DonorObject = { ...presentedDonor(), custom_fields: { Mitglied: true } };
+  return {
+    donation: {
+      id: '100234',
+      created_at: '2025-07-15T10:29:58Z',
+      amount: 50.0,
+      currency: 'CHF',
+      campaign: { id: 12, title: 'Wasser für alle' },
+      purpose: 'Brunnenbau',
+      donor,
+      payment: {
+        transaction_id: transactionId,
+        method: 'VIS',
+        status: 'completed',
+        ...(reconciled ? { paid_out_amount: 48.55, fee_amount: 1.45, reconciled: true as const } : {}),
       },
+      invoice: null,
+      positions: [{ id: '100234', amount: 50.0, campaign: { id: 12, title: 'Wasser für alle' }, purpose: 'Brunnenbau' }],
     },
-  });
+  };
 }
 
 export interface InsertedEvent {
@@ -80,20 +78,27 @@ export async function insertEvent(
 ): Promise<InsertedEvent> {
   const { rows } = await db.raw(`SELECT nextval(pg_get_serial_sequence('webhook_events', 'id')) AS id`);
   const id = Number(rows[0].id);
-  const payload = donationEnvelope(id, eventType, transactionId);
-  // Through the event store, as the platform writes it (with the keys the admin searches it by).
+  const event = eventType as WebhookEventType;
+  const rendered = renderEnvelope({
+    id,
+    event,
+    createdAt: new Date('2025-07-15T10:30:00Z'),
+    environment: 'prod',
+    rendered: donationEvent(`checkout:${transactionId}`, donationData(eventType, transactionId)),
+  });
+  // Through the envelope and the outbox, as the platform writes it (with the facts stored beside the payload).
   const inserted = await db.transaction((trx) =>
     writeEvent(trx, {
       id,
       endpoint_id: endpointId,
-      event_type: eventType as WebhookEventType,
+      event_type: event,
       payload_version: 'v2.1',
       source_key: `${eventType}:${transactionId}`,
-      payload,
+      rendered,
       created_at: new Date(),
     }),
   );
-  return { id, payload, workflowId: inserted!.workflowId };
+  return { id, payload: rendered.text, workflowId: inserted!.workflowId };
 }
 
 /** The stored workflow id of an event. */
