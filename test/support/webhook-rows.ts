@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { Db } from '../../src/db/knex';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
 import type { WebhookEventType } from '../../src/webhooks/event-types';
 import { sealEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
 import { presentedDonor } from './platform-donor';
-import { insertEvent as writeEvent } from '../../src/webhook-events/outbox';
-import { renderEnvelope } from '../../src/webhooks/envelope';
+import { type NewWebhookEvent, insertEvent as writeEvent } from '../../src/webhook-events/outbox';
+import { type EnvelopeEnvironment, type RenderedPayload, renderEnvelope } from '../../src/webhooks/envelope';
 import { donationEvent } from '../../src/webhooks/payloads/donation';
 import type { DonationData, DonorObject } from '../../src/webhooks/schemas/payload-schemas';
 
@@ -70,35 +71,56 @@ export interface InsertedEvent {
   workflowId: string;
 }
 
+export interface EventOptions {
+  /** A donation event type (the data is a donation's). */
+  eventType?: string;
+  transactionId?: string;
+  environment?: EnvelopeEnvironment;
+  /**
+   * Written as release 0.1.0 writes an event (still running during a deploy): the payload and the search keys, which
+   * it takes from the payload itself, but no environment column, which it does not know.
+   */
+  asPreviousRelease?: boolean;
+}
+
 /** A committed webhook_events row with its stored payload; the envelope id is the row id, as the platform writes it. */
 export async function insertEvent(
   db: Db,
   endpointId: number,
-  { eventType = 'donation.completed', transactionId = `tx-${randomUUID()}` } = {},
+  { eventType = 'donation.completed', transactionId = `tx-${randomUUID()}`, environment = 'prod', asPreviousRelease = false }: EventOptions = {},
 ): Promise<InsertedEvent> {
   const { rows } = await db.raw(`SELECT nextval(pg_get_serial_sequence('webhook_events', 'id')) AS id`);
   const id = Number(rows[0].id);
-  const event = eventType as WebhookEventType;
+  const type = eventType as WebhookEventType;
   const rendered = renderEnvelope({
     id,
-    event,
+    event: type,
     createdAt: new Date('2025-07-15T10:30:00Z'),
-    environment: 'prod',
+    environment,
     rendered: donationEvent(`checkout:${transactionId}`, donationData(eventType, transactionId)),
   });
+  const event = {
+    id,
+    endpoint_id: endpointId,
+    event_type: type,
+    payload_version: 'v2.1' as const,
+    source_key: `${eventType}:${transactionId}`,
+    created_at: new Date(),
+  };
   // Through the envelope and the outbox, as the platform writes it (with the facts stored beside the payload).
   const inserted = await db.transaction((trx) =>
-    writeEvent(trx, {
-      id,
-      endpoint_id: endpointId,
-      event_type: event,
-      payload_version: 'v2.1',
-      source_key: `${eventType}:${transactionId}`,
-      rendered,
-      created_at: new Date(),
-    }),
+    asPreviousRelease ? writeAsPreviousRelease(trx, event, rendered) : writeEvent(trx, { ...event, rendered }),
   );
   return { id, payload: rendered.text, workflowId: inserted!.workflowId };
+}
+
+async function writeAsPreviousRelease(trx: Knex.Transaction, event: Omit<NewWebhookEvent, 'rendered'>, { text, searchKeys }: RenderedPayload) {
+  const keys = { transaction_id: searchKeys.transactionId, donor_email: searchKeys.email };
+  const [{ workflow_id: workflowId }] = await trx('webhook_events')
+    .insert({ ...event, payload: text, ...keys, status: 'waiting', updated_at: event.created_at })
+    .returning('workflow_id');
+  await trx('webhook_event_references').insert(searchKeys.references.map((reference) => ({ reference, event_id: event.id })));
+  return { workflowId: workflowId as string };
 }
 
 /** The stored workflow id of an event. */
