@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Db } from '../../src/db/knex';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
-import type { WebhookEventType } from '../../src/webhooks/event-types';
-import { sealEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/webhooks/event-types';
+import type { PayloadVersion } from '../../src/webhooks/payload-versions';
+import { saveEndpoint, sealEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
 import { presentedDonor } from './platform-donor';
 import { type NewWebhookEvent, insertEvent as writeEvent } from '../../src/webhook-events/outbox';
 import { type EnvelopeEnvironment, type RenderedPayload, renderEnvelope } from '../../src/webhooks/envelope';
@@ -37,6 +38,20 @@ export async function insertEndpoint(db: Db, options: EndpointOptions): Promise<
     })
     .returning('id');
   return row.id;
+}
+
+/** The endpoint subscribed to every event type on `version`, as the admin saves it (through the endpoint store). */
+export async function saveEndpointForEveryEvent(db: Db, version: PayloadVersion, now: Date): Promise<void> {
+  const endpoint = {
+    url: 'https://crm.example.org/hooks',
+    active: true,
+    payload_version: version,
+    events: [...WEBHOOK_EVENT_TYPES],
+    basic_auth_username: null,
+    basic_auth_password: null,
+    signing_secret: null,
+  };
+  await saveEndpoint(db, endpoint, now, TEST_KEYRING);
 }
 
 /** The `data` of a v2.1 event as the platform renders it: a single CHF donation paid by card. */

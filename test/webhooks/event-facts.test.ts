@@ -1,12 +1,11 @@
 import { loadConfig } from '../../src/config';
 import { seedDemoData } from '../../src/demo/seed';
-import { createKeyring } from '../../src/secrets/keyring';
 import { listEvents } from '../../src/webhook-events/admin-queries';
 import { recordTestEvent } from '../../src/webhook-events/test-events';
-import { saveEndpoint } from '../../src/webhook-endpoint/endpoint-store';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../../src/webhooks/payload-versions';
 import { createTestDatabase } from '../support/database';
+import { saveEndpointForEveryEvent } from '../support/webhook-rows';
 
 // Render once, carry the facts: an event is stored with the facts its renderer gave (environment, transaction id,
 // e-mail, numbers), and nothing reads them back from the payload. These must be what the payload says, for every
@@ -43,16 +42,7 @@ describe('every event the platform renders, and every test event, is stored with
   test.each(PAYLOAD_VERSIONS)('%s', async (version) => {
     const { db } = await createTestDatabase();
     try {
-      const endpoint = {
-        url: 'https://crm.example.org/hooks',
-        active: true,
-        payload_version: version,
-        events: [...WEBHOOK_EVENT_TYPES],
-        basic_auth_username: null,
-        basic_auth_password: null,
-        signing_secret: null,
-      };
-      await saveEndpoint(db, endpoint, now, createKeyring(config.secrets.keys));
+      await saveEndpointForEveryEvent(db, version, now);
       await seedDemoData(db, config, now);
       for (const event of WEBHOOK_EVENT_TYPES) expect((await recordTestEvent(db, event, now)).kind).toBe('created');
 
