@@ -14,7 +14,7 @@ const EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
 export type NewWebhookEvent = Pick<WebhookEventRow, 'id' | 'endpoint_id' | 'event_type' | 'payload_version' | 'source_key' | 'created_at'> &
   Partial<Pick<WebhookEventRow, 'test'>> & {
     /** The envelope, rendered with the row's id, and the facts stored beside it. */
-    rendered: RenderedPayload;
+    payload: RenderedPayload;
   };
 
 /** Reserves the id of an event about to be written: its envelope, rendered before the insert, carries it. */
@@ -30,13 +30,13 @@ export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
  * and the environment its delivery workflow is found by. Answers its workflow id (given by the insert trigger of
  * migration 017). Undefined when an event of the same `source_key` exists (a repeated cause).
  */
-export async function insertEvent(trx: Knex.Transaction, { rendered, ...event }: NewWebhookEvent): Promise<{ workflowId: string } | undefined> {
-  const { transactionId, email, references } = rendered.searchKeys;
+export async function insertEvent(trx: Knex.Transaction, { payload, ...event }: NewWebhookEvent): Promise<{ workflowId: string } | undefined> {
+  const { transactionId, email, references } = payload.searchKeys;
   const [inserted]: Array<Pick<WebhookEventRow, 'workflow_id'>> = await trx(EVENTS)
     .insert({
       ...event,
-      payload: rendered.text,
-      environment: rendered.environment,
+      payload: payload.text,
+      environment: payload.environment,
       transaction_id: transactionId,
       donor_email: email,
       status: 'waiting',

@@ -35,7 +35,7 @@ export async function recordWebhookEvents(trx: Knex.Transaction, cause: EventCau
       event_type: cause.type,
       payload_version: endpoint.payload_version,
       source_key: `${cause.type}:${rendered.key}`,
-      rendered: renderEnvelope({ id, event: cause.type, createdAt: cause.occurredAt, environment: cause.environment, rendered }),
+      payload: renderEnvelope({ id, event: cause.type, createdAt: cause.occurredAt, environment: cause.environment, rendered }),
       created_at: cause.occurredAt,
     });
     if (inserted) created.push(id);

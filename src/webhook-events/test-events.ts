@@ -39,7 +39,7 @@ export async function recordTestEvent(db: Knex, event: WebhookEventType, now: Da
       event_type: event,
       payload_version: endpoint.payload_version,
       source_key: `test:${id}`,
-      rendered: payload,
+      payload,
       created_at: createdAt,
       test: true,
     });

@@ -124,12 +124,12 @@ export async function insertEvent(
   };
   // Through the envelope and the outbox, as the platform writes it (with the facts stored beside the payload).
   const inserted = await db.transaction((trx) =>
-    asPreviousRelease ? writeAsPreviousRelease(trx, event, rendered) : writeEvent(trx, { ...event, rendered }),
+    asPreviousRelease ? writeAsPreviousRelease(trx, event, rendered) : writeEvent(trx, { ...event, payload: rendered }),
   );
   return { id, payload: rendered.text, workflowId: inserted!.workflowId };
 }
 
-async function writeAsPreviousRelease(trx: Knex.Transaction, event: Omit<NewWebhookEvent, 'rendered'>, { text, searchKeys }: RenderedPayload) {
+async function writeAsPreviousRelease(trx: Knex.Transaction, event: Omit<NewWebhookEvent, 'payload'>, { text, searchKeys }: RenderedPayload) {
   const keys = { transaction_id: searchKeys.transactionId, donor_email: searchKeys.email };
   const [{ workflow_id: workflowId }] = await trx('webhook_events')
     .insert({ ...event, payload: text, ...keys, status: 'waiting', updated_at: event.created_at })
