@@ -1,5 +1,4 @@
 import type { Db } from '../src/db/knex';
-import { migrationFiles } from '../migrations';
 import { ANNA, insertCheckout, insertContact, LUCA } from './support/api-fixtures';
 import { contactCountsKept, contactCountsRecomputed } from './support/contact-counts';
 import { createTestDatabase } from './support/database';
@@ -225,7 +224,8 @@ test('019 gives every transaction id its holder, caps merged answers, unlinks fo
 });
 
 test('021 gives the events already there the environment of their payload, and the previous release’s new ones too, and comes back down', async () => {
-  const before021 = migrationFiles[migrationFiles.indexOf('021_store_webhook_event_environment') - 1];
+  const [applied] = (await db.migrate.list()) as [Array<{ name: string }>, unknown];
+  const before021 = applied[applied.findIndex(({ name }) => name === '021_store_webhook_event_environment') - 1].name;
   await rollBackAfter(before021);
   const endpointId = await insertEndpoint(db, { url: 'https://crm.example.org/hooks' });
   // As the previous release writes an event: no environment column to fill.

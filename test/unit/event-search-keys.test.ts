@@ -7,7 +7,7 @@ import { presentedDonor } from '../support/platform-donor';
 
 // The keys an event is found by come from its renderer, taken from the data it renders. That they equal what the
 // stored payload holds, for every event type on every version, is checked end to end in
-// test/webhooks/event-facts.test.ts; here, what they are.
+// test/webhook-events/event-facts.test.ts; here, what they are.
 
 const checkout: PaymentSnapshot = {
   number: '1000010',
