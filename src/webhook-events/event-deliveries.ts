@@ -2,8 +2,6 @@ import type { Knex } from 'knex';
 import type { DeliveryStatus } from '../delivery-rules/delivery-status';
 import type { DeliveryFacts } from '../delivery-rules/delivery-texts';
 import type { EventIdentity } from '../delivery-rules/event-identity';
-import type { PayloadVersion } from '../webhooks/payload-versions';
-import type { WebhookEventType } from '../webhooks/event-types';
 import { ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
 
 /**
@@ -12,29 +10,22 @@ import { ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
  * read events in this shape too.
  */
 
-export interface DeliveryFactsRow {
-  id: number;
-  uuid: string;
-  workflow_id: string;
-  event_type: WebhookEventType;
-  payload_version: PayloadVersion;
-  payload: string;
-  url: string;
-}
+export type DeliveryFactsRow = Pick<
+  WebhookEventRow,
+  'id' | 'uuid' | 'workflow_id' | 'event_type' | 'payload_version' | 'environment' | 'transaction_id'
+> & { url: string };
 
-export const DELIVERY_FACTS_COLUMNS = ['e.id', 'e.uuid', 'e.workflow_id', 'e.event_type', 'e.payload_version', 'e.payload', 'p.url'];
-
-/** The first `transaction_id` in the payload's data, wherever its event type keeps it. */
-function findTransactionId(value: unknown): string | null {
-  if (value === null || typeof value !== 'object') return null;
-  const record = value as Record<string, unknown>;
-  if (typeof record.transaction_id === 'string') return record.transaction_id;
-  for (const child of Object.values(record)) {
-    const found = findTransactionId(child);
-    if (found !== null) return found;
-  }
-  return null;
-}
+/** Columns only: the payload is not read to describe its delivery (its facts were stored with it). */
+export const DELIVERY_FACTS_COLUMNS = [
+  'e.id',
+  'e.uuid',
+  'e.workflow_id',
+  'e.event_type',
+  'e.payload_version',
+  'e.environment',
+  'e.transaction_id',
+  'p.url',
+];
 
 function hostOf(url: string): string {
   try {
@@ -44,22 +35,14 @@ function hostOf(url: string): string {
   }
 }
 
-function deliveryFactsOf(row: DeliveryFactsRow): DeliveryFacts {
-  let envelope: { environment?: unknown; data?: unknown } = {};
-  try {
-    envelope = JSON.parse(row.payload) as typeof envelope;
-  } catch {
-    // A payload that is not JSON is still delivered as stored; it just says nothing more about itself.
-  }
-  return {
-    eventId: row.id,
-    eventType: row.event_type,
-    payloadVersion: row.payload_version,
-    subscriberHost: hostOf(row.url),
-    environment: typeof envelope.environment === 'string' ? envelope.environment : null,
-    transactionId: findTransactionId(envelope.data),
-  };
-}
+const deliveryFactsOf = (row: DeliveryFactsRow): DeliveryFacts => ({
+  eventId: row.id,
+  eventType: row.event_type,
+  payloadVersion: row.payload_version,
+  subscriberHost: hostOf(row.url),
+  environment: row.environment,
+  transactionId: row.transaction_id,
+});
 
 export const identityOf = (row: Pick<DeliveryFactsRow, 'id' | 'uuid' | 'workflow_id'>): EventIdentity => ({
   eventId: row.id,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { searchKeysOf } from '../webhooks/event-search-keys';
+import type { RenderedPayload } from '../webhooks/envelope';
 import { EVENTS, REFERENCES, type WebhookEventRow } from './tables';
 
 /**
@@ -11,11 +11,11 @@ import { EVENTS, REFERENCES, type WebhookEventRow } from './tables';
 /** Channel of the insert trigger of migration 008 (kept literal there: migrations do not change with the code). */
 const EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
 
-export type NewWebhookEvent = Pick<
-  WebhookEventRow,
-  'id' | 'endpoint_id' | 'event_type' | 'payload_version' | 'source_key' | 'payload' | 'created_at'
-> &
-  Partial<Pick<WebhookEventRow, 'test'>>;
+export type NewWebhookEvent = Pick<WebhookEventRow, 'id' | 'endpoint_id' | 'event_type' | 'payload_version' | 'source_key' | 'created_at'> &
+  Partial<Pick<WebhookEventRow, 'test'>> & {
+    /** The envelope, rendered with the row's id, and the facts stored beside it. */
+    payload: RenderedPayload;
+  };
 
 /** Reserves the id of an event about to be written: its envelope, rendered before the insert, carries it. */
 export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
@@ -26,13 +26,22 @@ export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
 }
 
 /**
- * Writes a new event, status waiting, with the keys the admin searches it by; answers its workflow id (given by
- * the insert trigger of migration 017). Undefined when an event of the same `source_key` exists (a repeated cause).
+ * Writes a new event, status waiting, with the facts its renderer gave as columns: the keys the admin searches it by
+ * and the environment its delivery workflow is found by. Answers its workflow id (given by the insert trigger of
+ * migration 017). Undefined when an event of the same `source_key` exists (a repeated cause).
  */
-export async function insertEvent(trx: Knex.Transaction, event: NewWebhookEvent): Promise<{ workflowId: string } | undefined> {
-  const { references, ...keys } = searchKeysOf(event.payload);
+export async function insertEvent(trx: Knex.Transaction, { payload, ...event }: NewWebhookEvent): Promise<{ workflowId: string } | undefined> {
+  const { transactionId, email, references } = payload.searchKeys;
   const [inserted]: Array<Pick<WebhookEventRow, 'workflow_id'>> = await trx(EVENTS)
-    .insert({ ...event, ...keys, status: 'waiting', updated_at: event.created_at })
+    .insert({
+      ...event,
+      payload: payload.text,
+      environment: payload.environment,
+      transaction_id: transactionId,
+      donor_email: email,
+      status: 'waiting',
+      updated_at: event.created_at,
+    })
     .onConflict('source_key')
     .ignore()
     .returning('workflow_id');

@@ -17,7 +17,8 @@ export interface EventCause {
 /**
  * Writes the webhook events of one cause inside the caller's transaction, so that they exist exactly when the
  * domain rows do (the outbox). Nothing is written unless the endpoint is active and subscribed to the event type.
- * The payload is rendered here, once, with the row's id as envelope id; `source_key` makes a repeat a no-op.
+ * The payload is rendered here, once, with the row's id as envelope id, and stored with the facts its renderer
+ * gave (search keys, environment); `source_key` makes a repeat a no-op.
  * Returns the ids of the events created.
  */
 export async function recordWebhookEvents(trx: Knex.Transaction, cause: EventCause): Promise<number[]> {
@@ -25,17 +26,16 @@ export async function recordWebhookEvents(trx: Knex.Transaction, cause: EventCau
   if (!endpoint || !endpoint.active || !endpoint.events.includes(cause.type)) return [];
 
   const created: number[] = [];
-  for (const { key, data } of cause.render(payloadFeatures(endpoint.payload_version))) {
+  for (const rendered of cause.render(payloadFeatures(endpoint.payload_version))) {
     // The id is reserved first because the envelope, rendered before the insert, carries it.
     const id = await reserveEventId(trx);
-    const payload = renderEnvelope({ id, event: cause.type, createdAt: cause.occurredAt, environment: cause.environment, data });
     const inserted = await insertEvent(trx, {
       id,
       endpoint_id: endpoint.id,
       event_type: cause.type,
       payload_version: endpoint.payload_version,
-      source_key: `${cause.type}:${key}`,
-      payload,
+      source_key: `${cause.type}:${rendered.key}`,
+      payload: renderEnvelope({ id, event: cause.type, createdAt: cause.occurredAt, environment: cause.environment, rendered }),
       created_at: cause.occurredAt,
     });
     if (inserted) created.push(id);

@@ -1,6 +1,6 @@
 import type { AttemptOutcome, DeliveryStatus } from '../delivery-rules/delivery-status';
 import type { PayloadVersion } from '../webhooks/payload-versions';
-import type { EventSearchKeys } from '../webhooks/event-search-keys';
+import type { EnvelopeEnvironment } from '../webhooks/envelope';
 import type { WebhookEventType } from '../webhooks/event-types';
 
 /*
@@ -16,8 +16,11 @@ export const REFERENCES = 'webhook_event_references';
 /** The endpoint's table (src/webhook-endpoint/), joined where an event is read with its endpoint. */
 export const ENDPOINTS = 'webhook_endpoints';
 
-/** A row of webhook_events, with the keys the admin searches it by (written with the event). */
-export interface WebhookEventRow extends Omit<EventSearchKeys, 'references'> {
+/**
+ * A row of webhook_events. Beside the payload, the facts its renderer gave are written with it (never read back from
+ * the payload): the keys the admin searches it by (the numbers are in REFERENCES) and the envelope's environment.
+ */
+export interface WebhookEventRow {
   id: number;
   endpoint_id: number;
   event_type: WebhookEventType;
@@ -25,6 +28,16 @@ export interface WebhookEventRow extends Omit<EventSearchKeys, 'references'> {
   source_key: string;
   /** The envelope exactly as sent; normally JSON, but shown as text when it is not. Empty once dropped. */
   payload: string;
+  /** The payment's transaction id; null for a sign-up (migration 014). */
+  transaction_id: string | null;
+  /** The donor's, subscriber's or customer's e-mail, trimmed and in lower case; cleared with the payload (migration 014). */
+  donor_email: string | null;
+  /**
+   * The envelope's environment (migration 021). Null only where the payload never said (a payload dropped before
+   * migration 021, or one that is not JSON): an event the previous release writes without it gets it from the
+   * migration's insert trigger.
+   */
+  environment: EnvelopeEnvironment | null;
   /** A test event sent from the admin page (sent with `webhook-test: 1`). */
   test: boolean;
   /** When retention dropped the payload and the response bodies; null while they are kept. */

@@ -29,10 +29,10 @@ export async function recordTestEvent(db: Knex, event: WebhookEventType, now: Da
     if (!endpoint.active) return { kind: 'endpoint-inactive' };
     const id = await reserveEventId(trx);
     const createdAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
-    const { data } = sampleEventData(event, payloadFeatures(endpoint.payload_version), id, createdAt);
-    const payload = renderEnvelope({ id, event, createdAt, environment: TEST_EVENT_ENVIRONMENT, data });
+    const rendered = sampleEventData(event, payloadFeatures(endpoint.payload_version), id, createdAt);
+    const payload = renderEnvelope({ id, event, createdAt, environment: TEST_EVENT_ENVIRONMENT, rendered });
     // The sample must be what a subscriber validating against the published schema accepts; never send one that is not.
-    findWebhookSchema(endpoint.payload_version, event)!.schema.parse(JSON.parse(payload));
+    findWebhookSchema(endpoint.payload_version, event)!.schema.parse(JSON.parse(payload.text));
     const inserted = await insertEvent(trx, {
       id,
       endpoint_id: endpoint.id,

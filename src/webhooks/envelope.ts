@@ -1,5 +1,6 @@
 import type { Environment } from '../shared/environment';
 import { formatTimestamp } from '../shared/time';
+import type { EventSearchKeys } from './event-search-keys';
 import type { WebhookEventType } from './event-types';
 
 export const ENVELOPE_ENVIRONMENTS = ['prod', 'stage', 'test'] as const;
@@ -19,10 +20,21 @@ export interface Envelope {
   event: WebhookEventType;
   createdAt: Date;
   environment: EnvelopeEnvironment;
-  data: Record<string, unknown>;
+  /** The event's `data`, with the keys it is found by (a renderer's RenderedEvent). */
+  rendered: { data: Record<string, unknown>; searchKeys: EventSearchKeys };
 }
 
-/** The exact bytes of an event, sent unchanged on every attempt. */
-export function renderEnvelope({ id, event, createdAt, environment, data }: Envelope): string {
-  return JSON.stringify({ id, event, created_at: formatTimestamp(createdAt, 'utc'), environment, data });
+/**
+ * An event rendered once: the exact bytes sent unchanged on every attempt, and beside them the facts the outbox
+ * stores as columns, as the renderer knew them (no one parses the bytes to find them again).
+ */
+export interface RenderedPayload {
+  text: string;
+  environment: EnvelopeEnvironment;
+  searchKeys: EventSearchKeys;
+}
+
+export function renderEnvelope({ id, event, createdAt, environment, rendered }: Envelope): RenderedPayload {
+  const text = JSON.stringify({ id, event, created_at: formatTimestamp(createdAt, 'utc'), environment, data: rendered.data });
+  return { text, environment, searchKeys: rendered.searchKeys };
 }

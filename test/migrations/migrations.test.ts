@@ -222,3 +222,48 @@ test('019 gives every transaction id its holder, caps merged answers, unlinks fo
   await db('shop_orders').whereIn('number', ['S019', 'S019b']).del();
   await db.migrate.latest();
 });
+
+test('021 gives the events already there the environment of their payload, and the previous release’s new ones too, and comes back down', async () => {
+  const [applied] = (await db.migrate.list()) as [Array<{ name: string }>, unknown];
+  const before021 = applied[applied.findIndex(({ name }) => name === '021_store_webhook_event_environment') - 1].name;
+  await rollBackAfter(before021);
+  const endpointId = await insertEndpoint(db, { url: 'https://crm.example.org/hooks' });
+  // As the previous release writes an event: no environment column to fill.
+  const insertWithout = async (name: string, payload: string) =>
+    (
+      await db('webhook_events')
+        .insert({ endpoint_id: endpointId, event_type: 'donation.completed', payload_version: 'v2.1', source_key: `m021:${name}`, payload })
+        .returning('id')
+    )[0].id as number;
+  const envelope = (environment: unknown) => JSON.stringify({ id: 1, event: 'donation.completed', created_at: '2025-07-15T10:30:00Z', environment, data: {} });
+  const ids = {
+    stage: await insertWithout('stage', envelope('stage')),
+    dropped: await insertWithout('dropped', ''),
+    broken: await insertWithout('broken', '{"environment": "prod"'),
+    odd: await insertWithout('odd', envelope(5)),
+  };
+
+  await db.migrate.latest();
+  const environmentOf = async (id: number) => (await db('webhook_events').where({ id }).first('environment')).environment;
+  expect(await environmentOf(ids.stage)).toBe('stage');
+  for (const id of [ids.dropped, ids.broken, ids.odd]) expect(await environmentOf(id)).toBeNull();
+  // The previous release keeps inserting without the column during a deploy: the trigger fills it from the payload.
+  expect(await environmentOf(await insertWithout('later', envelope('test')))).toBe('test');
+  // What today's code writes stays as written: the trigger never reads the payload of its inserts.
+  const [{ id: written }] = await db('webhook_events')
+    .insert({
+      endpoint_id: endpointId,
+      event_type: 'donation.completed',
+      payload_version: 'v2.1',
+      source_key: 'm021:written',
+      payload: envelope('stage'),
+      environment: 'prod',
+    })
+    .returning('id');
+  expect(await environmentOf(written)).toBe('prod');
+
+  await rollBackAfter(before021);
+  expect(await db('information_schema.columns').where({ table_name: 'webhook_events', column_name: 'environment' })).toEqual([]);
+  await insertWithout('after-down', envelope('prod'));
+  await db.migrate.latest();
+});

@@ -139,6 +139,20 @@ test('parallel relays split the outbox in batches without taking the same row (S
   await Promise.all(events.map((e) => env.client.workflow.getHandle(e.workflowId).terminate('test done')));
 });
 
+test('an event the previous release wrote, without the facts it does not know, is started with them all the same', async () => {
+  // No worker polls this queue: the workflow is only started and described here.
+  const taskQueue = newTaskQueue();
+  const event = await insertEvent(db, endpointId, { environment: 'stage', asPreviousRelease: true });
+  const row = await eventRow(db, event.id);
+  expect(row).toMatchObject({ environment: 'stage', transaction_id: expect.stringMatching(/^tx-/) });
+
+  expect(await relayPendingEvents({ db, client: env.client, taskQueue })).toBe(1);
+  const description = await env.client.workflow.getHandle(event.workflowId).describe();
+  expect(description.typedSearchAttributes.getAll().map(({ key, value }) => [key.name, value])).toContainEqual(['WebhookEnvironment', 'stage']);
+  expect(await description.staticDetails()).toEqual(expect.stringContaining(`**Transaction:** ${row.transaction_id}\n**Environment:** stage`));
+  await env.client.workflow.getHandle(event.workflowId).terminate('test done');
+});
+
 test('a Temporal that accepts connections but never answers fails the pass within the start deadline, rows untouched', async () => {
   const sockets = new Set<net.Socket>();
   const silent = net.createServer((socket) => {

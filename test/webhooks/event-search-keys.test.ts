@@ -1,38 +1,55 @@
-import { searchKeysOf } from '../../src/webhooks/event-search-keys';
+import { searchKeys } from '../../src/webhooks/event-search-keys';
+import { payloadFeatures } from '../../src/webhooks/payload-versions';
+import { renderDonationCompleted, renderDonationReconciled } from '../../src/webhooks/payloads/donation';
+import { renderNewsletterSubscribed } from '../../src/webhooks/payloads/newsletter';
+import type { PaymentSnapshot } from '../../src/webhooks/payloads/views';
+import { presentedDonor } from '../support/platform-donor';
 
-const envelope = (data: unknown) => JSON.stringify({ id: 1, event: 'x', created_at: '2025-07-15T10:30:00Z', environment: 'prod', data });
+// The keys an event is found by come from its renderer, taken from the data it renders. That they equal what the
+// stored payload holds, for every event type on every version, is checked end to end in
+// test/webhook-events/event-facts.test.ts; here, what they are.
 
-test('a v2.1 checkout is found by its transaction id, its number and every position, and by the donor e-mail in lower case', () => {
-  const data = {
-    donation: {
-      id: '1000010',
-      donor: { email: 'Anna.Mueller@Example.CH ' },
-      payment: { transaction_id: 'pi_3Q7', method: 'VIS', status: 'completed' },
-      positions: [{ id: '1000010' }, { id: '1000011' }],
-    },
-  };
-  expect(searchKeysOf(envelope(data))).toEqual({
-    transaction_id: 'pi_3Q7',
-    references: ['1000010', '1000011'],
-    donor_email: 'anna.mueller@example.ch',
+const checkout: PaymentSnapshot = {
+  number: '1000010',
+  createdAt: new Date('2025-01-10T08:00:00Z'),
+  currency: 'CHF',
+  donor: { ...presentedDonor(), email: ' Anna.Mueller@Example.CH ' },
+  customFields: {},
+  payment: { transactionId: 'pi_3Q7', method: 'VIS', status: 'completed' },
+  invoice: null,
+  positions: [
+    { number: '1000011', amountMinor: 5000, campaign: null, purpose: null },
+    { number: '1000010', amountMinor: 2550, campaign: null, purpose: null },
+  ],
+};
+
+test('an e-mail is searched trimmed and in lower case; each number once, sorted', () => {
+  expect(searchKeys({ transactionId: 'tx', email: ' Kim@Example.ORG', references: ['S-2', 'S-1', 'S-2'] })).toEqual({
+    transactionId: 'tx',
+    email: 'kim@example.org',
+    references: ['S-1', 'S-2'],
   });
+  expect(searchKeys({ transactionId: null, email: null, references: [] })).toEqual({ transactionId: null, email: null, references: [] });
 });
 
-test('a shop order by its number, transaction and customer; a sign-up by its e-mail', () => {
-  expect(searchKeysOf(envelope({ shop_order: { id: 'S-77', customer: { email: 'kim@example.org' }, payment: { transaction_id: 'tx-shop' } } }))).toEqual({
-    transaction_id: 'tx-shop',
-    references: ['S-77'],
-    donor_email: 'kim@example.org',
-  });
-  expect(searchKeysOf(envelope({ newsletter_subscription: { subscription_id: 5, email: 'Luca@Example.org' } }))).toEqual({
-    transaction_id: null,
-    references: [],
-    donor_email: 'luca@example.org',
-  });
+test('a v2.1 checkout is found by its transaction id, its number and every position, and by the donor e-mail', () => {
+  const [event] = renderDonationCompleted(checkout, payloadFeatures('v2.1'));
+  expect(event.searchKeys).toEqual({ transactionId: 'pi_3Q7', email: 'anna.mueller@example.ch', references: ['1000010', '1000011'] });
 });
 
-test('a payload that is not JSON, or of another shape, has no keys and does not throw', () => {
-  for (const payload of ['', 'not json', 'null', '[]', '{"data": 5}', envelope({ donation: { id: 7, positions: 'x', donor: null } })]) {
-    expect(searchKeysOf(payload)).toEqual({ transaction_id: null, references: [], donor_email: null });
-  }
+test('on v1 and v2 each position is its own event, found by its own number and the shared transaction', () => {
+  const perPosition = [
+    { transactionId: 'pi_3Q7', email: 'anna.mueller@example.ch', references: ['1000011'] },
+    { transactionId: 'pi_3Q7', email: 'anna.mueller@example.ch', references: ['1000010'] },
+  ];
+  const reconciliation = { paidOutMinor: 7000, feeMinor: 550, currency: 'CHF' };
+  expect(renderDonationCompleted(checkout, payloadFeatures('v1')).map((event) => event.searchKeys)).toEqual(perPosition);
+  expect(renderDonationReconciled(checkout, reconciliation, payloadFeatures('v2')).map((event) => event.searchKeys)).toEqual(perPosition);
+});
+
+test('a sign-up by its e-mail only: it has no payment, and its number is no donation or order number', () => {
+  const view = { id: 5, contactId: null, gender: '' as const, firstName: null, lastName: null, email: 'Luca@Example.org', language: 'de', confirmedAt: new Date() };
+  expect(renderNewsletterSubscribed(view, payloadFeatures('v2')).map((event) => event.searchKeys)).toEqual([
+    { transactionId: null, email: 'luca@example.org', references: [] },
+  ]);
 });

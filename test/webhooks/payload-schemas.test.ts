@@ -9,15 +9,13 @@ import addFormats from 'ajv-formats';
 import { loadConfig, projectRoot } from '../../src/config';
 import type { PayloadVersion } from '../../src/webhooks/payload-versions';
 import { seedDemoData } from '../../src/demo/seed';
-import { createKeyring } from '../../src/secrets/keyring';
-import { saveEndpoint } from '../../src/webhook-endpoint/endpoint-store';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../../src/webhooks/payload-versions';
 import { findWebhookSchema, webhookSchemaPath, webhookSchemas } from '../../src/webhooks/schemas/catalogue';
 import { registerWebhookSchemas } from '../../src/webhooks/schemas/openapi';
 import { createTestDatabase } from '../support/database';
 import { presentedDonor } from '../support/platform-donor';
-import { insertEndpoint, insertEvent } from '../support/webhook-rows';
+import { insertEndpoint, insertEvent, saveEndpointForEveryEvent } from '../support/webhook-rows';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -61,20 +59,7 @@ describe('every event the platform renders, on every version, validates (the dem
   test.each(PAYLOAD_VERSIONS)('%s', async (version) => {
     const { db } = await createTestDatabase();
     try {
-      await saveEndpoint(
-        db,
-        {
-          url: 'https://crm.example.org/hooks',
-          active: true,
-          payload_version: version,
-          events: [...WEBHOOK_EVENT_TYPES],
-          basic_auth_username: null,
-          basic_auth_password: null,
-          signing_secret: null,
-        },
-        now,
-        createKeyring(config.secrets.keys),
-      );
+      await saveEndpointForEveryEvent(db, version, now);
       await seedDemoData(db, config, now);
       const events: { event_type: WebhookEventType; payload: string }[] = await db('webhook_events').select('event_type', 'payload');
       for (const { event_type, payload } of events) {

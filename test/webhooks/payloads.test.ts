@@ -537,17 +537,13 @@ describe('shop_order.completed', () => {
 });
 
 describe('envelope', () => {
-  test('id, event, created_at in UTC with Z, environment and data, in that order', () => {
-    const payload = renderEnvelope({
-      id: 42,
-      event: 'donation.completed',
-      createdAt: new Date('2025-07-15T10:30:05.123Z'),
-      environment: 'test',
-      data: { donation: { id: '1000001' } },
-    });
-    expect(payload).toBe(
-      '{"id":42,"event":"donation.completed","created_at":"2025-07-15T10:30:05Z","environment":"test","data":{"donation":{"id":"1000001"}}}',
+  test('id, event, created_at in UTC with Z, environment and data, in that order; with the facts stored beside it', () => {
+    const [rendered] = renderDonationCompleted(single, v21);
+    const payload = renderEnvelope({ id: 42, event: 'donation.completed', createdAt: new Date('2025-07-15T10:30:05.123Z'), environment: 'test', rendered });
+    expect(payload.text).toBe(
+      `{"id":42,"event":"donation.completed","created_at":"2025-07-15T10:30:05Z","environment":"test","data":${JSON.stringify(rendered.data)}}`,
     );
+    expect(payload).toEqual({ text: payload.text, environment: 'test', searchKeys: rendered.searchKeys });
   });
 
   test('TEST is test; PRODUCTION is prod, or stage on a staging platform', () => {

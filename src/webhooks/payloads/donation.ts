@@ -1,6 +1,7 @@
 import { pickDonor } from '../../shared/donor-fields';
 import { minorStep, splitProportionally, toAmount } from '../../shared/money';
 import { formatTimestamp } from '../../shared/time';
+import { searchKeys } from '../event-search-keys';
 import type { PayloadFeatures } from '../payload-versions';
 import type { DonationData, DonorObject, PaymentObject, PositionObject } from '../schemas/payload-schemas';
 import type { RenderedEvent } from './rendered';
@@ -69,6 +70,13 @@ function donationObject(
   };
 }
 
+/** A donation event, found by its transaction, its donor's e-mail, its number and the number of every position. */
+export function donationEvent(key: string, data: DonationData): RenderedEvent<DonationData> {
+  const { donation } = data;
+  const references = [donation.id, ...(donation.positions ?? []).map((position) => position.id)];
+  return { key, data, searchKeys: searchKeys({ transactionId: donation.payment.transaction_id, email: donation.donor.email, references }) };
+}
+
 const positionPart = (position: PositionView): DonationPart => ({
   id: position.number,
   amountMinor: position.amountMinor,
@@ -90,17 +98,12 @@ function wholePaymentPart(snapshot: PaymentSnapshot): DonationPart {
 /** donation.completed: one event with positions (v2.1), or one event per position (v1, v2). */
 export function renderDonationCompleted(snapshot: PaymentSnapshot, features: PayloadFeatures): RenderedEvent<DonationData>[] {
   if (features.checkouts === 'whole-checkout') {
-    return [
-      {
-        key: `checkout:${snapshot.number}`,
-        data: donationObject(snapshot, features, wholePaymentPart(snapshot), { positions: snapshot.positions }),
-      },
-    ];
+    const data = donationObject(snapshot, features, wholePaymentPart(snapshot), { positions: snapshot.positions });
+    return [donationEvent(`checkout:${snapshot.number}`, data)];
   }
-  return snapshot.positions.map((position) => ({
-    key: `donation:${position.number}`,
-    data: donationObject(snapshot, features, positionPart(position)),
-  }));
+  return snapshot.positions.map((position) =>
+    donationEvent(`donation:${position.number}`, donationObject(snapshot, features, positionPart(position))),
+  );
 }
 
 /**
@@ -111,7 +114,7 @@ export function renderRecurringCompleted(snapshot: PaymentSnapshot, features: Pa
   if (snapshot.positions.length !== 1) {
     throw new Error(`follow-up payment ${snapshot.number} must have exactly one position`);
   }
-  return [{ key: `checkout:${snapshot.number}`, data: donationObject(snapshot, features, positionPart(snapshot.positions[0])) }];
+  return [donationEvent(`checkout:${snapshot.number}`, donationObject(snapshot, features, positionPart(snapshot.positions[0])))];
 }
 
 /**
@@ -127,23 +130,22 @@ export function renderDonationReconciled(
 ): RenderedEvent<DonationData>[] {
   if (features.checkouts === 'whole-checkout') {
     return [
-      {
-        key: `checkout:${snapshot.number}`,
-        data: donationObject(snapshot, features, wholePaymentPart(snapshot), {
-          positions: snapshot.positions,
-          reconciled: reconciliation,
-        }),
-      },
+      donationEvent(
+        `checkout:${snapshot.number}`,
+        donationObject(snapshot, features, wholePaymentPart(snapshot), { positions: snapshot.positions, reconciled: reconciliation }),
+      ),
     ];
   }
   const weights = snapshot.positions.map((position) => position.amountMinor);
   const step = minorStep(reconciliation.currency);
   const paidOut = splitProportionally(reconciliation.paidOutMinor, weights, step);
   const fees = splitProportionally(reconciliation.feeMinor, weights, step);
-  return snapshot.positions.map((position, index) => ({
-    key: `donation:${position.number}`,
-    data: donationObject(snapshot, features, positionPart(position), {
-      reconciled: { paidOutMinor: paidOut[index], feeMinor: fees[index], currency: reconciliation.currency },
-    }),
-  }));
+  return snapshot.positions.map((position, index) =>
+    donationEvent(
+      `donation:${position.number}`,
+      donationObject(snapshot, features, positionPart(position), {
+        reconciled: { paidOutMinor: paidOut[index], feeMinor: fees[index], currency: reconciliation.currency },
+      }),
+    ),
+  );
 }

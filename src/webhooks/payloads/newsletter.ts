@@ -1,6 +1,7 @@
 import type { Environment } from '../../shared/environment';
 import type { Gender } from '../../shared/donor-fields';
 import { formatTimestamp, type TimestampStyle } from '../../shared/time';
+import { searchKeys } from '../event-search-keys';
 import type { PayloadFeatures } from '../payload-versions';
 import type { NewsletterData, NewsletterSubscriptionObject } from '../schemas/payload-schemas';
 import type { RenderedEvent } from './rendered';
@@ -79,10 +80,13 @@ export function renderNewsletterSubscribed(
   view: NewsletterSubscriptionView,
   features: PayloadFeatures,
 ): RenderedEvent<NewsletterData>[] {
+  const subscription = newsletterSubscriptionObject(view, features.timestamps);
   return [
     {
       key: `newsletter_subscription:${view.id}`,
-      data: { newsletter_subscription: newsletterSubscriptionObject(view, features.timestamps) },
+      data: { newsletter_subscription: subscription },
+      // Found by the e-mail it shows; a sign-up has no payment, and its number is not a donation or order number.
+      searchKeys: searchKeys({ transactionId: null, email: subscription.email, references: [] }),
     },
   ];
 }
