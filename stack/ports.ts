@@ -123,3 +123,17 @@ export const portIsFree = (port: number) =>
     server.once('error', () => resolve(false));
     server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+
+/**
+ * A plan on a base whose ports (and `extra` offsets from it, for the caller's own listeners) are all free: blocks of
+ * 100 between 20000 and 32000, low enough that the membership ports fit Temporal's SMALLINT column and below the
+ * kernel's range for outgoing connections.
+ */
+export async function freePortPlan(layout: Omit<PortLayout, 'basePort' | 'membershipBasePort'>, extra: number[] = []): Promise<PortPlan> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const plan = planPorts({ basePort: 20_000 + 100 * Math.floor(Math.random() * 120), ...layout });
+    const free = await Promise.all([...allPorts(plan), ...extra.map((offset) => plan.balancer + offset)].map(portIsFree));
+    if (free.every(Boolean)) return plan;
+  }
+  throw new Error('no block of 100 free ports found between 20000 and 32000');
+}
