@@ -34,6 +34,9 @@ import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './sup
  * arrived, its attempt was not recorded).
  */
 
+// The verdict is the only output on stdout; libraries' warnings (knex's while Postgres is down) go with the progress.
+console.log = (...args: unknown[]) => process.stderr.write(`${args.join(' ')}\n`);
+
 const DRILL = process.argv[2] ?? '';
 const options = flags({ events: 0, ...stackDrillFlags }, process.argv.slice(3));
 
@@ -153,11 +156,21 @@ async function deliveryKill(stage: StackStage): Promise<DrillOutcome> {
   await waitFor('a third of the calls and 50 deliveries', () => load.committed() >= events / 3 && subscriber.total() >= 50, 300_000);
   const victim = stack.topology.delivery[0].name;
   const victimIdentity = `${stack.processes().get(victim)}@${os.hostname()}`;
-  const killedAt = new Date();
-  const exposure = await withExposure(db, subscriber, SUBSCRIBER_DELAY_MS[DRILL] + 500, () => stack.stopProcess(victim, 'SIGKILL'));
-  // A live relay ends its claims within its pass; what is still claimed two seconds after the kill is the dead one's.
-  const claimed: Array<{ id: number }> = await db('webhook_events').whereNotNull('relay_claimed_at').whereNull('workflow_started_at').select('id');
-  log(`${victim} killed (kill -9): ${exposure.openAtFault} requests open, ${claimed.length} claims left, ${load.committed()} calls committed`);
+  let killedAt = new Date();
+  let committedAtKill = 0;
+  const exposure = await withExposure(db, subscriber, SUBSCRIBER_DELAY_MS[DRILL] + 500, () => {
+    killedAt = new Date();
+    committedAtKill = load.committed();
+    return stack.stopProcess(victim, 'SIGKILL');
+  });
+  // A live relay ends its claims within its pass (a second or so); a claim from before the kill that is still there
+  // 10 s later is the dead relay's, and runs out (30 s) for the other relay to take.
+  await sleep(Math.max(0, killedAt.getTime() + 10_000 - Date.now()));
+  const claimed: Array<{ id: number }> = await db('webhook_events')
+    .where('relay_claimed_at', '<=', killedAt)
+    .whereNull('workflow_started_at')
+    .select('id');
+  log(`${victim} killed (kill -9): ${exposure.openAtFault} requests open, ${claimed.length} claims left, ${committedAtKill} calls committed`);
 
   const result = await load.done;
   const common = await verdict(stage, result, events, [exposure], 8 * 60_000);
@@ -176,7 +189,7 @@ async function deliveryKill(stage: StackStage): Promise<DrillOutcome> {
     details: {
       killed: victim,
       subscriberDelayMs: SUBSCRIBER_DELAY_MS[DRILL],
-      committedAtKill: load.committed(),
+      committedAtKill,
       receivedAtKill: exposure.receivedAtFault,
       workflowsOpenAtKill: open.length,
       ofTheKilledReplica: victims.length,
@@ -201,13 +214,15 @@ async function temporalRestart(stage: StackStage): Promise<DrillOutcome> {
     await waitFor('a quarter of the calls and 50 deliveries', () => load.committed() >= events / 4 && subscriber.total() >= 50, 300_000);
     const history = stack.topology.temporal.find((spec) => spec.service === 'temporal' && spec.args.includes('history'))!.name;
     let historyStopS = 0;
+    let historyDownS = 0;
     const historyExposure = await withExposure(db, subscriber, settleMs, async () => {
       const stopping = Date.now();
       await stack.stopProcess(history);
       historyStopS = (Date.now() - stopping) / 1000;
       await stack.startProcess(history);
+      historyDownS = (Date.now() - stopping) / 1000;
     });
-    log(`${history} restarted (stop ${historyStopS.toFixed(1)} s); ${historyExposure.openAtFault} requests were open`);
+    log(`${history} restarted (stop ${historyStopS.toFixed(1)} s, down ${historyDownS.toFixed(1)} s); ${historyExposure.openAtFault} requests were open`);
     const afterHistoryS = await secondsUntilDeliveriesGoOn(stage);
 
     await waitFor('60 % of the calls', () => load.committed() >= events * 0.6, 600_000);
@@ -228,7 +243,7 @@ async function temporalRestart(stage: StackStage): Promise<DrillOutcome> {
       passed: common.passed,
       details: {
         subscriberDelayMs: SUBSCRIBER_DELAY_MS[DRILL],
-        history: { stopS: historyStopS, openAtRestart: historyExposure.openAtFault, deliveriesWentOnAfterS: afterHistoryS },
+        history: { stopS: historyStopS, downS: historyDownS, openAtRestart: historyExposure.openAtFault, deliveriesWentOnAfterS: afterHistoryS },
         cluster: { services, downS: clusterDownS, openAtRestart: clusterExposure.openAtFault, deliveriesWentOnAfterS: afterClusterS },
         replicaRestarts: supervisor.restarts,
         deliveredByReplicaSinceItsStart: await deliveredByReplica(stack),
