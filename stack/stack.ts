@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { postmasterPid } from '../bench/support/stack';
 import { type Child, portAnswers, startChild, waitFor } from '../drills/support/processes';
-import { projectRoot } from '../src/config';
+import { projectRoot, type TemporalTlsSettings } from '../src/config';
 import { EMBEDDED_SUPERUSER } from '../src/db/embedded-credentials';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { persistedLocalSecret } from '../src/secrets/local-secret';
@@ -96,11 +96,14 @@ async function refuseTakenPorts(ports: PortPlan): Promise<void> {
   if (taken.length > 0) throw new Error(`ports in use on 127.0.0.1: ${taken.join(', ')}; choose another --base-port`);
 }
 
+/** The files a client of the stack's frontend needs under mTLS, as the TEMPORAL_TLS_* settings name them. */
+export function temporalTlsSettings({ certificates }: RunningStack): TemporalTlsSettings | undefined {
+  return certificates && { caFile: certificates.ca, certFile: certificates.client.cert, keyFile: certificates.client.key, serverName: certificates.serverName };
+}
+
 /** How a client of this machine reaches the stack's Temporal frontend, with its client certificate under mTLS. */
 export function temporalClientOptions(stack: RunningStack): TemporalConnectionOptions {
-  const { certificates } = stack;
-  const tls = certificates && { caFile: certificates.ca, certFile: certificates.client.cert, keyFile: certificates.client.key, serverName: certificates.serverName };
-  return temporalConnection(stack.temporalAddress, { tls }).options;
+  return temporalConnection(stack.temporalAddress, { tls: temporalTlsSettings(stack) }).options;
 }
 
 export async function startStack(options: StackOptions): Promise<RunningStack> {
