@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
 import { deliveryWorkflowId } from '../src/temporal/delivery-workflows';
-import { inTurn, report, startRun, SYSTEMS, type System, type SystemRun } from './support/ceiling-report';
+import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, list, runMain } from './support/cli';
 import {
@@ -188,12 +188,7 @@ const RUNNERS: Record<System, (receiver: Receiver, tuning: NamedTuning, round: n
 
 async function main() {
   const tunings = parseTunings(options.tunings);
-  const systems = list(options.systems) as System[];
-  const unknown = systems.filter((system) => !SYSTEMS.includes(system));
-  if (unknown.length > 0) throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${SYSTEMS.join(', ')})`);
-  if (systems.some((system) => system.startsWith('ceiling')) && systems.indexOf('service') !== 0) {
-    throw new Error('--systems must begin with service when it has a ceiling: the ceiling sends the envelope the service rendered');
-  }
+  const systems = parseSystems(options.systems);
   const receiver = new Receiver();
   await receiver.listen();
   const runs: SystemRun[] = [];

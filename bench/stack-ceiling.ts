@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { temporalTlsSettings } from '../stack/stack';
-import { inTurn, report, startRun, SYSTEMS, type System, type SystemRun } from './support/ceiling-report';
+import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingWorker, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, list, runMain } from './support/cli';
 import { machineInfo } from './support/machine';
@@ -119,12 +119,7 @@ const RUNNERS: Record<System, (receiver: Receiver, round: number) => Promise<Sys
 };
 
 async function main() {
-  const systems = list(options.systems) as System[];
-  const unknown = systems.filter((system) => !SYSTEMS.includes(system));
-  if (unknown.length > 0) throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${SYSTEMS.join(', ')})`);
-  if (systems.some((system) => system.startsWith('ceiling')) && systems.indexOf('service') !== 0) {
-    throw new Error('--systems must begin with service when it has a ceiling: the ceiling sends the envelope the service rendered');
-  }
+  const systems = parseSystems(options.systems);
   const receiver = new Receiver();
   await receiver.listen();
   const runs: SystemRun[] = [];

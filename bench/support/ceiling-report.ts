@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { list } from './cli';
 import type { stageRows } from './delivery-trace';
 import { type Phase, phaseName, type PhaseReport } from './phase-report';
 import { markdownTable, median } from './stats';
@@ -12,6 +13,17 @@ import type { NamedTuning } from './worker-tuning';
 
 export const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'platform'] as const;
 export type System = (typeof SYSTEMS)[number];
+
+/** `--systems`: known ones only, the service first when a ceiling runs (the ceilings send the envelope it rendered). */
+export function parseSystems(text: string): System[] {
+  const systems = list(text) as System[];
+  const unknown = systems.filter((system) => !SYSTEMS.includes(system));
+  if (unknown.length > 0) throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${SYSTEMS.join(', ')})`);
+  if (systems.some((system) => system.startsWith('ceiling')) && systems.indexOf('service') !== 0) {
+    throw new Error('--systems must begin with service when it has a ceiling: the ceiling sends the envelope the service rendered');
+  }
+  return systems;
+}
 
 export interface SystemRun {
   system: System;
