@@ -174,6 +174,10 @@ async function deliveryKill(stage: StackStage): Promise<DrillOutcome> {
 
   const result = await load.done;
   const common = await verdict(stage, result, events, [exposure], 8 * 60_000);
+  // Its claims run out 30 s after they were taken; then the other relay takes them (and finds a workflow the dead
+  // relay had started already, or starts it).
+  const claimsEnded = () => db('webhook_events').whereIn('id', claimed.map(({ id }) => id)).whereNull('workflow_started_at').first('id');
+  await waitFor('the killed relay\'s claims taken over', async () => (await claimsEnded()) === undefined, 120_000).catch(() => undefined);
   const takenOverClaims: Array<{ started: Date | null }> = await db('webhook_events').whereIn('id', claimed.map(({ id }) => id)).select({ started: 'workflow_started_at' });
   const open = await workflowsOpenAt(stage, killedAt);
   const victims = open.filter(({ began }) => began === victimIdentity);
@@ -215,9 +219,10 @@ async function temporalRestart(stage: StackStage): Promise<DrillOutcome> {
     const history = stack.topology.temporal.find((spec) => spec.service === 'temporal' && spec.args.includes('history'))!.name;
     let historyStopS = 0;
     let historyDownS = 0;
-    const historyExposure = await withExposure(db, subscriber, settleMs, async () => {
+    const historyExposure = await withExposure(db, subscriber, settleMs, async (tookEffect) => {
       const stopping = Date.now();
       await stack.stopProcess(history);
+      tookEffect();
       historyStopS = (Date.now() - stopping) / 1000;
       await stack.startProcess(history);
       historyDownS = (Date.now() - stopping) / 1000;
@@ -228,9 +233,10 @@ async function temporalRestart(stage: StackStage): Promise<DrillOutcome> {
     await waitFor('60 % of the calls', () => load.committed() >= events * 0.6, 600_000);
     const services = temporalServices(stack);
     let clusterDownS = 0;
-    const clusterExposure = await withExposure(db, subscriber, settleMs, async () => {
+    const clusterExposure = await withExposure(db, subscriber, settleMs, async (tookEffect) => {
       const stopping = Date.now();
       for (const name of [...services].reverse()) await stack.stopProcess(name);
+      tookEffect();
       for (const name of services) await stack.startProcess(name);
       clusterDownS = (Date.now() - stopping) / 1000;
     });
@@ -268,8 +274,9 @@ async function postgresRestart(stage: StackStage): Promise<DrillOutcome> {
   try {
     await waitFor('a third of the calls and 50 deliveries', () => load.committed() >= events / 3 && subscriber.total() >= 50, 300_000);
     let committedWhileDown = 0;
-    const exposure = await withExposure(db, subscriber, SUBSCRIBER_DELAY_MS[DRILL] + 500, async () => {
+    const exposure = await withExposure(db, subscriber, SUBSCRIBER_DELAY_MS[DRILL] + 500, async (tookEffect) => {
       await stack.stopProcess('postgres');
+      tookEffect();
       down = true;
       const committedAtStop = load.committed();
       log(`Postgres stopped with ${committedAtStop} calls committed, ${subscriber.total()} deliveries received`);
@@ -324,9 +331,10 @@ async function rollingRestart(stage: StackStage): Promise<DrillOutcome> {
     let stopS = 0;
     let startS = 0;
     let stopping = 0;
-    const exposure = await withExposure(db, subscriber, SUBSCRIBER_DELAY_MS[DRILL] + 500, async () => {
+    const exposure = await withExposure(db, subscriber, SUBSCRIBER_DELAY_MS[DRILL] + 500, async (tookEffect) => {
       stopping = Date.now();
       await stack.stopProcess(name);
+      tookEffect();
       stopS = (Date.now() - stopping) / 1000;
       const starting = Date.now();
       await stack.startProcess(name);

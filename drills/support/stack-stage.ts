@@ -89,19 +89,32 @@ async function recordedEvents(db: Db): Promise<Set<number> | undefined> {
 }
 
 /**
- * Runs `fault` and measures its exposure: once it has taken effect and the requests already on the wire had time
- * to arrive (`settleMs`), the events received without a recorded attempt; when Postgres is down by then, the
- * attempts recorded before the fault stand in (a larger set, so never a smaller bound).
+ * Runs `fault` (which may also end it: a restart) and measures its exposure once the fault has taken effect (`fault`
+ * says when: a process has stopped) and the requests already on the wire had `settleMs` to arrive: the events
+ * received without a recorded attempt. When Postgres is down by then, the attempts recorded before the fault stand in
+ * (a larger set, so never a smaller bound).
  */
-export async function withExposure(db: Db, subscriber: RecordingSubscriber, settleMs: number, fault: () => Promise<void>): Promise<Exposure> {
+export async function withExposure(
+  db: Db,
+  subscriber: RecordingSubscriber,
+  settleMs: number,
+  fault: (tookEffect: () => void) => Promise<void>,
+): Promise<Exposure> {
   const before = await recordedEvents(db);
   const openAtFault = subscriber.inFlight();
   const receivedAtFault = subscriber.total();
-  await fault();
-  await sleep(settleMs);
-  const received = [...subscriber.received.keys()];
-  const recorded = (await recordedEvents(db)) ?? before ?? new Set<number>();
-  return { openAtFault, receivedAtFault, exposed: new Set(received.filter((id) => !recorded.has(id))) };
+  let tookEffect!: () => void;
+  const effective = new Promise<void>((resolve) => (tookEffect = resolve));
+  const exposed = (async () => {
+    await effective;
+    await sleep(settleMs);
+    const received = [...subscriber.received.keys()];
+    const recorded = (await recordedEvents(db)) ?? before ?? new Set<number>();
+    return new Set(received.filter((id) => !recorded.has(id)));
+  })();
+  await fault(tookEffect);
+  tookEffect();
+  return { openAtFault, receivedAtFault, exposed: await exposed };
 }
 
 /** Duplicates against the exposures of all faults: each duplicated event must have been exposed. */
