@@ -4,7 +4,7 @@ import path from 'node:path';
 import { issueTokenPair, systemClock } from '../../src/auth/tokens';
 import { verifyCredentials } from '../../src/auth/users';
 import { createDb, type Db } from '../../src/db/knex';
-import { freePortPlan, planPorts } from '../../stack/ports';
+import { allPorts, freePortPlan, planPorts, portIsFree, type PortPlan } from '../../stack/ports';
 import type { ProcessSpec } from '../../stack/topology';
 import { type RunningStack, startStack } from '../../stack/stack';
 import { postgresBackendsByDatabase } from './processes';
@@ -38,15 +38,25 @@ export interface RealStack {
   stop(): Promise<void>;
 }
 
+async function firstFree(base: number, plan: (basePort: number) => PortPlan): Promise<PortPlan> {
+  for (let basePort = base; basePort < base + 500; basePort += 100) {
+    const candidate = plan(basePort);
+    if ((await Promise.all(allPorts(candidate).map(portIsFree))).every(Boolean)) return candidate;
+  }
+  throw new Error(`no free block of ports from ${base} to ${base + 499}`);
+}
+
 /**
  * The production-like stack of `npm run stack` (stack/stack.ts: Temporal as four services on Postgres, mTLS, API and
  * delivery replicas behind Caddy), started afresh in a folder of its own for one benchmark run and removed after.
  */
 export async function startRealStack(options: RealStackOptions): Promise<RealStack> {
   const layout = { api: options.api, delivery: options.delivery, history: 1 };
-  const ports = options.ports['base-port']
-    ? planPorts({ basePort: options.ports['base-port'], membershipBasePort: options.ports['membership-base-port'] || undefined, ...layout })
-    : await freePortPlan(layout);
+  const base = options.ports['base-port'];
+  // A given base in the kernel's range for outgoing connections may find one of its ports held by one for a while:
+  // the next block of 100 then (the membership ports, below that range, stay).
+  const free = base ? await firstFree(base, (basePort) => planPorts({ basePort, membershipBasePort: options.ports['membership-base-port'] || undefined, ...layout })) : undefined;
+  const ports = free ?? (await freePortPlan(layout));
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-bench-stack-'));
   // As root, Postgres runs as the `postgres` user, which must be able to reach its data directory.
   await chmod(dataDir, 0o755);
