@@ -9,6 +9,9 @@ COPY package.json package-lock.json ./
 # No install scripts: none of them is needed to compile, and none runs that the lockfile did not pin.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
+# The commit the image is built from (`docker compose build --build-arg GIT_COMMIT=$(git rev-parse HEAD)`): it names the
+# workers' Worker Deployment Version, dist/build-id; the context has no .git. Without it, the hash of the workflow code.
+ARG GIT_COMMIT=
 RUN npm run build
 
 # --- Runtime: production dependencies and the compiled code only ----------------------------------------------------
@@ -21,7 +24,7 @@ COPY package.json package-lock.json ./
 # TEMPORAL_ADDRESS point at real ones.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
-# The admin page's static files, served as they are from src/admin/static (src/admin/page-routes.ts).
+# The admin page's static files, served as they are from src/admin/static (src/admin/page-operations.ts).
 COPY --from=build /app/src/admin/static ./src/admin/static
 # Files stay owned by root and read-only for the process; it writes nothing to disk.
 USER node

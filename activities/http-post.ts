@@ -88,8 +88,12 @@ export function postRequest(url: string, headers: Record<string, string>, body: 
           });
           sent.on('response', (res) => {
             const response = { status: res.statusCode ?? 0, location: res.headers.location, chunks: [] as Buffer[], size: 0 };
-            const answered = (how?: { keepConnection: boolean }) =>
-              finish({ kind: 'response', status: response.status, location: response.location, body: Buffer.concat(response.chunks) }, how);
+            // `ended`: the body was read to its end, so the connection may serve the next POST.
+            const answered = (ended = false) =>
+              finish(
+                { kind: 'response', status: response.status, location: response.location, body: Buffer.concat(response.chunks), complete: ended },
+                { keepConnection: ended },
+              );
             cutBody = answered;
             res.on('data', (chunk: Buffer) => {
               const room = options.maxBodyBytes - response.size;
@@ -100,7 +104,7 @@ export function postRequest(url: string, headers: Record<string, string>, body: 
               }
               if (response.size >= options.maxBodyBytes) answered();
             });
-            res.on('end', () => answered({ keepConnection: true }));
+            res.on('end', () => answered(true));
             res.on('error', () => answered());
             res.on('close', () => answered());
           });

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { donationRowsInPeriod } from '../src/platform/payment-store';
-import { swissDayRange } from '../src/api/params';
+import { donationRowsInPeriod } from '../src/donations/payment-store';
+import { swissDayRange } from '../src/api/query-params';
 import { createDb } from '../src/db/knex';
 import { API_DATA } from './support/api-data';
 import { flags, runMain } from './support/cli';

@@ -4,7 +4,6 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
-import { deliveryWorkflowId } from '../src/temporal/delivery-workflows';
 import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, list, runMain } from './support/cli';
@@ -17,6 +16,7 @@ import {
   type StageEvent,
   stageRows,
   workflowTimes,
+  workflowIdsOf,
 } from './support/delivery-trace';
 import { LockWaitSampler } from './support/lock-waits';
 import { machineInfo } from './support/machine';
@@ -87,19 +87,20 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout }: N
       const delivered = deliveredEvents(timings, receiver);
       // The combined role's relay is the production one, without the trace of its starts.
       const { byEvent, summary } = traced
-        ? await relayPasses(stack.db, delivered.map(({ receipt }) => receipt.eventId), readRelayTrace(relayTraceFile), deliveryWorkflowId)
+        ? await relayPasses(stack.db, delivered.map(({ receipt }) => receipt.eventId), readRelayTrace(relayTraceFile))
         : { byEvent: new Map<number, RelaySide>(), summary: {} };
       run.relay[report.phase] = summary;
       if (options['trace-sample'] > 0) {
         const traced = sample(delivered, options['trace-sample']);
         const client = createTemporalClient({ address: stack.temporal!.address, namespace: 'default' });
         try {
-          const times = await workflowTimes(client, traced.map(({ receipt }) => deliveryWorkflowId(receipt.eventId)));
+          const workflowIds = await workflowIdsOf(stack.db, traced.map(({ receipt }) => receipt.eventId));
+          const times = await workflowTimes(client, [...workflowIds.values()]);
           run.stages[report.phase] = stageRows(
             traced.map(({ timing, receipt }): StageEvent => ({
               timing,
               receivedMs: receipt.atMs,
-              temporal: times.get(deliveryWorkflowId(receipt.eventId)),
+              temporal: times.get(workflowIds.get(receipt.eventId)!),
               relay: byEvent.get(receipt.eventId) as RelaySide | undefined,
             })),
           );

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * The token version of each user, carried in every token: raising it (password change, deactivation, demotion)
- * ends every session of the user at once (src/auth/users.ts, docs/api.md).
+ * ends every session of the user at once (src/auth/accounts.ts, docs/api.md).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('users', (t) => {

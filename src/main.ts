@@ -52,9 +52,10 @@ const ROLES = {
       lines.push(`Staff user:  ${admin.username} / ${admin.password}`);
       lines.push(`Non-staff:   ${viewer.username} / ${viewer.password}  (signs in; the API answers 403; demo data: docs/demo.md)`);
     }
-    // One connection to Temporal for worker, relay and API: the relay's starts are eager (startRelay).
-    const client = await startWorker(runtime, db, temporal.connection);
-    startRelay(runtime, db, client, { eagerStart: true });
+    // One connection to Temporal for worker, relay and API: the relay's starts are eager (startRelay). One process runs
+    // one release at a time, so its worker is unversioned (docs/delivery.md, "Releases and running workflows").
+    const { client, startsEagerly } = await startWorker(runtime, db, temporal.connection, { versioned: false });
+    startRelay(runtime, db, client, { eagerStart: startsEagerly });
     const port = await startApi(runtime, db, client);
     lines.unshift(`API:         http://localhost:${port}/  (health: /healthz, docs: /api/swagger/, admin: /admin/)`);
     if (temporal.uiUrl) lines.splice(1, 0, `Temporal UI: ${temporal.uiUrl}`);
@@ -73,7 +74,7 @@ const ROLES = {
     const runtime = await withTemporalRuntime(baseRuntime);
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
-    await startWorker(runtime, db, temporal.connection);
+    await startWorker(runtime, db, temporal.connection, { versioned: runtime.config.temporal.workerVersioning });
     const metricsPort = await startMetricsListener(runtime, db);
     runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, metricsPort }, 'delivery worker running');
   },
@@ -86,7 +87,8 @@ const ROLES = {
     const runtime = await withTemporalRuntime(baseRuntime);
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
-    startRelay(runtime, db, await startWorker(runtime, db, temporal.connection), { eagerStart: true });
+    const { client, startsEagerly } = await startWorker(runtime, db, temporal.connection, { versioned: runtime.config.temporal.workerVersioning });
+    startRelay(runtime, db, client, { eagerStart: startsEagerly });
     const metricsPort = await startMetricsListener(runtime, db);
     runtime.log.info({ taskQueue: runtime.config.temporal.taskQueue, metricsPort }, 'delivery worker and outbox relay running');
   },

@@ -25,6 +25,8 @@ export interface ComposeService {
   volumes?: string[];
   healthcheck?: { test: string[] };
   stop_grace_period?: string;
+  pull_policy?: string;
+  profiles?: string[];
 }
 
 export interface ComposeFile {

@@ -1,11 +1,9 @@
-import net from 'node:net';
+import { portIsFree } from '../src/shared/free-port';
 
 /**
  * Where each process of the stack listens: every port on 127.0.0.1, laid out from one base port so that a second
  * stack (or a test) needs only another base.
  */
-
-export type TemporalService = 'frontend' | 'history' | 'matching' | 'worker';
 
 export interface TemporalServicePorts {
   grpc: number;
@@ -115,14 +113,6 @@ export function namedPorts(plan: PortPlan): Array<{ name: string; port: number }
 }
 
 export const allPorts = (plan: PortPlan): number[] => namedPorts(plan).map(({ port }) => port);
-
-/** Whether nothing listens on the port of 127.0.0.1 (by listening on it for a moment). */
-export const portIsFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 
 /**
  * A plan on a base whose ports (and `extra` offsets from it, for the caller's own listeners) are all free: blocks of

@@ -7,10 +7,11 @@ import { projectRoot, type TemporalTlsSettings } from '../src/config';
 import { EMBEDDED_SUPERUSER } from '../src/db/embedded-credentials';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { persistedLocalSecret } from '../src/secrets/local-secret';
-import { temporalConnection, type TemporalConnectionOptions } from '../src/temporal/connection';
+import { temporalConnection, type TemporalConnectionOptions } from '../src/temporal/connection-settings';
 import { ensureCertificates, type StackCertificates } from './certificates';
 import { COMPOSE_FILE, type Env, imageVersion, loadCompose } from './compose-file';
-import { namedPorts, portIsFree, type PortPlan } from './ports';
+import { portIsFree } from '../src/shared/free-port';
+import { namedPorts, type PortPlan } from './ports';
 import { ensureCaddy, ensureTemporalServer, ensureTemporalUi } from './tools';
 import { type ProcessSpec, stackTopology, type Topology } from './topology';
 

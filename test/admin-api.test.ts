@@ -280,7 +280,9 @@ describe('webhook events', () => {
         { number: 2, manual: false, started_at: '2025-07-15T10:36:00Z', duration_ms: 30000, outcome: 'failed', response_code: null, response_body: null, error: 'timeout after 30 s' },
       ],
     });
-    expect(response.body.workflow_id).toBe(`webhook-event-${ids[1]}`);
+    // The workflow id stored with the event: its id and a short part of its own random key.
+    const { uuid } = await app.db('webhook_events').where({ id: ids[1] }).first('uuid');
+    expect(response.body.workflow_id).toBe(`webhook-event-${ids[1]}-${uuid.slice(0, 8)}`);
     expect((await app.request('GET', '/admin/api/webhook-events/999999')).status).toBe(404);
     // One id rule for the detail and the resend: 0 is no event id, a 400 like any other malformed id.
     for (const id of ['abc', '0', '007', '9999999999999999']) {

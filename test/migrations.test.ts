@@ -2,6 +2,7 @@ import type { Db } from '../src/db/knex';
 import { ANNA, insertCheckout, insertContact, LUCA } from './support/api-fixtures';
 import { contactCountsKept, contactCountsRecomputed } from './support/contact-counts';
 import { createTestDatabase } from './support/database';
+import { insertEndpoint } from './support/webhook-rows';
 
 let db: Db;
 
@@ -119,6 +120,47 @@ test('011 counts the contacts and totals the donations already there, and comes 
 
   await rollBackAfter('010_create_login_failures');
   expect(await userTables()).not.toContain('contact_donation_totals');
+  await db.migrate.latest();
+});
+
+/** An event row as the code before 017 writes it (no key, no workflow id). */
+const insertOldStyle = async (endpointId: number, name: string, started: boolean) =>
+  (
+    await db('webhook_events')
+      .insert({
+        endpoint_id: endpointId,
+        event_type: 'donation.completed',
+        payload_version: 'v2.1',
+        source_key: `m017:${name}`,
+        payload: '{}',
+        workflow_started_at: started ? db.fn.now() : null,
+      })
+      .returning('id')
+  )[0].id as number;
+
+test('017 keys every event, keeps the legacy workflow id of events already started, names new ones uniquely, and comes back down', async () => {
+  await rollBackAfter('016_add_new_donations_to_contact_totals');
+  const endpointId = await insertEndpoint(db, { url: 'https://crm.example.org/hooks' });
+  const started = await insertOldStyle(endpointId, 'started', true);
+  const queued = await insertOldStyle(endpointId, 'queued', false);
+
+  await db.migrate.latest();
+  const rows = await db('webhook_events').whereIn('id', [started, queued]).orderBy('id').select('id', 'uuid', 'workflow_id');
+  const [startedRow, queuedRow] = rows;
+  expect(startedRow.workflow_id).toBe(`webhook-event-${started}`);
+  expect(queuedRow.workflow_id).toBe(`webhook-event-${queued}-${queuedRow.uuid.slice(0, 8)}`);
+  expect(startedRow.uuid).not.toBe(queuedRow.uuid);
+  expect(startedRow.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+
+  // Whatever code inserts a new event (a process of the previous version during a rolling deploy too) gets both.
+  const later = await insertOldStyle(endpointId, 'later', false);
+  const laterRow = await db('webhook_events').where({ id: later }).first('uuid', 'workflow_id');
+  expect(laterRow.workflow_id).toBe(`webhook-event-${later}-${laterRow.uuid.slice(0, 8)}`);
+
+  await rollBackAfter('016_add_new_donations_to_contact_totals');
+  const columns = await db('information_schema.columns').where({ table_name: 'webhook_events' }).whereIn('column_name', ['uuid', 'workflow_id', 'sweep_checked_at']);
+  expect(columns).toEqual([]);
+  await insertOldStyle(endpointId, 'after-down', false);
   await db.migrate.latest();
 });
 

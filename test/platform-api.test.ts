@@ -1,5 +1,5 @@
 import { isValidQrReference } from '../src/platform/invoice-reference';
-import type { EndpointSettings } from '../src/webhooks/endpoint-store';
+import type { EndpointSettings } from '../src/webhook-endpoint/endpoint-store';
 import { insertCampaignLinks } from './support/api-fixtures';
 import { PLATFORM_DONOR as donor, presentedDonor } from './support/platform-donor';
 import {

@@ -110,3 +110,12 @@ test('checkouts of one contact at once: the contact ends with the cap, as the ru
   expect(Object.keys(contact.custom_fields).sort()).toEqual(expected.sort());
   expect(expected).toHaveLength(50);
 });
+
+test('a field name or answer that is no valid Unicode is a 400, not an error of Postgres’ jsonb', async () => {
+  // JSON allows an unpaired surrogate escape (`"\ud800"`); jsonb refuses it, and the insert failed as a 500.
+  for (const customFields of [{ 'Frage\ud800': 'ja' }, { Frage: 'ja\udc00' }]) {
+    const response = await app.request('POST', '/platform/checkouts', checkoutBody({ donor: { ...donor, email: 'surrogate@example.ch', custom_fields: customFields } }));
+    expect([response.status, response.body.code]).toEqual([400, 'invalid_body']);
+  }
+  expect(await contactOf('surrogate@example.ch')).toBeUndefined();
+});

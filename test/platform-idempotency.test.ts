@@ -107,6 +107,19 @@ describe('a repeated transaction id', () => {
     expect([other.status, other.body.code]).toEqual([409, 'transaction_id_reused']);
   });
 
+  test('ids that Postgres would store alike are refused, not taken for a recorded one', async () => {
+    // An unpaired surrogate is stored as U+FFFD: \ud800 and \udbff would be one id, and the second a repeat.
+    const before = await counts();
+    for (const transactionId of ['card-\ud800', 'card-\udbff', '\udc00card']) {
+      const body = checkoutBody({ payment: { transaction_id: transactionId, method: 'TWI', status: 'completed' } });
+      const response = await post('checkouts', body);
+      expect([response.status, response.body.problems?.[0]?.name]).toEqual([400, 'payment.transaction_id']);
+    }
+    const order = await post('shop-orders', { ...shopOrderBody(), payment: { transaction_id: 'order-\ud800', method: 'PAYPAL' } });
+    expect([order.status, order.body.code]).toEqual([400, 'invalid_body']);
+    expect(await counts()).toEqual(before);
+  });
+
   test('checkout: a recurring donation started under the id is the same only with its interval', async () => {
     const position = { amount: 20, campaign_id: water, payment_type: 'recurring_init', recurring: { interval: 'monthly' } };
     const body = checkoutBody({ positions: [position] });

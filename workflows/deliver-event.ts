@@ -1,5 +1,4 @@
 import type { DeliveryStatus } from '../src/delivery-rules/delivery-status';
-import { delayAfterFailedAttempt } from '../src/delivery-rules/retry-schedule';
 import { Delivery } from './delivery';
 
 export interface DeliverEventInput {
@@ -13,11 +12,5 @@ export interface DeliverEventInput {
  */
 export async function deliverEvent({ eventId }: DeliverEventInput): Promise<DeliveryStatus> {
   const delivery = new Delivery(eventId, { status: 'waiting', attempts: 0, lastManualAttempt: 0 });
-  for (let scheduled = 1; delivery.status === 'waiting' || delivery.status === 'failed'; scheduled++) {
-    const retryInMs = await delivery.attempt({ kind: 'scheduled', number: scheduled }, delayAfterFailedAttempt(scheduled) ?? null);
-    if (delivery.status === 'failed' && retryInMs !== null) await delivery.waitForScheduledAttempt(retryInMs);
-  }
-  // A request that came in while the fifth attempt ran is answered here, not lost with the ending workflow.
-  await delivery.answerResendRequests();
-  return delivery.status;
+  return delivery.keepToSchedule(1);
 }

@@ -8,7 +8,7 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { DeliveryActivities, RecordedState } from '../activities';
+import type { DeliveryActivities, RecordedProgress, RecordedSchedule, RecordedState } from '../src/delivery-rules/activity-contracts';
 import type { AttemptKind, DeliveryStatus } from '../src/delivery-rules/delivery-status';
 import {
   type AttemptInBrief,
@@ -18,8 +18,8 @@ import {
   recordedDetails,
 } from '../src/delivery-rules/delivery-texts';
 import { type ResendRequest, ResendRequests } from '../src/delivery-rules/resend-requests';
+import { delayAfterFailedAttempt } from '../src/delivery-rules/retry-schedule';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_STATUS } from '../src/delivery-rules/search-attributes';
-import type { RecordedProgress } from '../src/webhooks/event-store';
 
 // Local activities: an attempt runs inside the workflow task that asked for it, and its result is kept in history
 // when that task completes. Against ordinary activities this saves Temporal an activity task, a second workflow task
@@ -117,6 +117,20 @@ export class Delivery {
     }
   }
 
+  /**
+   * The schedule from scheduled attempt `first` on: each attempt, then the pause after it while the event is failed,
+   * until it is delivered or at max retries reached; a request that came in during the last attempt is answered
+   * before the end, not lost with the ending workflow. Answers the status it ends with.
+   */
+  async keepToSchedule(first: number): Promise<DeliveryStatus> {
+    for (let scheduled = first; this.status === 'waiting' || this.status === 'failed'; scheduled++) {
+      const retryInMs = await this.attempt({ kind: 'scheduled', number: scheduled }, delayAfterFailedAttempt(scheduled) ?? null);
+      if (this.status === 'failed' && retryInMs !== null) await this.waitForScheduledAttempt(retryInMs);
+    }
+    await this.answerResendRequests();
+    return this.status;
+  }
+
   /** Makes manual attempts while resend requests wait, until the event is delivered. */
   async answerResendRequests(): Promise<void> {
     while (this.resendRequests.pending && this.status !== 'delivered') await this.attempt({ kind: 'manual' });
@@ -124,7 +138,15 @@ export class Delivery {
 
   /** For a resend after the delivery workflow ended: where Postgres says the delivery stands. */
   static async resume(eventId: number): Promise<Delivery> {
-    const progress = await readRecordedProgress.executeWithOptions({ ...ATTEMPT_OPTIONS, summary: 'Read the attempts recorded so far' }, [eventId]);
-    return new Delivery(eventId, progress);
+    return (await Delivery.resumeSchedule(eventId)).delivery;
+  }
+
+  /**
+   * Where Postgres says the delivery stands, with its schedule: how many scheduled attempts were made, and how long
+   * until the next one is due (null: none is).
+   */
+  static async resumeSchedule(eventId: number): Promise<{ delivery: Delivery } & Pick<RecordedSchedule, 'scheduledAttempts' | 'retryInMs'>> {
+    const recorded = await readRecordedProgress.executeWithOptions({ ...ATTEMPT_OPTIONS, summary: 'Read the attempts recorded so far' }, [eventId]);
+    return { delivery: new Delivery(eventId, recorded), scheduledAttempts: recorded.scheduledAttempts, retryInMs: recorded.retryInMs };
   }
 }

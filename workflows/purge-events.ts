@@ -5,11 +5,11 @@ import {
   purgeDetails,
   type PurgeTotals,
   RETENTION_BATCH_SIZE,
-  type RetentionActivities,
   type RetentionCutoffs,
   type RetentionPolicy,
   retentionCutoffs,
 } from '../src/delivery-rules/retention';
+import type { RetentionActivities } from '../src/delivery-rules/activity-contracts';
 
 const { deleteEndedEventsBatch, dropEndedPayloadsBatch } = proxyActivities<RetentionActivities>({
   // One batch: a transaction over a few hundred rows and as many describe calls to Temporal.

@@ -3,7 +3,6 @@ import {
   RECOVERY_ANSWER_TIMEOUT_MS,
   RECOVERY_CONCURRENCY,
   RECOVERY_PAGE_SIZE,
-  type RecoveryActivities,
   type RecoveryOutcome,
   type RecoveryParameters,
   type RecoveryProgress,
@@ -11,6 +10,7 @@ import {
   recoveryProgressDetails,
   withOutcome,
 } from '../src/delivery-rules/recovery';
+import type { RecoveryActivities } from '../src/delivery-rules/activity-contracts';
 
 // No limit on retries: a database or Temporal outage delays the recovery; each activity is safe to repeat (a repeated
 // resend request that saw the same attempts is answered by one attempt: src/delivery-rules/resend-requests.ts).

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { DEFAULT_HTTP_SETTINGS } from '../../activities';
+import { DEFAULT_HTTP_SETTINGS } from '../../activities/delivery-activities';
 import { postRequest } from '../../activities/http-post';
 import { SubscriberConnections } from '../../activities/subscriber-connections';
 import { RESPONSE_BODY_LIMIT_BYTES } from '../../src/webhooks/delivery-outcome';

@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { connectNativeTemporal, temporalConnection } from '../../src/temporal/connection';
+import { connectNativeTemporal } from '../../src/temporal/connection';
+import { temporalConnection } from '../../src/temporal/connection-settings';
 import { deliveryWorkerSettings, type WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE, createCeilingActivities } from './activities';
 import { type CeilingTemporal, ceilingStarter, type EnvelopeTemplate, type StartOptions, type StartRequest } from './starts';

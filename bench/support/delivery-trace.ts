@@ -44,6 +44,12 @@ export async function workflowTimes(client: Client, workflowIds: string[], paral
   return times;
 }
 
+/** The stored workflow id of each of these events. */
+export async function workflowIdsOf(db: Db, eventIds: number[]): Promise<Map<number, string>> {
+  const rows: Array<{ id: number; workflow_id: string }> = await db('webhook_events').whereIn('id', eventIds).select('id', 'workflow_id');
+  return new Map(rows.map((row) => [Number(row.id), row.workflow_id]));
+}
+
 /** Up to `count` of the phase's delivered events, evenly spread over it. */
 export function sample<T>(items: readonly T[], count: number): T[] {
   if (items.length <= count) return [...items];
@@ -75,10 +81,10 @@ export function readRelayTrace(file: string): Map<string, TracedStart> {
  * claimed got as `relay_claimed_at` (kept once the event is started). Returns each event's pass and workflow start,
  * and a summary of the passes.
  */
-export async function relayPasses(db: Db, eventIds: number[], trace: Map<string, TracedStart>, workflowIdOf: (eventId: number) => string) {
-  const rows: Array<{ id: number; began_ms: number; created_ms: number; attempt_ms: number | null }> = (
+export async function relayPasses(db: Db, eventIds: number[], trace: Map<string, TracedStart>) {
+  const rows: Array<{ id: number; workflow_id: string; began_ms: number; created_ms: number; attempt_ms: number | null }> = (
     await db.raw(
-      `SELECT e.id, extract(epoch FROM e.relay_claimed_at) * 1000 AS began_ms, extract(epoch FROM e.created_at) * 1000 AS created_ms,
+      `SELECT e.id, e.workflow_id, extract(epoch FROM e.relay_claimed_at) * 1000 AS began_ms, extract(epoch FROM e.created_at) * 1000 AS created_ms,
               extract(epoch FROM a.started_at) * 1000 AS attempt_ms
          FROM webhook_events e LEFT JOIN webhook_delivery_attempts a ON a.event_id = e.id AND a.number = 1
         WHERE e.id = ANY(?) AND e.workflow_started_at IS NOT NULL`,
@@ -89,7 +95,7 @@ export async function relayPasses(db: Db, eventIds: number[], trace: Map<string,
   const byEvent = new Map<number, RelaySide>();
   for (const row of rows) {
     const began = Number(row.began_ms);
-    const start = trace.get(workflowIdOf(Number(row.id)));
+    const start = trace.get(row.workflow_id);
     const pass = passes.get(began) ?? { began, lastAnswered: Number.NaN, size: 0 };
     pass.size += 1;
     if (start) pass.lastAnswered = Number.isNaN(pass.lastAnswered) ? start.answeredAtMs : Math.max(pass.lastAnswered, start.answeredAtMs);

@@ -2,9 +2,10 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { issueTokenPair, systemClock } from '../../src/auth/tokens';
-import { verifyCredentials } from '../../src/auth/users';
+import { verifyCredentials } from '../../src/auth/accounts';
 import { createDb, type Db } from '../../src/db/knex';
-import { allPorts, freePortPlan, planPorts, portIsFree, type PortPlan } from '../../stack/ports';
+import { portIsFree } from '../../src/shared/free-port';
+import { allPorts, freePortPlan, planPorts, type PortPlan } from '../../stack/ports';
 import type { ProcessSpec } from '../../stack/topology';
 import { type RunningStack, startStack } from '../../stack/stack';
 import { postgresBackendsByDatabase } from './processes';
@@ -91,7 +92,7 @@ export async function startRealStack(options: RealStackOptions): Promise<RealSta
       configureEndpoint: (url) => configureBenchEndpoint(bench, url, running.appEnv.SECRETS_KEYS),
       staffToken: () => {
         if (!staff) throw new Error('the stack runs no application (temporalOnly)');
-        return issueTokenPair({ secrets: [running.appEnv.JWT_SECRET], clock: systemClock }, staff).access;
+        return issueTokenPair({ secrets: [running.appEnv.JWT_SECRET], clock: systemClock, sessionMaxSeconds: 86_400 }, staff).access;
       },
       processes: () => new Map([...running.processes(), ['bench', process.pid]]),
       postgresParts: () => postgresBackendsByDatabase(running.processes().get('postgres')!),

@@ -2,11 +2,11 @@ import { chmod, cp, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { issueTokenPair, systemClock } from '../../src/auth/tokens';
-import { upsertUser } from '../../src/auth/users';
+import { upsertUser } from '../../src/auth/accounts';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
 import { createKeyring, parseSecretsKeys } from '../../src/secrets/keyring';
-import { saveEndpoint } from '../../src/webhooks/endpoint-store';
+import { saveEndpoint } from '../../src/webhook-endpoint/endpoint-store';
 import { freePort } from '../../test/support/free-port';
 import type { WorkerTuning } from '../../src/temporal/worker';
 import { type Role, type ServiceProcess, startService } from './service-process';
@@ -194,7 +194,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       temporal,
       services,
       apiUrl: `http://127.0.0.1:${apiPort}`,
-      staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock }, staff).access,
+      staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock, sessionMaxSeconds: 86_400 }, staff).access,
       configureEndpoint: (url) => configureBenchEndpoint(db, url, SECRETS_KEYS),
       processes: () =>
         new Map<string, number>([

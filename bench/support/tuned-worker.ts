@@ -9,7 +9,7 @@ import { Lifecycle } from '../../src/runtime/lifecycle';
 import { connectNativeTemporal } from '../../src/temporal/connection';
 import { installTemporalRuntime } from '../../src/temporal/sdk-runtime';
 import { createDeliveryWorker, type WorkerTuning } from '../../src/temporal/worker';
-import { urlPolicyFor } from '../../src/webhooks/endpoint-rules';
+import { urlPolicyFor } from '../../src/webhooks/subscriber-url';
 
 /**
  * The service's worker role (`node dist/src/main.js worker`, src/runtime/components.ts startWorker) with poller and
@@ -50,7 +50,7 @@ async function main() {
     await running.catch(() => undefined);
   });
   if (withRelay) {
-    startRelay(runtime, db, client, { eagerStart: true });
+    startRelay(runtime, db, client, { eagerStart: () => true });
     await startMetricsListener(runtime, db);
   }
   log.info({ taskQueue: config.temporal.taskQueue, tuning, withRelay }, 'delivery worker running');

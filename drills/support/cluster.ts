@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { upsertUser } from '../../src/auth/users';
+import { upsertUser } from '../../src/auth/accounts';
 import { projectRoot } from '../../src/config';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
@@ -11,7 +11,7 @@ import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { freePort } from '../../test/support/free-port';
 import { type Child, portAnswers, startChild, startRole, waitFor } from './processes';
 
-const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
+export const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
 const STAFF = { username: 'drill-staff', password: 'drill-staff-password-0123' };
 
 /**
@@ -23,21 +23,33 @@ export interface DrillCluster {
   dir: string;
   db: Db;
   apiUrl: string;
+  /** The environment every role of the cluster gets (database, Temporal, development rules). */
+  env: NodeJS.ProcessEnv;
   startPostgres(): Promise<void>;
   /** Fast shutdown (SIGINT): sessions are terminated, as when the database server goes away. */
   stopPostgres(): Promise<void>;
   startTemporal(): Promise<void>;
   killTemporal(): Promise<void>;
+  /** Runs the Temporal CLI against the drill's Temporal (`--address` added); answers its standard output. */
+  temporalCli(args: string[]): Promise<string>;
   startWorker(): Promise<Child>;
-  startApi(): Promise<void>;
+  startApi(): Promise<Child>;
   startRelay(): Child;
+  /**
+   * A backup of the application's database taken now, under traffic: a copy named `name` (CREATE DATABASE …
+   * TEMPLATE), for which connections to the database are cut for a moment (the services see a second-long outage).
+   */
+  snapshotDatabase(name: string): Promise<void>;
+  /** Replaces the application's database by a copy of the backup `name`; the services using it must be stopped. */
+  restoreDatabase(name: string): Promise<void>;
   /** A staff access token from the API. */
   staffToken(): Promise<string>;
   /** Stops every process; the databases are deleted, the processes' logs stay in `dir`. */
   shutdown(): Promise<void>;
 }
 
-export async function startDrillCluster(name: string): Promise<DrillCluster> {
+/** `temporalArgs`: more `temporal server start-dev` arguments (a drill's dynamic configuration). */
+export async function startDrillCluster(name: string, { temporalArgs = [] }: { temporalArgs?: string[] } = {}): Promise<DrillCluster> {
   const dir = await mkdtemp(path.join(os.tmpdir(), `drill-${name}-`));
   // As root, Postgres runs as the `postgres` user, which must be able to reach its data directory.
   await chmod(dir, 0o755);
@@ -46,6 +58,7 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
   let temporal: Child | undefined;
   const children: Child[] = [];
   let workers = 0;
+  let apis = 0;
 
   const startPostgres = async () => {
     // Drills stop processes, never the machine: what fsync would add survives them in the page cache anyway.
@@ -72,19 +85,36 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
   };
   const apiUrl = `http://127.0.0.1:${apiPort}`;
 
+  const temporalCli = async (args: string[]) =>
+    (await promisify(execFile)(TEMPORAL_CLI, [...args, '--address', `127.0.0.1:${temporalPort}`], { maxBuffer: 256 * 2 ** 20 })).stdout;
   const temporalHealthy = async () => {
     try {
-      await promisify(execFile)(TEMPORAL_CLI, ['operator', 'cluster', 'health', '--address', `127.0.0.1:${temporalPort}`]);
+      await temporalCli(['operator', 'cluster', 'health']);
       return true;
     } catch {
       return false;
     }
   };
 
+  /** Runs `statements` as the superuser on the `postgres` database, with the drill's own pool closed meanwhile. */
+  const administer = async (statements: (admin: Db) => Promise<void>) => {
+    await db.destroy();
+    const admin = createDb({ connectionString: postgres!.connectionString('postgres'), pool: { max: 1 } });
+    try {
+      await statements(admin);
+    } finally {
+      await admin.destroy();
+      db.initialize();
+    }
+  };
+  const cutConnections = (admin: Db) =>
+    admin.raw(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'donations' AND pid <> pg_backend_pid()`);
+
   return {
     dir,
     db,
     apiUrl,
+    env,
     startPostgres,
     async stopPostgres() {
       await postgres?.stop();
@@ -95,7 +125,7 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
         'temporal',
         TEMPORAL_CLI,
         ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(temporalPort), '--headless', '--log-level', 'warn',
-          '--db-filename', path.join(dir, 'temporal.sqlite'), '--namespace', 'default', ...DEV_SERVER_ARGS],
+          '--db-filename', path.join(dir, 'temporal.sqlite'), '--namespace', 'default', ...DEV_SERVER_ARGS, ...temporalArgs],
         env,
         dir,
       );
@@ -109,14 +139,36 @@ export async function startDrillCluster(name: string): Promise<DrillCluster> {
       children.push(worker);
       return worker;
     },
+    temporalCli,
     async startApi() {
-      children.push(startRole('api', 'api', env, dir));
+      const api = startRole('api', `api-${++apis}`, env, dir);
+      children.push(api);
       await waitFor('the API', () => portAnswers(apiPort), 30_000);
+      return api;
     },
     startRelay() {
       const relay = startRole('relay', 'relay', env, dir);
       children.push(relay);
       return relay;
+    },
+    async snapshotDatabase(name) {
+      await administer(async (admin) => {
+        await admin.raw('ALTER DATABASE donations ALLOW_CONNECTIONS false');
+        try {
+          await cutConnections(admin);
+          // CREATE DATABASE waits a few seconds for the cut sessions to end.
+          await admin.raw(`CREATE DATABASE ${name} TEMPLATE donations`);
+        } finally {
+          await admin.raw('ALTER DATABASE donations ALLOW_CONNECTIONS true');
+        }
+      });
+    },
+    async restoreDatabase(name) {
+      await administer(async (admin) => {
+        await cutConnections(admin);
+        await admin.raw('DROP DATABASE donations');
+        await admin.raw(`CREATE DATABASE donations TEMPLATE ${name}`);
+      });
     },
     async staffToken() {
       const response = await fetch(`${apiUrl}/authentication/create`, {

@@ -14,22 +14,22 @@ export interface DrillStage {
 export async function setUpDrill(
   name: string,
   onCleanup: (stop: () => Promise<void>) => void,
-  { subscriberDelayMs }: { subscriberDelayMs: number },
+  { subscriberDelayMs, failuresPerEvent, temporalArgs }: { subscriberDelayMs: number; failuresPerEvent?: number; temporalArgs?: string[] },
 ): Promise<DrillStage> {
   const log = progress(Date.now());
-  const cluster = await startDrillCluster(name);
+  const cluster = await startDrillCluster(name, { temporalArgs });
   onCleanup(() => cluster.shutdown());
-  const subscriber = await startRecordingSubscriber({ delayMs: subscriberDelayMs });
+  const subscriber = await startRecordingSubscriber({ delayMs: subscriberDelayMs, failuresPerEvent });
   onCleanup(() => subscriber.close());
   return { log, cluster, subscriber };
 }
 
 /** The whole service, up before any fault: Temporal, the API, a relay and a worker, delivering to the subscriber. */
-export async function startService({ cluster, subscriber }: DrillStage): Promise<{ relay: Child; worker: Child }> {
+export async function startService({ cluster, subscriber }: DrillStage): Promise<{ api: Child; relay: Child; worker: Child }> {
   await cluster.startTemporal();
-  await cluster.startApi();
+  const api = await cluster.startApi();
   const relay = cluster.startRelay();
   const worker = await cluster.startWorker();
   await configureEndpoint(cluster, subscriber.url);
-  return { relay, worker };
+  return { api, relay, worker };
 }

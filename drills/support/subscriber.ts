@@ -1,10 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** The drill's subscriber: answers 200 after `delayMs`, and counts every request per envelope id. */
+/**
+ * The drill's subscriber: answers 200 after `delayMs` (503 to the first `failuresPerEvent` requests of each envelope
+ * id), and counts every request per envelope id.
+ */
 export interface RecordingSubscriber {
   url: string;
-  /** Requests per envelope id; more than one is a duplicate delivery. */
+  /** Requests per envelope id; beyond the failures asked for, more than one is a duplicate delivery. */
   received: Map<number, number>;
   total(): number;
   /** Requests received and not yet answered. */
@@ -12,7 +15,7 @@ export interface RecordingSubscriber {
   close(): Promise<void>;
 }
 
-export async function startRecordingSubscriber({ delayMs }: { delayMs: number }): Promise<RecordingSubscriber> {
+export async function startRecordingSubscriber({ delayMs, failuresPerEvent = 0 }: { delayMs: number; failuresPerEvent?: number }): Promise<RecordingSubscriber> {
   const received = new Map<number, number>();
   let total = 0;
   let inFlight = 0;
@@ -23,10 +26,11 @@ export async function startRecordingSubscriber({ delayMs }: { delayMs: number })
       total += 1;
       inFlight += 1;
       const { id } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number };
-      received.set(id, (received.get(id) ?? 0) + 1);
+      const count = (received.get(id) ?? 0) + 1;
+      received.set(id, count);
       setTimeout(() => {
         inFlight -= 1;
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        res.writeHead(count > failuresPerEvent ? 200 : 503, { 'content-type': 'text/plain' }).end(count > failuresPerEvent ? 'ok' : 'try later');
       }, delayMs);
     });
     res.on('error', () => undefined);

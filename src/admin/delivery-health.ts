@@ -1,6 +1,6 @@
 import type { Db } from '../db/knex';
 import { formatTimestamp } from '../shared/time';
-import { type AttemptsInHour, attemptStatistics } from '../webhooks/event-store';
+import { type AttemptsInHour, attemptStatistics } from '../webhook-events/attempt-statistics';
 
 const HOUR_MS = 60 * 60 * 1000;
 

@@ -1,4 +1,4 @@
-import type { User } from '../auth/user-store';
+import type { User } from '../users/user-store';
 import type { Config } from '../config';
 import { temporalUiUrl } from '../temporal/ui';
 import { DELIVERY_STATUS_LABELS, DELIVERY_STATUSES } from '../delivery-rules/delivery-status';

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Context } from 'koa';
 import { projectRoot } from '../config';
-import { defineOperation, type OperationGroup } from '../http/operation';
+import { defineOperation, type OperationGroup } from '../route-context';
 import { pageHeaders } from '../http/page-headers';
 
 /**
@@ -11,12 +11,26 @@ import { pageHeaders } from '../http/page-headers';
  */
 export const ADMIN_STATIC_DIR = path.join(projectRoot, 'src', 'admin', 'static');
 
-const ASSET_TYPES = {
-  'admin.js': 'text/javascript; charset=utf-8',
-  // The health view's SVG chart, a module admin.js imports.
-  'chart.js': 'text/javascript; charset=utf-8',
-  'admin.css': 'text/css; charset=utf-8',
-} as const;
+/** The page's scripts and style sheet, by kind; nothing else in the folder is served (index.html is `/admin/`). */
+const CONTENT_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
+
+/**
+ * The scripts and style sheets, by their path below the folder (`admin.js`, `views/events.js`), found once at start.
+ * Each becomes a route of its own, so a request can reach only these files, whatever its spelling (`..`, `%2F`,
+ * another case: no such route). Links are not followed: a file is served only if it is in the folder.
+ */
+function assets(): { name: string; type: string }[] {
+  return readdirSync(ADMIN_STATIC_DIR, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && Object.hasOwn(CONTENT_TYPES, path.extname(entry.name)))
+    .map((entry) => {
+      const name = path.relative(ADMIN_STATIC_DIR, path.join(entry.parentPath, entry.name)).split(path.sep).join('/');
+      return { name, type: CONTENT_TYPES[path.extname(name)] };
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
 
 const HEADERS = pageHeaders();
 
@@ -60,6 +74,6 @@ export const adminPageGroup = (): OperationGroup => ({
       },
     }),
     staticFile('/', 'index.html', 'text/html; charset=utf-8'),
-    ...Object.entries(ASSET_TYPES).map(([name, type]) => staticFile(`/assets/${name}`, name, type)),
+    ...assets().map(({ name, type }) => staticFile(`/assets/${name}`, name, type)),
   ],
 });

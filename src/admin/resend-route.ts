@@ -1,10 +1,10 @@
 import type { Context } from 'koa';
-import type { RouteContext } from '../http/context';
+import type { RouteContext } from '../route-context';
 import { requestLogger } from '../http/request-log';
 import { ApiError, notFound } from '../shared/errors';
-import { deliveryWorkflowId } from '../temporal/delivery-workflows';
 import { type HeldResend, resendHeldEvent } from '../temporal/held-resend';
-import { findEventDelivery } from '../webhooks/event-store';
+import { reportWorkflowConflict } from '../temporal/workflow-conflicts';
+import { findEventDelivery } from '../webhook-events/event-deliveries';
 
 const temporalUnavailable = () =>
   new ApiError('delivery_unavailable', 'The delivery service (Temporal) is not reachable; try again shortly');
@@ -14,6 +14,8 @@ const alreadyDelivered = () =>
 
 const notStarted = () =>
   new ApiError('first_attempt_pending', 'The event is queued for delivery; its first attempt follows as soon as the delivery starts');
+
+const workflowConflict = (problem: string) => new ApiError('workflow_id_conflict', problem);
 
 const payloadDropped = () =>
   new ApiError('payload_dropped', 'The event’s payload was dropped after its retention period (PAYLOAD_RETENTION_DAYS); there is nothing to resend');
@@ -25,7 +27,7 @@ const payloadDropped = () =>
  * has not started.
  */
 export async function resendWebhookEvent(ctx: Context, id: number, context: RouteContext): Promise<void> {
-  const { db, temporalClient } = context;
+  const { db, temporalClient, metrics } = context;
   const log = requestLogger(ctx, context.log);
   let resend: HeldResend;
   if (!temporalClient) {
@@ -50,8 +52,11 @@ export async function resendWebhookEvent(ctx: Context, id: number, context: Rout
     case 'not-running':
       // A waiting event without a running workflow: not started yet, or delivered by its first attempt meanwhile.
       throw (await findEventDelivery(db, id))?.status === 'delivered' ? alreadyDelivered() : notStarted();
+    case 'workflow-conflict':
+      await reportWorkflowConflict({ db, log, metrics }, resend.conflict, 'resend');
+      throw workflowConflict(resend.conflict.message);
     case 'accepted': {
-      const workflowId = deliveryWorkflowId(id);
+      const { workflowId } = resend;
       log.info({ eventId: id, workflowId, requestedBy: ctx.state.user.username }, 'webhook event resend requested');
       ctx.status = 202;
       ctx.body = { id, workflow_id: workflowId };

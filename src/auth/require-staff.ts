@@ -2,16 +2,14 @@ import type { Context, Next } from 'koa';
 import type { Db } from '../db/knex';
 import { ApiError } from '../shared/errors';
 import { parseAuthorization } from './authorization-header';
-import type { LoginThrottle } from './login-throttle';
+import type { PasswordChecks } from './password-checks';
 import { tokenNotValid, type TokenSettings, verifyToken } from './tokens';
-import { findActiveUser, type User } from './user-store';
-import { verifyCredentials } from './users';
+import { findActiveUser, type User } from '../users/user-store';
 
-export interface AuthState {
-  user: User;
-}
-
-const challenge = { 'WWW-Authenticate': 'Bearer realm="api", Basic realm="api"' };
+// Basic is accepted but not offered: a browser answers a Basic challenge with its password prompt and then sends
+// what was typed with every request to this origin, also those a page of another origin makes it send. Integrations
+// send Basic without being asked (docs/api.md).
+const challenge = { 'WWW-Authenticate': 'Bearer realm="api"' };
 const notAuthenticated = (message: string) => new ApiError('not_authenticated', message, challenge);
 
 function parseBasic(encoded: string): { username: string; password: string } | undefined {
@@ -21,7 +19,7 @@ function parseBasic(encoded: string): { username: string; password: string } | u
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-async function authenticate(db: Db, tokens: TokenSettings, throttle: LoginThrottle, header: string, clientIp: string): Promise<User> {
+async function authenticate(db: Db, tokens: TokenSettings, passwordChecks: PasswordChecks, header: string, clientIp: string): Promise<User> {
   const parsed = parseAuthorization(header);
   if (!parsed) throw notAuthenticated('Malformed Authorization header');
   const { scheme, credentials } = parsed;
@@ -37,11 +35,7 @@ async function authenticate(db: Db, tokens: TokenSettings, throttle: LoginThrott
     case 'basic': {
       // Every Basic request is a password check, so it is under the failed-login limit like a token request.
       const parsed = parseBasic(credentials);
-      const user =
-        parsed &&
-        (await throttle.check({ username: parsed.username, clientIp }, () =>
-          verifyCredentials(db, parsed.username, parsed.password),
-        ));
+      const user = parsed && (await passwordChecks.check({ ...parsed, clientIp }));
       if (!user) throw notAuthenticated('Invalid username or password');
       return user;
     }
@@ -54,11 +48,11 @@ async function authenticate(db: Db, tokens: TokenSettings, throttle: LoginThrott
  * Bearer (access JWT) or HTTP Basic; only staff accounts pass. 401 when the credentials are missing or wrong,
  * 403 when they are right but the account is not staff.
  */
-export function requireStaff(db: Db, tokens: TokenSettings, throttle: LoginThrottle) {
+export function requireStaff(db: Db, tokens: TokenSettings, passwordChecks: PasswordChecks) {
   return async function staffOnly(ctx: Context, next: Next) {
     const header = ctx.get('Authorization');
     if (!header) throw notAuthenticated('Authentication credentials were not provided');
-    const user = await authenticate(db, tokens, throttle, header, ctx.ip);
+    const user = await authenticate(db, tokens, passwordChecks, header, ctx.ip);
     if (!user.is_staff) throw new ApiError('permission_denied', 'Staff permission required');
     ctx.state.user = user;
     await next();

@@ -1,17 +1,28 @@
 import { createHash, createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { ApiError } from '../shared/errors';
-import type { User } from './user-store';
+import type { User } from '../users/user-store';
 
 export const ACCESS_TOKEN_LIFETIME_SECONDS = 5 * 60;
 export const REFRESH_TOKEN_LIFETIME_SECONDS = 24 * 60 * 60;
 
 export type TokenType = 'access' | 'refresh';
 
-export interface TokenClaims {
+/**
+ * The session a token belongs to: one sign-in and every token rotated from it. Tokens issued before sessions were
+ * tracked carry neither claim; such a refresh token is a session of its own that began when it was issued.
+ */
+export interface Session {
+  /** The session id (a UUID), the same in every token of the session. */
+  sid: string;
+  /** When the session began (seconds since the epoch): the sign-in, carried through every rotation. */
+  auth_time: number;
+}
+
+export interface TokenClaims extends Partial<Session> {
   token_type: TokenType;
   user_id: number;
-  /** The user's token version at issue; a password change, deactivation or demotion raises it (src/auth/sessions.ts). */
+  /** The user's token version at issue; a password change, deactivation or demotion raises it (src/auth/accounts.ts). */
   token_version: number;
   jti: string;
   iat: number;
@@ -26,6 +37,8 @@ export interface TokenSettings {
   /** HS256 secrets: the first signs, every one verifies (config JWT_SECRETS). */
   secrets: readonly string[];
   clock: Clock;
+  /** The longest a session lasts from its sign-in (config SESSION_MAX_DAYS): no token of it lives longer. */
+  sessionMaxSeconds: number;
 }
 
 interface SigningKey {
@@ -54,25 +67,37 @@ function keyRing(secrets: readonly string[]): SigningKey[] {
   return ring;
 }
 
-function sign(settings: TokenSettings, user: User, tokenType: TokenType, lifetime: number): string {
+function sign(settings: TokenSettings, user: User, session: Session, tokenType: TokenType, lifetime: number): string {
   const [{ kid, key }] = keyRing(settings.secrets);
   const iat = settings.clock();
   const claims: TokenClaims = {
     token_type: tokenType,
     user_id: user.id,
     token_version: user.token_version,
+    ...session,
     jti: randomUUID(),
     iat,
-    exp: iat + lifetime,
+    exp: Math.min(iat + lifetime, sessionEndsAt(settings, session)),
   };
   // iat and exp come from the injected clock; jsonwebtoken keeps them as given.
   return jwt.sign(claims, key, { algorithm: 'HS256', keyid: kid });
 }
 
-export function issueTokenPair(settings: TokenSettings, user: User): { access: string; refresh: string } {
+/** When the session's absolute lifetime ends (seconds since the epoch). */
+export const sessionEndsAt = (settings: TokenSettings, session: Session) => session.auth_time + settings.sessionMaxSeconds;
+
+/** The session of a verified token; a token from before sessions were tracked is a session of its own. */
+export const sessionOf = (claims: TokenClaims): Session => ({ sid: claims.sid ?? claims.jti, auth_time: claims.auth_time ?? claims.iat });
+
+/** A token pair of the session, or of a new one (a sign-in) when none is given. */
+export function issueTokenPair(
+  settings: TokenSettings,
+  user: User,
+  session: Session = { sid: randomUUID(), auth_time: settings.clock() },
+): { access: string; refresh: string } {
   return {
-    access: sign(settings, user, 'access', ACCESS_TOKEN_LIFETIME_SECONDS),
-    refresh: sign(settings, user, 'refresh', REFRESH_TOKEN_LIFETIME_SECONDS),
+    access: sign(settings, user, session, 'access', ACCESS_TOKEN_LIFETIME_SECONDS),
+    refresh: sign(settings, user, session, 'refresh', REFRESH_TOKEN_LIFETIME_SECONDS),
   };
 }
 
@@ -89,11 +114,13 @@ function keyIdIn(token: string): string | undefined {
 }
 
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * Verifies key id, signature, algorithm (HS256 only: "none" and asymmetric algorithms are refused), expiry and type
  * (either type when none is expected). Every failure is the same 401, so the response does not tell an attacker
- * which check failed. Whether the session still holds (user active, version current) is src/auth/sessions.ts.
+ * which check failed. Whether the session still holds (user active, version current, not ended) is
+ * src/auth/refresh-tokens.ts and the staff guard.
  */
 export function verifyToken(settings: TokenSettings, token: string, expectedType?: TokenType): TokenClaims {
   const kid = keyIdIn(token);
@@ -112,7 +139,10 @@ export function verifyToken(settings: TokenSettings, token: string, expectedType
     !isCount(c.user_id) ||
     !isCount(c.token_version) ||
     typeof c.jti !== 'string' ||
-    typeof c.exp !== 'number'
+    typeof c.exp !== 'number' ||
+    typeof c.iat !== 'number' ||
+    (c.sid !== undefined && !(typeof c.sid === 'string' && UUID.test(c.sid))) ||
+    (c.auth_time !== undefined && !isCount(c.auth_time))
   ) {
     throw tokenNotValid();
   }

@@ -1,7 +1,7 @@
 import { type Config, loadConfig } from '../config';
 import { localSecretsKeys } from '../secrets/local-secret';
 import { createKeyring, SecretUnreadable } from '../secrets/keyring';
-import { resealEndpointSecrets } from '../webhooks/endpoint-store';
+import { resealEndpointSecrets } from '../webhook-endpoint/endpoint-store';
 import { openDatabase } from './database';
 
 /*

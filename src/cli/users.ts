@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import { findUserByName, listUsers, type User } from '../auth/user-store';
-import { createUser, setActive, setPassword, setStaff } from '../auth/users';
+import { findUserByName, listUsers, type User } from '../users/user-store';
+import { createUser, setActive, setPassword, setStaff } from '../auth/accounts';
 import { loadConfig } from '../config';
 import type { Db } from '../db/knex';
 import { withDatabase } from './database';
@@ -10,7 +10,7 @@ import { type CliIo, runAsMain } from './io';
  * npm run users -- create|set-password|deactivate|activate|set-staff|list
  * Accounts of the API, staff or not. Passwords come from STAFF_PASSWORD or the first line of standard input, never
  * from the command line (where `ps` and shell histories would show them). Every command says what it changed;
- * changing a password, deactivating and removing staff permission end the user's sessions (src/auth/users.ts).
+ * changing a password, deactivating and removing staff permission end the user's sessions (src/auth/accounts.ts).
  */
 
 export const USAGE = `Usage: npm run users -- <command>
@@ -22,7 +22,7 @@ export const USAGE = `Usage: npm run users -- <command>
   list                           every account`;
 
 const MIN_PASSWORD_LENGTH = 8;
-// What POST /authentication/create accepts (src/api/auth/token-routes.ts); longer could never be used there.
+// What POST /authentication/create accepts (src/api/tokens/token-operations.ts); longer could never be used there.
 const MAX_PASSWORD_LENGTH = 4096;
 const MAX_USERNAME_LENGTH = 150;
 

@@ -20,7 +20,9 @@ export function createDb({ connectionString, pool }: DbOptions): Db {
     client: 'pg',
     connection: { connectionString },
     pool: { min: pool?.min ?? 0, max: pool?.max ?? 10 },
-    migrations: { migrationSource, tableName: 'knex_migrations' },
+    // A database a newer release migrated further is left as it is, not refused: the previous release's migrate
+    // (a rollback, an older process starting) must not fail on names it does not know (docs/operations.md).
+    migrations: { migrationSource, tableName: 'knex_migrations', disableMigrationsListValidation: true },
   });
   return db;
 }

@@ -44,9 +44,14 @@ function outcomeInBrief({ responseCode, error, durationMs }: AttemptInBrief): st
   return `${what} in ${durationMs} ms`;
 }
 
-/** The workflow's one-line summary: `donation.completed #1234 → crm.example.org`. */
-export function deliverySummary(facts: DeliveryFacts, resend = false): string {
-  return `${resend ? 'Resend: ' : ''}${facts.eventType} #${facts.eventId} → ${facts.subscriberHost}`;
+/** Which kind of run of an event's workflow: its delivery, a resend after it ended, or a delivery resumed after Temporal lost it. */
+export type DeliveryRun = 'delivery' | 'resend' | 'resume';
+
+const RUN_PREFIXES: Record<DeliveryRun, string> = { delivery: '', resend: 'Resend: ', resume: 'Resumed: ' };
+
+/** The workflow's one-line summary: `donation.completed #1234 → crm.example.org`, `Resend: …`, `Resumed: …`. */
+export function deliverySummary(facts: DeliveryFacts, run: DeliveryRun = 'delivery'): string {
+  return `${RUN_PREFIXES[run]}${facts.eventType} #${facts.eventId} → ${facts.subscriberHost}`;
 }
 
 /** The workflow's details (Markdown in Temporal UI), one fact per line. */

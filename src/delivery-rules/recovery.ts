@@ -54,20 +54,6 @@ export interface RecoveryState extends RecoveryProgress {
   done: boolean;
 }
 
-/** A resend requested for the recovery, and the attempts the request saw (it is answered by a later one). */
-export type RecoveryRequest = { kind: 'requested'; seenAttempts: number } | { kind: 'skipped' };
-
-/**
- * The recovery's activities (activities/recovery.ts), declared here so that the workflow knows them without
- * importing their implementation.
- */
-export interface RecoveryActivities {
-  countRecoverableEvents(parameters: RecoveryParameters): Promise<number>;
-  listRecoverableEventIds(request: RecoveryParameters & { afterId: number; limit: number }): Promise<number[]>;
-  requestRecoveryResend(eventId: number): Promise<RecoveryRequest>;
-  awaitRecoveryAttempt(request: { eventId: number; seenAttempts: number }): Promise<Exclude<RecoveryOutcome, 'skipped'>>;
-}
-
 const swissMinute = new Intl.DateTimeFormat('de-CH', {
   timeZone: 'Europe/Zurich',
   day: '2-digit',

@@ -36,35 +36,6 @@ export function retentionCutoffs(nowMs: number, policy: RetentionPolicy): Retent
   };
 }
 
-/** One batch of the purge, as the workflow asks for it (times as ISO text: activity input is JSON). */
-export interface RetentionBatchRequest {
-  /** Ended events created before this are due. */
-  createdBefore: string;
-  limit: number;
-  /** Ids passed over before because their workflow was running; the batch does not look at them again. */
-  passedOver: number[];
-}
-
-export interface RetentionBatchResult {
-  /** Events deleted, or whose payload was dropped. */
-  events: number;
-  /** Attempt rows deleted with their events. */
-  attempts: number;
-  /** Due events passed over because their workflow runs; they are due again at the next purge. */
-  passedOver: number[];
-  /** Fewer due rows than the limit were found: nothing more is due. */
-  done: boolean;
-}
-
-/**
- * The purge's activities (activities/retention.ts), declared here so that the workflow knows them without importing
- * their implementation.
- */
-export interface RetentionActivities {
-  deleteEndedEventsBatch(request: RetentionBatchRequest): Promise<RetentionBatchResult>;
-  dropEndedPayloadsBatch(request: RetentionBatchRequest): Promise<RetentionBatchResult>;
-}
-
 /** What one purge did. */
 export interface PurgeTotals {
   deletedEvents: number;

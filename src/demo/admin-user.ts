@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import type { Db } from '../db/knex';
-import { upsertUser, verifyCredentials } from '../auth/users';
+import { upsertUser, verifyCredentials } from '../auth/accounts';
 import { persistedLocalSecret } from '../secrets/local-secret';
 
 export interface DemoAccount {

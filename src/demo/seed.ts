@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
 import type { Config } from '../config';
 import { ApiError } from '../shared/errors';
-import { ensureCampaign, insertCampaignLinksUnlessPresent } from '../platform/campaign-store';
+import { ensureCampaign, insertCampaignLinksUnlessPresent } from '../campaign-links/campaign-store';
 import { confirmNewsletterSubscription } from '../platform/confirm-newsletter-subscription';
-import { findContactIdByEmail } from '../platform/contact-store';
+import { findContactIdByEmail } from '../contacts/contact-store';
 import type { CommandResult, PlatformContext } from '../platform/context';
 import { checkoutInput, recordCheckout } from '../platform/record-checkout';
 import { reconciliationInput, recordReconciliation } from '../platform/record-reconciliation';
@@ -155,96 +155,122 @@ export interface SeedSummary {
   existing: number;
 }
 
-export async function seedDemoData(db: Knex, config: Config, now: Date = new Date()): Promise<SeedSummary> {
-  const summary: SeedSummary = { created: 0, existing: 0 };
-  const count = <T>(result: CommandResult<T>) => {
-    summary[result.created ? 'created' : 'existing'] += 1;
+type Command<T> = (trx: Knex.Transaction, context: PlatformContext) => Promise<CommandResult<T>>;
+
+/** Runs the demo's platform commands, each as at a time of its own, and counts what they created and what they found. */
+class Seeder {
+  readonly summary: SeedSummary = { created: 0, existing: 0 };
+
+  constructor(
+    readonly db: Knex,
+    private readonly config: Config,
+  ) {}
+
+  async run<T>(when: Date, command: Command<T>): Promise<CommandResult<T>> {
+    const result = await runCommand(this.db, (trx) => command(trx, { now: () => when, platform: this.config.platform }));
+    this.summary[result.created ? 'created' : 'existing'] += 1;
     return result;
-  };
-  const at = (when: Date): PlatformContext => ({ now: () => when, platform: config.platform });
-  // A provider reports each payment once; on a later start the report is already there.
-  const reconcile = async (transactionId: string, [paidOut, fee]: [number, number], when: Date) => {
+  }
+
+  /** A provider reports each payment once; on a later start the report is already there. */
+  async reconcile(transactionId: string, [paidOut, fee]: [number, number], when: Date): Promise<void> {
     const input = reconciliationInput.parse({ transaction_id: transactionId, paid_out_amount: paidOut, fee_amount: fee, payout_currency: 'CHF' });
     try {
-      count(await runCommand(db, (trx) => recordReconciliation(trx, input, at(when))));
+      await this.run(when, (trx, context) => recordReconciliation(trx, input, context));
     } catch (err) {
       if (!(err instanceof ApiError && err.status === 409)) throw err;
-      summary.existing += 1;
+      this.summary.existing += 1;
     }
-  };
+  }
+}
 
-  const campaigns = await ensureCampaigns(db, now);
-  await ensureCampaignLinks(db, campaigns);
+function checkoutOf(payment: DemoCheckout, transactionId: string, campaigns: Record<DemoCampaignTitle, number>) {
+  return checkoutInput.parse({
+    environment: payment.environment ?? 'PRODUCTION',
+    currency: 'CHF',
+    donor: { ...DONORS[payment.donor], country: 'CH', newsletter: payment.newsletter ?? false, custom_fields: payment.customFields },
+    positions: payment.positions.map((position) => ({
+      amount: position.amount,
+      campaign_id: position.campaign && campaigns[position.campaign],
+      purpose: position.purpose ?? null,
+      payment_type: position.recurring ? 'recurring_init' : 'single',
+      recurring: position.recurring && { interval: position.recurring },
+    })),
+    payment: { transaction_id: transactionId, method: payment.method, status: payment.method === 'INV' ? 'pending' : 'completed' },
+  });
+}
 
+/** The payments in the order they were made; a follow-up after the checkout that started its recurring donation. */
+async function seedPayments(seeder: Seeder, now: Date, campaigns: Record<DemoCampaignTitle, number>): Promise<void> {
   const recurringIds = new Map<string, number>();
   const chronological = [...PAYMENTS].sort((a, b) => b.daysAgo - a.daysAgo);
   for (const [index, payment] of chronological.entries()) {
     const when = dayBefore(now, payment.daysAgo, index * 7);
     const transactionId = `demo-${payment.key}`;
     if (payment.kind === 'checkout') {
-      const input = checkoutInput.parse({
-        environment: payment.environment ?? 'PRODUCTION',
-        currency: 'CHF',
-        donor: { ...DONORS[payment.donor], country: 'CH', newsletter: payment.newsletter ?? false, custom_fields: payment.customFields },
-        positions: payment.positions.map((position) => ({
-          amount: position.amount,
-          campaign_id: position.campaign && campaigns[position.campaign],
-          purpose: position.purpose ?? null,
-          payment_type: position.recurring ? 'recurring_init' : 'single',
-          recurring: position.recurring && { interval: position.recurring },
-        })),
-        payment: { transaction_id: transactionId, method: payment.method, status: payment.method === 'INV' ? 'pending' : 'completed' },
-      });
-      const { record } = count(await runCommand(db, (trx) => recordCheckout(trx, input, at(when))));
+      const input = checkoutOf(payment, transactionId, campaigns);
+      const { record } = await seeder.run(when, (trx, context) => recordCheckout(trx, input, context));
       const recurringId = record.donations[0].recurring_id;
       if (recurringId !== null) recurringIds.set(payment.key, recurringId);
     } else {
       const recurringId = recurringIds.get(payment.of);
       if (recurringId === undefined) throw new Error(`demo follow-up ${payment.key} comes before its first payment`);
       const input = recurringPaymentInput.parse({ recurring_id: recurringId, payment: { transaction_id: transactionId } });
-      count(await runCommand(db, (trx) => recordRecurringPayment(trx, input, at(when))));
+      await seeder.run(when, (trx, context) => recordRecurringPayment(trx, input, context));
     }
     if (payment.reconciled) {
-      await reconcile(transactionId, payment.reconciled, new Date(when.getTime() + 6 * 60 * 60 * 1000));
+      await seeder.reconcile(transactionId, payment.reconciled, new Date(when.getTime() + 6 * 60 * 60 * 1000));
     }
   }
+}
 
+async function seedSignUps(seeder: Seeder, now: Date): Promise<void> {
   for (const [index, signUp] of SIGN_UPS.entries()) {
     const when = dayBefore(now, signUp.daysAgo, 240 + index);
     const { daysAgo: _daysAgo, ...fields } = signUp;
     const contactId =
       'testContact' in signUp
-        ? await findContactIdByEmail(db, 'TEST', DONORS[signUp.testContact].email)
+        ? await findContactIdByEmail(seeder.db, 'TEST', DONORS[signUp.testContact].email)
         : undefined;
     const input = signUpInput.parse({ ...fields, contact_id: contactId });
-    const { record } = count(await runCommand(db, (trx) => signUpForNewsletter(trx, input, at(when))));
+    const { record } = await seeder.run(when, (trx, context) => signUpForNewsletter(trx, input, context));
     if ('confirmedAfterDays' in signUp) {
       const confirmedAt = dayBefore(now, signUp.daysAgo - signUp.confirmedAfterDays, 300 + index);
-      count(await runCommand(db, (trx) => confirmNewsletterSubscription(trx, record.subscription_id, at(confirmedAt))));
+      await seeder.run(confirmedAt, (trx, context) => confirmNewsletterSubscription(trx, record.subscription_id, context));
     }
   }
+}
 
+function shopOrderOf(order: (typeof SHOP_ORDERS)[number]) {
+  const { gender, first_name, last_name, email, street, street_number, postal_code, city, language } = DONORS[order.donor];
+  const address = { first_name, last_name, street, street_number, postal_code, city, country: 'CH' };
+  return shopOrderInput.parse({
+    environment: 'PRODUCTION',
+    customer_type: order.customerType,
+    customer: { gender, first_name, last_name, email, phone: '+41 44 123 45 67', street, street_number, postal_code, city, country: 'CH', language },
+    invoice_address: address,
+    items: [
+      { ...shopArticle('KAL-2026'), quantity: 2, discount_percentage: 10, total_price_gross: 35.91 },
+      { ...shopArticle('KARTEN-SET'), quantity: 1, discount_percentage: 0, total_price_gross: 12 },
+    ],
+    currency: 'CHF',
+    total_price_gross: 54.91,
+    total_vat: 3.88,
+    total_discount: 3.99,
+    payment: { transaction_id: `demo-${order.key}`, method: order.method, status: 'completed' },
+    shipping: { method: 'A-Post', cost: 7 },
+  });
+}
+
+export async function seedDemoData(db: Knex, config: Config, now: Date = new Date()): Promise<SeedSummary> {
+  const seeder = new Seeder(db, config);
+  const campaigns = await ensureCampaigns(db, now);
+  await ensureCampaignLinks(db, campaigns);
+  await seedPayments(seeder, now, campaigns);
+  await seedSignUps(seeder, now);
   for (const [index, order] of SHOP_ORDERS.entries()) {
-    const when = dayBefore(now, order.daysAgo, 360 + index);
-    const { gender, first_name, last_name, email, street, street_number, postal_code, city, language } = DONORS[order.donor];
-    const address = { first_name, last_name, street, street_number, postal_code, city, country: 'CH' };
-    const input = shopOrderInput.parse({
-      environment: 'PRODUCTION',
-      customer_type: order.customerType,
-      customer: { gender, first_name, last_name, email, phone: '+41 44 123 45 67', street, street_number, postal_code, city, country: 'CH', language },
-      invoice_address: address,
-      items: [
-        { ...shopArticle('KAL-2026'), quantity: 2, discount_percentage: 10, total_price_gross: 35.91 },
-        { ...shopArticle('KARTEN-SET'), quantity: 1, discount_percentage: 0, total_price_gross: 12 },
-      ],
-      currency: 'CHF',
-      total_price_gross: 54.91,
-      total_vat: 3.88,
-      total_discount: 3.99,
-      payment: { transaction_id: `demo-${order.key}`, method: order.method, status: 'completed' },
-      shipping: { method: 'A-Post', cost: 7 },
-    });
-    count(await runCommand(db, (trx) => recordShopOrder(trx, input, at(when))));
+    const input = shopOrderOf(order);
+    await seeder.run(dayBefore(now, order.daysAgo, 360 + index), (trx, context) => recordShopOrder(trx, input, context));
   }
-  return summary;
+  return seeder.summary;
 }

@@ -8,6 +8,7 @@ import {
   applyModeChange,
   DEFAULT_MODE_SETTINGS,
   describeSettings,
+  type ModeAnswer,
   type ModeChange,
   modeChangeInput,
   type ModeSettings,
@@ -70,6 +71,62 @@ const json = (status: number, body: unknown): Reply => ({
   body: JSON.stringify(body),
 });
 
+/** The Standard Webhooks signature of a delivery, checked when the endpoint's secret is known. */
+function signatureOf(request: ReceivedRequest, secret: string | undefined, nowMs: number): SignatureCheck | undefined {
+  if (secret === undefined) return undefined;
+  const header = (name: string) => {
+    const value = request.headers[name];
+    return Array.isArray(value) ? value.join(' ') : value;
+  };
+  return verifySignature(
+    { id: header('webhook-id'), timestamp: header('webhook-timestamp'), signature: header('webhook-signature') },
+    request.body.toString('utf8'),
+    secret,
+    Math.floor(nowMs / 1000),
+  );
+}
+
+interface DeliveryLine {
+  atMs: number;
+  id: string;
+  event: string;
+  deliveries: number;
+  duplicate: boolean;
+  answer: ModeAnswer;
+  signature: SignatureCheck | undefined;
+}
+
+/** The line printed for a delivery: when, which event, how often seen, and the answer. */
+function deliveryLine(line: DeliveryLine): string {
+  return [
+    clockTime(line.atMs),
+    `#${line.id}`.padEnd(8),
+    line.event.padEnd(29),
+    `seen ${line.deliveries}x`,
+    line.duplicate ? 'DUPLICATE' : '',
+    `-> ${line.answer.status}${line.answer.delayMs ? ` after ${line.answer.delayMs / 1000} s` : ''}`,
+    line.signature ? `signature ${line.signature}` : '',
+  ]
+    .filter(Boolean)
+    .join('  ');
+}
+
+/** The mode change a control request asks for, or the answer to a request that asks for none. */
+function requestedChange(request: ReceivedRequest): { change: ModeChange } | { refused: Reply } {
+  if (request.method !== 'POST') return { refused: json(405, { error: 'use GET or POST' }) };
+  let body: unknown;
+  try {
+    body = JSON.parse(request.body.toString('utf8'));
+  } catch {
+    return { refused: json(400, { error: 'body must be JSON such as {"mode": "flaky", "failures": 2}' }) };
+  }
+  const parsed = modeChangeInput.safeParse(body);
+  if (!parsed.success) {
+    return { refused: json(400, { error: parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ') }) };
+  }
+  return { change: parsed.data };
+}
+
 export async function startTestSubscriber(options: TestSubscriberOptions = {}): Promise<TestSubscriber> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const nowMs = options.nowMs ?? Date.now;
@@ -87,45 +144,19 @@ export async function startTestSubscriber(options: TestSubscriberOptions = {}): 
     events_seen: seen.size,
   });
 
-  function signatureOf(request: ReceivedRequest): SignatureCheck | undefined {
-    if (options.secret === undefined) return undefined;
-    const header = (name: string) => {
-      const value = request.headers[name];
-      return Array.isArray(value) ? value.join(' ') : value;
-    };
-    return verifySignature(
-      { id: header('webhook-id'), timestamp: header('webhook-timestamp'), signature: header('webhook-signature') },
-      request.body.toString('utf8'),
-      options.secret,
-      Math.floor(nowMs() / 1000),
-    );
-  }
-
   function deliveryReply(request: ReceivedRequest): Reply {
-    const { id, event } = envelopeOf(request);
-    const entry = seen.get(id) ?? { deliveries: 0, acknowledged: false };
-    seen.set(id, entry);
+    const envelope = envelopeOf(request);
+    const entry = seen.get(envelope.id) ?? { deliveries: 0, acknowledged: false };
+    seen.set(envelope.id, entry);
     entry.deliveries += 1;
     const duplicate = entry.acknowledged;
-    const signature = signatureOf(request);
+    const signature = signatureOf(request, options.secret, nowMs());
     const answer =
       signature === undefined || signature === 'valid'
         ? answerFor(settings, entry.deliveries)
         : { status: 401, body: `test subscriber: signature ${signature}` };
     if (answer.status >= 200 && answer.status < 300) entry.acknowledged = true;
-    print(
-      [
-        clockTime(nowMs()),
-        `#${id}`.padEnd(8),
-        event.padEnd(29),
-        `seen ${entry.deliveries}x`,
-        duplicate ? 'DUPLICATE' : '',
-        `-> ${answer.status}${answer.delayMs ? ` after ${answer.delayMs / 1000} s` : ''}`,
-        signature ? `signature ${signature}` : '',
-      ]
-        .filter(Boolean)
-        .join('  '),
-    );
+    print(deliveryLine({ atMs: nowMs(), ...envelope, deliveries: entry.deliveries, duplicate, answer, signature }));
     return answer;
   }
 
@@ -159,20 +190,11 @@ export async function startTestSubscriber(options: TestSubscriberOptions = {}): 
 
   function controlReply(request: ReceivedRequest): Reply {
     if (request.method === 'GET') return json(200, presentState());
-    if (request.method !== 'POST') return json(405, { error: 'use GET or POST' });
-    let body: unknown;
-    try {
-      body = JSON.parse(request.body.toString('utf8'));
-    } catch {
-      return json(400, { error: 'body must be JSON such as {"mode": "flaky", "failures": 2}' });
-    }
-    const parsed = modeChangeInput.safeParse(body);
-    if (!parsed.success) {
-      return json(400, { error: parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ') });
-    }
+    const requested = requestedChange(request);
+    if ('refused' in requested) return requested.refused;
     // The control endpoint is unreachable while refusing, so a change from here can only start refusing, and the
     // listener closes only once this answer is out.
-    const { startRefusing } = switchMode(parsed.data);
+    const { startRefusing } = switchMode(requested.change);
     const reply = json(200, presentState());
     return startRefusing ? { ...reply, afterAnswer: () => void refuseFor(settings.refuseSeconds) } : reply;
   }

@@ -5,20 +5,9 @@ import type { recurringPaymentInput } from '../platform/record-recurring-payment
 import type { shopOrderInput } from '../platform/record-shop-order';
 import type { signUpInput } from '../platform/sign-up-newsletter';
 import { toAmount } from '../shared/money';
-import { createRandom } from './random';
-import {
-  COMPANY_FORMS,
-  FIRST_NAMES,
-  LAST_NAMES,
-  OCCASIONS,
-  PHONE_AREA_CODES,
-  type Place,
-  PLACES,
-  PO_BOX,
-  purposesOf,
-  SHIPPING_METHODS,
-  SHOP_ARTICLES,
-} from './swiss-data';
+import { createRandom, type Random } from './random';
+import { OCCASIONS, purposesOf, SHIPPING_METHODS, SHOP_ARTICLES } from './swiss-data';
+import { address, People, type Person, postalAddress } from './traffic-people';
 
 /**
  * Realistic platform traffic as pure data: what donation forms, payment providers, newsletter forms and the shop
@@ -68,18 +57,6 @@ export interface TrafficPlanOptions {
   campaigns: readonly { id: number; title: string }[];
 }
 
-interface Person {
-  gender: 'female' | 'male' | 'prefer-not-to-say';
-  first_name: string;
-  last_name: string;
-  email: string;
-  place: Place;
-  street_number: string;
-  company: string | null;
-  po_box: string | null;
-  phone: string | null;
-}
-
 interface Payment {
   transactionId: string;
   totalMinor: number;
@@ -99,75 +76,63 @@ const EUR_TO_CHF = 0.94;
 const DONATION_AMOUNTS_MINOR = [1000, 2000, 2500, 3000, 5000, 5000, 5000, 7500, 10000, 10000, 15000, 20000, 25000, 50000, 100000];
 const RECURRING_AMOUNTS_MINOR = [1000, 2000, 2500, 3000, 5000, 10000];
 
-/** E-mail local part as Swiss addresses are written: umlauts spelt out, other accents dropped. */
-function mailName(name: string): string {
-  return name
-    .toLowerCase()
-    .replace(/ä/g, 'ae')
-    .replace(/ö/g, 'oe')
-    .replace(/ü/g, 'ue')
-    .normalize('NFD')
-    .replace(/[^a-z0-9]/g, '');
+/** A step due later than when it is planned: a reconciliation some hours after its payment, a confirmation click. */
+interface Deferred {
+  dueAt: number;
+  step: TrafficStep;
 }
 
 export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
-  const random = createRandom(options.seed);
-  const steps: TrafficStep[] = [];
-  const people: Person[] = [];
-  const emails = new Set<string>();
-  const recurringStarts: Payment[] = [];
-  const signedUp: string[] = [];
-  const repeatable: number[] = [];
-  /** Steps that follow later: reconciliations some hours after the payment, confirmation clicks. */
-  const deferred: { dueAt: number; step: TrafficStep }[] = [];
-  let sequence = 0;
-  const transactionId = () => `traffic-${options.runId}-${String(++sequence).padStart(5, '0')}`;
+  return new TrafficPlanner(options).plan();
+}
 
-  function newPerson(): Person {
-    const place = random.pick(PLACES);
-    const gender = random.weighted({ female: 48, male: 48, 'prefer-not-to-say': 4 } as const);
-    const names = FIRST_NAMES[place.language];
-    const first_name = random.pick(gender === 'prefer-not-to-say' ? random.pick([names.female, names.male]) : names[gender]);
-    const last_name = random.pick(LAST_NAMES[place.language]);
-    const domain = random.pick(['example.ch', 'example.com', 'example.org']);
-    let local = `${mailName(first_name)}.${mailName(last_name)}`;
-    for (let n = 2; emails.has(`${local}@${domain}`); n++) local = `${mailName(first_name)}.${mailName(last_name)}${n}`;
-    const email = `${local}@${domain}`;
-    emails.add(email);
-    const person: Person = {
-      gender,
-      first_name,
-      last_name,
-      email,
-      place,
-      street_number: `${random.int(1, 120)}${random.chance(0.1) ? random.pick(['a', 'b']) : ''}`,
-      company: random.chance(0.08) ? `${last_name} ${random.pick(COMPANY_FORMS)}` : null,
-      po_box: random.chance(0.05) ? `${PO_BOX[place.language]} ${random.int(100, 9999)}` : null,
-      phone: random.chance(0.7)
-        ? `+41 ${random.pick(PHONE_AREA_CODES)} ${random.int(100, 999)} ${random.int(10, 99)} ${random.int(10, 99)}`
-        : null,
-    };
-    people.push(person);
-    return person;
+/** The plan as it grows, and what later steps refer back to. */
+class TrafficPlanner {
+  private readonly random: Random;
+  private readonly people: People;
+  private readonly steps: TrafficStep[] = [];
+  private readonly recurringStarts: Payment[] = [];
+  private readonly signedUp: string[] = [];
+  /** The steps a provider or shop might send again. */
+  private readonly repeatable: number[] = [];
+  private readonly deferred: Deferred[] = [];
+  private sequence = 0;
+
+  constructor(private readonly options: TrafficPlanOptions) {
+    this.random = createRandom(options.seed);
+    this.people = new People(this.random);
   }
 
-  /** Most donors are new; some give again. */
-  const someone = () => (people.length > 0 && random.chance(0.3) ? random.pick(people) : newPerson());
-
-  /** Where a person lives, as donors and shop addresses give it. */
-  function postalAddress(person: Person) {
-    return {
-      company: person.company,
-      po_box: person.po_box,
-      street: person.place.street,
-      street_number: person.street_number,
-      postal_code: person.place.postal_code,
-      city: person.place.city,
-      country: 'CH',
-    };
+  plan(): TrafficStep[] {
+    const { random, steps } = this;
+    while (steps.length < this.options.count) {
+      const due = this.deferred.findIndex((item) => item.dueAt <= steps.length);
+      if (due >= 0) {
+        steps.push(this.deferred.splice(due, 1)[0].step);
+        continue;
+      }
+      const next = random.weighted({
+        checkout: 50,
+        followUp: this.recurringStarts.length > 0 ? 10 : 0,
+        signUp: 12,
+        shopOrder: 10,
+        repeat: this.repeatable.length > 0 ? 3 : 0,
+      });
+      if (next === 'checkout') this.checkout();
+      else if (next === 'followUp') this.followUp();
+      else if (next === 'signUp') this.signUp();
+      else if (next === 'shopOrder') this.shopOrder();
+      else steps.push({ kind: 'repeat', of: random.pick(this.repeatable) });
+    }
+    return steps;
   }
 
-  function donor(person: Person): CheckoutBody['donor'] {
+  private transactionId(): string {
+    return `traffic-${this.options.runId}-${String(++this.sequence).padStart(5, '0')}`;
+  }
+
+  private donor(person: Person): CheckoutBody['donor'] {
+    const random = this.random;
     const custom_fields: Record<string, string | boolean> = {};
     if (random.chance(0.25)) custom_fields.Anlass = random.pick(OCCASIONS);
     if (random.chance(0.25)) custom_fields.Spendenquittung = random.chance(0.8);
@@ -183,7 +148,8 @@ export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
     };
   }
 
-  function position(amountMinor: number) {
+  private position(amountMinor: number) {
+    const { random, options } = this;
     if (options.campaigns.length === 0 || random.chance(0.1)) return { amount: toAmount(amountMinor), campaign_id: null };
     const campaign = random.pick(options.campaigns);
     const purposes = purposesOf(campaign.title);
@@ -191,21 +157,23 @@ export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
     return { amount: toAmount(amountMinor), campaign_id: campaign.id, purpose };
   }
 
-  function donationAmountMinor(): number {
+  private donationAmountMinor(): number {
+    const random = this.random;
     const minor = random.chance(0.15) ? random.int(5, 300) * 100 + random.pick([0, 50]) : random.pick(DONATION_AMOUNTS_MINOR);
     // A quarter of donors cover the provider's fee, which makes for odd amounts.
     return random.chance(0.25) ? Math.round(minor * 1.025) : minor;
   }
 
   /** Some payments by the two reporting providers are reconciled: right away or some hours (steps) later. */
-  function maybeReconcile(payment: Payment): void {
+  private maybeReconcile(payment: Payment): void {
+    const random = this.random;
     const fee = PROVIDER_FEES[payment.method];
     if (!fee || !random.chance(0.6)) return;
     const payoutMinor = payment.currency === PAYOUT_CURRENCY ? payment.totalMinor : Math.round(payment.totalMinor * EUR_TO_CHF);
     const feeMinor = Math.min(payoutMinor, Math.round((payoutMinor * fee.percent) / 100) + fee.fixedMinor);
     const immediate = random.chance(0.4);
-    deferred.push({
-      dueAt: steps.length + (immediate ? 0 : random.int(5, 25)),
+    this.deferred.push({
+      dueAt: this.steps.length + (immediate ? 0 : random.int(5, 25)),
       step: {
         kind: 'reconciliation',
         timing: immediate ? 'immediate' : 'later',
@@ -219,7 +187,8 @@ export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
     });
   }
 
-  function checkout(): void {
+  private checkout(): void {
+    const random = this.random;
     const kind = random.weighted({ 'single-donation': 60, 'multi-checkout': 20, 'recurring-start': 20 } as const);
     const method =
       kind === 'recurring-start'
@@ -228,49 +197,50 @@ export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
     const currency = random.chance(0.95) ? 'CHF' : 'EUR';
     const amounts =
       kind === 'multi-checkout'
-        ? Array.from({ length: random.int(2, 3) }, donationAmountMinor)
-        : [kind === 'recurring-start' ? random.pick(RECURRING_AMOUNTS_MINOR) : donationAmountMinor()];
+        ? Array.from({ length: random.int(2, 3) }, () => this.donationAmountMinor())
+        : [kind === 'recurring-start' ? random.pick(RECURRING_AMOUNTS_MINOR) : this.donationAmountMinor()];
     const positions = amounts.map((amountMinor) => ({
-      ...position(amountMinor),
+      ...this.position(amountMinor),
       ...(kind === 'recurring-start' && {
         payment_type: 'recurring_init' as const,
         recurring: { interval: random.weighted({ monthly: 70, quarterly: 20, yearly: 10 } as const) },
       }),
     }));
     const payment: Payment = {
-      transactionId: transactionId(),
+      transactionId: this.transactionId(),
       totalMinor: amounts.reduce((sum, amount) => sum + amount, 0),
       currency,
       method,
     };
-    repeatable.push(steps.length);
-    steps.push({
+    this.repeatable.push(this.steps.length);
+    this.steps.push({
       kind,
       body: {
         environment: random.chance(0.9) ? 'PRODUCTION' : 'TEST',
         currency,
-        donor: donor(someone()),
+        donor: this.donor(this.people.someone()),
         positions,
         payment: { transaction_id: payment.transactionId, method, status: method === 'INV' ? 'pending' : 'completed' },
       },
     });
-    if (kind === 'recurring-start') recurringStarts.push(payment);
-    maybeReconcile(payment);
+    if (kind === 'recurring-start') this.recurringStarts.push(payment);
+    this.maybeReconcile(payment);
   }
 
-  function followUp(): void {
-    const start = random.pick(recurringStarts);
-    const payment = { ...start, transactionId: transactionId() };
-    steps.push({ kind: 'recurring-follow-up', startedBy: start.transactionId, body: { payment: { transaction_id: payment.transactionId } } });
-    maybeReconcile(payment);
+  private followUp(): void {
+    const start = this.random.pick(this.recurringStarts);
+    const payment = { ...start, transactionId: this.transactionId() };
+    this.steps.push({ kind: 'recurring-follow-up', startedBy: start.transactionId, body: { payment: { transaction_id: payment.transactionId } } });
+    this.maybeReconcile(payment);
   }
 
-  function signUp(): void {
+  private signUp(): void {
+    const { random, people, steps } = this;
     // Donors who ticked the box sign up through the donation form; others through a form or a partner's API.
-    const donorSigningUp = people.length > 0 && random.chance(0.4);
-    const person = donorSigningUp ? random.pick(people) : newPerson();
-    if (signedUp.includes(person.email)) return;
-    signedUp.push(person.email);
+    const donorSigningUp = people.count > 0 && random.chance(0.4);
+    const person = donorSigningUp ? people.pickKnown() : people.newPerson();
+    if (this.signedUp.includes(person.email)) return;
+    this.signedUp.push(person.email);
     const named = donorSigningUp || random.chance(0.7);
     steps.push({
       kind: 'newsletter-sign-up',
@@ -284,17 +254,42 @@ export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
     // Most people click the link in the confirmation mail; a few click it twice.
     if (random.chance(0.75)) {
       const clickAt = steps.length + random.int(1, 15);
-      deferred.push({ dueAt: clickAt, step: { kind: 'newsletter-confirmation', email: person.email } });
-      if (random.chance(0.05)) deferred.push({ dueAt: clickAt + 1, step: { kind: 'newsletter-confirmation', email: person.email } });
+      this.deferred.push({ dueAt: clickAt, step: { kind: 'newsletter-confirmation', email: person.email } });
+      if (random.chance(0.05)) this.deferred.push({ dueAt: clickAt + 1, step: { kind: 'newsletter-confirmation', email: person.email } });
     }
   }
 
-  function address(person: Person) {
-    return { first_name: person.first_name, last_name: person.last_name, ...postalAddress(person) };
+  private shopOrder(): void {
+    const random = this.random;
+    const customer = this.people.someone();
+    const { items, vatMinor, discountMinor } = this.shopItems();
+    const shipping = random.pick(SHIPPING_METHODS);
+    const itemsMinor = items.reduce((sum, item) => sum + Math.round(item.total_price_gross * 100), 0);
+    const method = random.weighted({ PAYPAL: 30, TWI: 30, VIS: 20, ECA: 10, INV: 10 });
+    this.repeatable.push(this.steps.length);
+    this.steps.push({
+      kind: 'shop-order',
+      body: {
+        environment: random.chance(0.9) ? 'PRODUCTION' : 'TEST',
+        customer_type: random.chance(0.6) ? 'registered' : 'guest',
+        customer: { ...address(customer), gender: customer.gender, email: customer.email, phone: customer.phone, language: customer.place.language },
+        invoice_address: address(customer),
+        // A gift now and then: delivered to someone else.
+        ...(random.chance(0.15) && { delivery_address: address(this.people.newPerson()) }),
+        items,
+        currency: 'CHF',
+        total_price_gross: toAmount(itemsMinor + Math.round(shipping.cost * 100)),
+        total_vat: toAmount(vatMinor),
+        total_discount: toAmount(discountMinor),
+        payment: { transaction_id: this.transactionId(), method, status: method === 'INV' ? 'pending' : 'completed' },
+        shipping: { ...shipping },
+      },
+    });
   }
 
-  function shopOrder(): void {
-    const customer = someone();
+  /** One to three different articles, some discounted, with the VAT and discount they add up to. */
+  private shopItems() {
+    const random = this.random;
     const shelf = [...SHOP_ARTICLES];
     const articles = Array.from({ length: random.int(1, 3) }, () => shelf.splice(random.int(0, shelf.length - 1), 1)[0]);
     let vatMinor = 0;
@@ -310,48 +305,6 @@ export function planTraffic(options: TrafficPlanOptions): TrafficStep[] {
       vatMinor += Math.round((lineMinor * (grossMinor - netMinor)) / grossMinor);
       return { ...article, quantity, discount_percentage, total_price_gross: toAmount(lineMinor) };
     });
-    const shipping = random.pick(SHIPPING_METHODS);
-    const itemsMinor = items.reduce((sum, item) => sum + Math.round(item.total_price_gross * 100), 0);
-    const method = random.weighted({ PAYPAL: 30, TWI: 30, VIS: 20, ECA: 10, INV: 10 });
-    repeatable.push(steps.length);
-    steps.push({
-      kind: 'shop-order',
-      body: {
-        environment: random.chance(0.9) ? 'PRODUCTION' : 'TEST',
-        customer_type: random.chance(0.6) ? 'registered' : 'guest',
-        customer: { ...address(customer), gender: customer.gender, email: customer.email, phone: customer.phone, language: customer.place.language },
-        invoice_address: address(customer),
-        // A gift now and then: delivered to someone else.
-        ...(random.chance(0.15) && { delivery_address: address(newPerson()) }),
-        items,
-        currency: 'CHF',
-        total_price_gross: toAmount(itemsMinor + Math.round(shipping.cost * 100)),
-        total_vat: toAmount(vatMinor),
-        total_discount: toAmount(discountMinor),
-        payment: { transaction_id: transactionId(), method, status: method === 'INV' ? 'pending' : 'completed' },
-        shipping: { ...shipping },
-      },
-    });
+    return { items, vatMinor, discountMinor };
   }
-
-  while (steps.length < options.count) {
-    const due = deferred.findIndex((item) => item.dueAt <= steps.length);
-    if (due >= 0) {
-      steps.push(deferred.splice(due, 1)[0].step);
-      continue;
-    }
-    const next = random.weighted({
-      checkout: 50,
-      followUp: recurringStarts.length > 0 ? 10 : 0,
-      signUp: 12,
-      shopOrder: 10,
-      repeat: repeatable.length > 0 ? 3 : 0,
-    });
-    if (next === 'checkout') checkout();
-    else if (next === 'followUp') followUp();
-    else if (next === 'signUp') signUp();
-    else if (next === 'shopOrder') shopOrder();
-    else steps.push({ kind: 'repeat', of: random.pick(repeatable) });
-  }
-  return steps;
 }

@@ -63,75 +63,93 @@ export function emptySummary(planned: number): TrafficSummary {
   return { planned, sent: 0, created: 0, duplicates: 0, skipped: 0, errors: {}, byKind, elapsedMs: 0 };
 }
 
-export async function runTraffic(options: TrafficRunOptions): Promise<TrafficSummary> {
-  const nowMs = options.nowMs ?? Date.now;
-  const sleep = options.sleep ?? realSleep;
-  const started = nowMs();
-  const summary = emptySummary(options.steps.length);
-  /** What the service handed out: recurring donation ids by first payment, sign-up ids by e-mail. */
-  const recurringIds = new Map<string, number>();
-  const subscriptionIds = new Map<string, number>();
-  const recordedPayments = new Set<string>();
+/** The answers later steps depend on: the numbers the service handed out, the payments it recorded, the calls that succeeded. */
+class EarlierAnswers {
+  /** Recurring donation ids by the transaction id of their first payment. */
+  private readonly recurringIds = new Map<string, number>();
+  /** Newsletter sign-up ids by e-mail. */
+  private readonly subscriptionIds = new Map<string, number>();
+  private readonly recordedPayments = new Set<string>();
   /** The call each step made, when it was answered with success, so that a repeat can make it again. */
-  const succeeded = new Map<number, PlatformCall>();
+  private readonly succeeded = new Map<number, PlatformCall>();
 
-  function callFor(step: TrafficStep): PlatformCall | undefined {
+  /** The call a step makes; none when what it needs is missing (the call it depends on failed). */
+  callFor(step: TrafficStep): PlatformCall | undefined {
     switch (step.kind) {
       case 'single-donation':
       case 'multi-checkout':
       case 'recurring-start':
         return { path: '/platform/checkouts', body: step.body };
       case 'recurring-follow-up': {
-        const recurringId = recurringIds.get(step.startedBy);
+        const recurringId = this.recurringIds.get(step.startedBy);
         return recurringId === undefined ? undefined : { path: '/platform/recurring-payments', body: { ...step.body, recurring_id: recurringId } };
       }
       case 'reconciliation':
-        return recordedPayments.has(step.body.transaction_id) ? { path: '/platform/reconciliations', body: step.body } : undefined;
+        return this.recordedPayments.has(step.body.transaction_id) ? { path: '/platform/reconciliations', body: step.body } : undefined;
       case 'newsletter-sign-up':
         return { path: '/platform/newsletter-subscriptions', body: step.body };
       case 'newsletter-confirmation': {
-        const id = subscriptionIds.get(step.email);
+        const id = this.subscriptionIds.get(step.email);
         return id === undefined ? undefined : { path: `/platform/newsletter-subscriptions/${id}/confirm` };
       }
       case 'shop-order':
         return { path: '/platform/shop-orders', body: step.body };
       case 'repeat':
-        return succeeded.get(step.of);
+        return this.succeeded.get(step.of);
     }
   }
 
-  function remember(step: TrafficStep, answer: any): void {
-    if (PAYMENT_KINDS.has(step.kind)) recordedPayments.add(answer.transaction_id);
-    if (step.kind === 'recurring-start') recurringIds.set(step.body.payment.transaction_id, answer.donations[0].recurring_id);
-    if (step.kind === 'newsletter-sign-up') subscriptionIds.set(step.body.email, answer.subscription_id);
+  /** A successful answer to the step at `index`, which made `call`. */
+  remember(index: number, step: TrafficStep, call: PlatformCall, answer: any): void {
+    this.succeeded.set(index, call);
+    if (PAYMENT_KINDS.has(step.kind)) this.recordedPayments.add(answer.transaction_id);
+    if (step.kind === 'recurring-start') this.recurringIds.set(step.body.payment.transaction_id, answer.donations[0].recurring_id);
+    if (step.kind === 'newsletter-sign-up') this.subscriptionIds.set(step.body.email, answer.subscription_id);
   }
+}
 
-  function tally(kind: StepKind, result: StepResult, status?: number): void {
-    const field = TALLY_FIELDS[result];
-    summary.byKind[kind][field] += 1;
-    if (field === 'errors') summary.errors[String(status)] = (summary.errors[String(status)] ?? 0) + 1;
-    else summary[field] += 1;
-    summary.elapsedMs = nowMs() - started;
+function countResult(summary: TrafficSummary, kind: StepKind, result: StepResult, status?: number): void {
+  const field = TALLY_FIELDS[result];
+  summary.byKind[kind][field] += 1;
+  if (field === 'errors') summary.errors[String(status)] = (summary.errors[String(status)] ?? 0) + 1;
+  else summary[field] += 1;
+}
+
+interface Pace {
+  started: number;
+  nowMs: () => number;
+  sleep: (ms: number) => Promise<void>;
+}
+
+/** Waits until the step at `index` is due at the run's rate; why the run stops instead, when it must. */
+async function awaitTurn(options: TrafficRunOptions, pace: Pace, index: number): Promise<TrafficSummary['stopped']> {
+  if (options.signal?.aborted) return 'interrupted';
+  const end = pace.started + options.maxDurationMs;
+  const dueAt = pace.started + (index * 1000) / options.ratePerSecond;
+  if (dueAt >= end) return 'time-limit';
+  const wait = dueAt - pace.nowMs();
+  if (wait > 0) await pace.sleep(wait);
+  return pace.nowMs() >= end ? 'time-limit' : undefined;
+}
+
+export async function runTraffic(options: TrafficRunOptions): Promise<TrafficSummary> {
+  const nowMs = options.nowMs ?? Date.now;
+  const pace: Pace = { started: nowMs(), nowMs, sleep: options.sleep ?? realSleep };
+  const summary = emptySummary(options.steps.length);
+  const answers = new EarlierAnswers();
+  const tally = (kind: StepKind, result: StepResult, status?: number) => {
+    countResult(summary, kind, result, status);
+    summary.elapsedMs = pace.nowMs() - pace.started;
     options.onStep?.(result, summary);
-  }
+  };
 
   for (const [index, step] of options.steps.entries()) {
-    if (options.signal?.aborted) {
-      summary.stopped = 'interrupted';
+    const stopped = await awaitTurn(options, pace, index);
+    if (stopped) {
+      summary.stopped = stopped;
       break;
     }
-    const dueAt = started + (index * 1000) / options.ratePerSecond;
-    if (dueAt >= started + options.maxDurationMs) {
-      summary.stopped = 'time-limit';
-      break;
-    }
-    const wait = dueAt - nowMs();
-    if (wait > 0) await sleep(wait);
-    if (nowMs() >= started + options.maxDurationMs) {
-      summary.stopped = 'time-limit';
-      break;
-    }
-    const call = callFor(step);
+    const call = answers.callFor(step);
     if (!call) {
       tally(step.kind, 'skipped');
       continue;
@@ -146,13 +164,12 @@ export async function runTraffic(options: TrafficRunOptions): Promise<TrafficSum
     }
     summary.sent += 1;
     if (answer.status === 201 || answer.status === 200) {
-      succeeded.set(index, call);
-      remember(step, answer.body);
+      answers.remember(index, step, call, answer.body);
       tally(step.kind, answer.status === 201 ? 'created' : 'duplicate');
     } else {
       tally(step.kind, 'error', answer.status);
     }
   }
-  summary.elapsedMs = nowMs() - started;
+  summary.elapsedMs = pace.nowMs() - pace.started;
   return summary;
 }

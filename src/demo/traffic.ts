@@ -6,7 +6,7 @@ import { SingleBar } from 'cli-progress';
 import { z } from 'zod';
 import { type Config, loadConfig } from '../config';
 import type { PayloadVersion } from '../webhooks/payload-versions';
-import { isLoopbackHost } from '../webhooks/endpoint-rules';
+import { isLoopbackHost } from '../webhooks/subscriber-url';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../webhooks/payload-versions';
 import { connectToService, type Credentials, type ServiceClient } from './service-client';

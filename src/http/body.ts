@@ -48,14 +48,28 @@ const parse = bodyParser({
   },
 });
 
+/** 415 unless the request has no body (or an empty one) or a JSON one. */
+function refuseUnlessJson(ctx: Context): void {
+  // `is` answers null without a body; an empty body (Content-Length: 0) counts as none too.
+  if (ctx.request.length !== 0 && ctx.is('application/json', '+json') === false) {
+    throw new ApiError('unsupported_media_type', 'Content-Type must be application/json');
+  }
+}
+
 /**
  * Parses a JSON request body. A body of any other type is a 415; no body at all (or an empty one) parses as `{}`,
  * for the operation's schema to refuse with a 400 naming what is missing.
  */
 export async function jsonBody(ctx: Context, next: Next): Promise<void> {
-  // `is` answers null without a body; an empty body (Content-Length: 0) counts as none too.
-  if (ctx.request.length !== 0 && ctx.is('application/json', '+json') === false) {
-    throw new ApiError('unsupported_media_type', 'Content-Type must be application/json');
-  }
+  refuseUnlessJson(ctx);
   await parse(ctx, next);
+}
+
+/**
+ * For a state-changing operation that takes no body: none, or JSON (which is not read), else a 415. A form,
+ * `text/plain` or multipart body is what a page of another origin can send without asking the browser first.
+ */
+export async function noBodyButJson(ctx: Context, next: Next): Promise<void> {
+  refuseUnlessJson(ctx);
+  await next();
 }

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import type { Logger } from '../logger';
+import type { Logger } from 'pino';
 import { ApiError, ERROR_CODES, type ErrorCode } from '../shared/errors';
 import { requestLogger } from './request-log';
 
@@ -13,15 +13,17 @@ interface HttpLikeError {
 
 /**
  * The database is unreachable or going away (refused or cut connection, server shutting down, pool exhausted
- * waiting for one). Not the request's fault and not a bug: the client should try again, which is safe, because a
- * platform call is one transaction (all or nothing) and idempotent on its natural key.
+ * waiting for one, or not accepting connections for now: 55000 at connection start, while an operator has set
+ * ALLOW_CONNECTIONS false, e.g. to copy it as a backup). Not the request's fault and not a bug: the client should try
+ * again, which is safe, because a platform call is one transaction (all or nothing) and idempotent on its natural key.
  */
 const DATABASE_UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03']);
 
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (typeof err !== 'object' || err === null) return false;
-  const { code, name, message } = err as { code?: unknown; name?: unknown; message?: unknown };
+  const { code, name, message, severity } = err as { code?: unknown; name?: unknown; message?: unknown; severity?: unknown };
   if (typeof code === 'string' && (DATABASE_UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  if (code === '55000' && severity === 'FATAL') return true;
   if (name === 'KnexTimeoutError') return true;
   return typeof message === 'string' && /Connection terminated|Client has encountered a connection error/.test(message);
 }

@@ -1,18 +1,20 @@
 import Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
 import { ApiError } from '../shared/errors';
-import type { RouteContext } from './context';
-import { createGuards } from './guards';
-import { jsonBody } from './body';
+import { jsonBody, noBodyButJson } from './body';
 import { parseInput } from './input';
+import { sameOriginOnly } from './same-origin';
 import type { Access, Operation, OperationGroup, OperationInput } from './operation';
+
+/** The middleware that enforces each access rule (undefined where there is nothing to check): the app's to give. */
+export type AccessGuards = Record<Access, Middleware | undefined>;
 
 /** One route the router answers, with the access rule it was declared with. */
 export interface MountedRoute {
   method: string;
   path: string;
   access: Access;
-  operation: Operation;
+  operation: Operation<unknown>;
   /** GET and HEAD of this path with the other trailing slash answer 308 to it (OperationGroup.slashRedirects). */
   redirectsOtherSlash: boolean;
 }
@@ -44,7 +46,7 @@ function answerPreflight(methods: string): Middleware {
   };
 }
 
-function handler(operation: Operation, deps: RouteContext): Middleware {
+function handler<R>(operation: Operation<R>, deps: R): Middleware {
   return async function handleOperation(ctx: Context) {
     const input: OperationInput<unknown, unknown, unknown> = {
       query: operation.query ? parseInput(operation.query, ctx.query, 'query') : {},
@@ -61,9 +63,8 @@ function handler(operation: Operation, deps: RouteContext): Middleware {
  * carries its own guard, so no spelling of a path and no prefix middleware decides who gets through. The caller
  * adds `allowedMethods()` for 405 answers with `Allow`.
  */
-export function createRouter(groups: OperationGroup[], deps: RouteContext): { router: Router; routes: MountedRoute[] } {
+export function createRouter<R>(groups: OperationGroup<R>[], deps: R, guards: AccessGuards): { router: Router; routes: MountedRoute[] } {
   const router = new Router({ sensitive: true, strict: true });
-  const guards = createGuards(deps);
   const routes: MountedRoute[] = [];
   const declare = (route: MountedRoute) => {
     declarations.set(router.stack[router.stack.length - 1], route);
@@ -79,8 +80,12 @@ export function createRouter(groups: OperationGroup[], deps: RouteContext): { ro
         router.options(path, answerPreflight(`${operation.method.toUpperCase()}, OPTIONS`));
         declare({ method: 'OPTIONS', path, access: 'public', operation, redirectsOtherSlash: false });
       }
+      // A request that changes something is refused from pages of other origins, before its credentials are looked at.
+      const changesState = operation.method !== 'get';
+      if (changesState) middleware.push(sameOriginOnly);
       if (guard) middleware.push(guard);
       if (operation.body) middleware.push(jsonBody);
+      else if (changesState) middleware.push(noBodyButJson);
       router[operation.method](path, ...middleware, handler(operation, deps));
       const redirectsOtherSlash = group.slashRedirects === true && operation.method === 'get';
       declare({ method: operation.method.toUpperCase(), path, access: operation.access, operation, redirectsOtherSlash });

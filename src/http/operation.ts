@@ -1,7 +1,6 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import type { ErrorCode } from '../shared/errors';
-import type { RouteContext } from './context';
 
 /**
  * Who may call an operation. Declared on every operation and enforced on that route itself, so no spelling of a
@@ -28,9 +27,10 @@ export interface SuccessResponse {
 
 /**
  * One HTTP operation, described once. The router mounts it (its guard, then its body parser, then validation of
- * every request part with its zod schema, then the handler) and the OpenAPI document is generated from it.
+ * every request part with its zod schema, then the handler) and the OpenAPI document is generated from it. `R` is what
+ * the app hands every handler beside the request (its route context); the kit never looks into it.
  */
-export interface Operation<Q = unknown, P = unknown, B = unknown> {
+export interface Operation<R, Q = unknown, P = unknown, B = unknown> {
   method: 'get' | 'post' | 'put';
   /**
    * The path exactly as documented, relative to its group's prefix, in Koa syntax (`:id`). Routes match
@@ -55,16 +55,21 @@ export interface Operation<Q = unknown, P = unknown, B = unknown> {
   errors?: readonly ErrorCode[];
   /** A page, an asset or a redirect rather than an API operation: guarded and mounted alike, not in the document. */
   undocumented?: true;
-  handle(ctx: Context, input: OperationInput<Q, P, B>, deps: RouteContext): Promise<void>;
+  handle(ctx: Context, input: OperationInput<Q, P, B>, deps: R): Promise<void>;
 }
 
-/** Keeps the input types of one operation while collecting many of them in one list. */
-export function defineOperation<Q, P, B>(operation: Operation<Q, P, B>): Operation {
-  return operation as unknown as Operation;
+/**
+ * `defineOperation` for an app whose handlers receive `R`: it keeps the input types of one operation while collecting
+ * many of them in one list.
+ */
+export function operationsReceiving<R>() {
+  return function defineOperation<Q, P, B>(operation: Operation<R, Q, P, B>): Operation<R> {
+    return operation as unknown as Operation<R>;
+  };
 }
 
 /** Operations that share a path prefix and an OpenAPI tag. */
-export interface OperationGroup {
+export interface OperationGroup<R> {
   /** Prepended to each operation's path ('' for none). */
   prefix: string;
   /**
@@ -74,5 +79,5 @@ export interface OperationGroup {
   slashRedirects?: true;
   tag: string;
   description: string;
-  operations: Operation[];
+  operations: Operation<R>[];
 }

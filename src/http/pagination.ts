@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { notFound } from '../shared/errors';
-import { INTEGER_ID_MAX, positiveIntegerParam } from './params';
+import { INTEGER_ID_MAX, positiveIntegerParam } from './integer-params';
 import { requestUrl } from './request-origin';
 
 const MAX_PAGE_SIZE = 1000;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Context, Next } from 'koa';
-import type { Logger } from '../logger';
+import type { Logger } from 'pino';
 import { matchedRoute } from './matched-route';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';

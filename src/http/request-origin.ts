@@ -35,18 +35,28 @@ function addressedHost(ctx: Context): string {
 }
 
 /**
+ * The `host[:port]` the client addressed: the absolute-form target's, else X-Forwarded-Host from a trusted proxy,
+ * else Host; undefined when that is not a valid host[:port].
+ */
+export function addressedAuthority(ctx: Context): string | undefined {
+  const absolute = ABSOLUTE_FORM.exec(ctx.originalUrl);
+  const authority = absolute ? absolute[1] : addressedHost(ctx);
+  return isValidAuthority(authority) ? authority : undefined;
+}
+
+/**
  * The request's absolute URL, for links back to this service: the addressed host when it is a valid host[:port],
  * otherwise `http://localhost`; the scheme the connection (or a trusted proxy) says; no fragment.
  */
 export function requestUrl(ctx: Context): URL {
   const absolute = ABSOLUTE_FORM.exec(ctx.originalUrl);
-  const authority = absolute ? absolute[1] : addressedHost(ctx);
+  const authority = addressedAuthority(ctx);
   const rest = absolute ? ctx.originalUrl.slice(absolute[0].length) : ctx.originalUrl;
   const path = rest.startsWith('/') ? rest : `/${rest}`;
   const scheme = ctx.protocol === 'https' ? 'https' : 'http';
   let url: URL;
   try {
-    url = new URL(isValidAuthority(authority) ? `${scheme}://${authority}${path}` : `${FALLBACK_ORIGIN}${path}`);
+    url = new URL(authority ? `${scheme}://${authority}${path}` : `${FALLBACK_ORIGIN}${path}`);
   } catch {
     // A name that passes the character rule yet is no URL host (`1.2.3.4.5`, `999.0.0.1`).
     url = new URL(`${FALLBACK_ORIGIN}${path}`);

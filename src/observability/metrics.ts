@@ -1,24 +1,17 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
+import type { RequestObserver } from '../http/request-metrics';
 import { withTimeLimit } from '../shared/time-limit';
 import { type AttemptOutcome, DELIVERY_STATUSES, type DeliveryStatus } from '../delivery-rules/delivery-status';
 import { stuckCutoff } from '../delivery-rules/stuck-events';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
-import { countEventsByStatus, countStuckEvents, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhooks/event-store';
+import { countEventsByStatus, countStuckEvents, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhook-events/gauge-counts';
 
 /** One delivery attempt as the activity saw it; `event` is the event type (donation.completed, …). */
 export interface DeliveryAttemptObservation {
   event: string;
   outcome: AttemptOutcome;
-  durationMs: number;
-}
-
-/** One answered HTTP request; `route` is the router's pattern (or "unmatched"), never the raw path. */
-export interface HttpRequestObservation {
-  method: string;
-  route: string;
-  status: number;
   durationMs: number;
 }
 
@@ -33,9 +26,17 @@ export interface RetentionMetrics {
   retentionPayloadsDropped(events: number): void;
 }
 
-export interface Metrics extends DeliveryMetrics, RetentionMetrics {
+/** Where a workflow id conflict was found: starting a delivery, resuming one, or handing it a resend. */
+export type WorkflowConflictSource = 'relay' | 'sweep' | 'resend';
+
+/** What the relay's start and healing sweep count about events and their workflows (docs/delivery.md). */
+export interface DeliveryIdentityMetrics {
+  deliveryWorkflowConflict(source: WorkflowConflictSource): void;
+  deliveryHealed(status: 'waiting' | 'failed'): void;
+}
+
+export interface Metrics extends DeliveryMetrics, RetentionMetrics, DeliveryIdentityMetrics, RequestObserver {
   readonly registry: Registry;
-  httpRequest(observation: HttpRequestObservation): void;
   /**
    * Adds the gauges read from Postgres when scraped. Only the API process registers them: every replica would
    * report the same numbers, and each scrape costs queries.
@@ -116,6 +117,7 @@ export function createMetrics({ processMetrics = false }: MetricsOptions = {}): 
 
   return {
     registry,
+    ...deliveryIdentityMetrics(registers),
     deliveryAttempt({ event, outcome, durationMs }) {
       deliveries.inc({ outcome, event });
       attemptDuration.observe({ outcome }, durationMs / 1000);
@@ -133,6 +135,28 @@ export function createMetrics({ processMetrics = false }: MetricsOptions = {}): 
     trackWebhookEvents(db, log, options) {
       registerDatabaseGauges(registry, db, log, options);
     },
+  };
+}
+
+/** Workflow id conflicts and deliveries resumed by the healing sweep, every series starting at 0. */
+function deliveryIdentityMetrics(registers: Registry[]): DeliveryIdentityMetrics {
+  const conflicts = new Counter({
+    name: 'webhook_delivery_workflow_conflicts_total',
+    help: "Events whose workflow id was held by another event's workflow (by where it was found); nothing was started for them",
+    labelNames: ['source'] as const,
+    registers,
+  });
+  const healed = new Counter({
+    name: 'webhook_deliveries_healed_total',
+    help: 'Deliveries started again by the healing sweep because Temporal had no running workflow for them (by the event status)',
+    labelNames: ['status'] as const,
+    registers,
+  });
+  for (const source of ['relay', 'sweep', 'resend'] as const) conflicts.inc({ source }, 0);
+  for (const status of ['waiting', 'failed'] as const) healed.inc({ status }, 0);
+  return {
+    deliveryWorkflowConflict: (source) => conflicts.inc({ source }),
+    deliveryHealed: (status) => healed.inc({ status }),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Environment } from '../shared/environment';
 import { envelopeEnvironment } from '../webhooks/envelope';
-import { type EventCause, recordWebhookEvents } from '../webhooks/record-events';
+import { type EventCause, recordWebhookEvents } from '../webhook-events/record-events';
 import type { PlatformContext } from './context';
 
 export interface CommandEvent extends Omit<EventCause, 'environment'> {

@@ -2,10 +2,10 @@ import type { Knex } from 'knex';
 import { notFound } from '../shared/errors';
 import { renderNewsletterSubscribed, signUpEnvironment, subscriptionView, UNLINKED_SIGN_UP_ENVIRONMENT } from '../webhooks/payloads/newsletter';
 import { recordCommandEvents } from './command-events';
-import { type ContactRow, recordNewsletterConsent } from './contact-store';
+import { type ContactRow, recordNewsletterConsent } from '../contacts/contact-store';
 import type { PlatformCommand } from './context';
-import { findSignUpForUpdate, markSignUpConfirmed, type SignUpRow } from './newsletter-store';
-import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
+import { findSignUpForUpdate, markSignUpConfirmed, type SignUpRow } from '../newsletter/newsletter-store';
+import { presentSignUp, type SignUpRecord } from './present-sign-up';
 
 /**
  * Consent belongs to the address that confirmed: the sign-up's contact if it still has the sign-up's e-mail address,

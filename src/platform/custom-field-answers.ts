@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { type ContactRow, replaceCustomFields } from './contact-store';
+import { type ContactRow, replaceCustomFields } from '../contacts/contact-store';
 import { MAX_CUSTOM_FIELDS } from './input-schemas';
-import { latestCustomFieldAnswers } from './payment-store';
+import { latestCustomFieldAnswers } from '../donations/payment-store';
 
 /**
  * A contact's custom field answers are merged from its donations, newer answers replacing older ones; a donor who

@@ -1,10 +1,9 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { defineOperation, type Operation, type OperationGroup } from '../http/operation';
-import type { RouteContext } from '../http/context';
-import { idParam } from '../http/params';
+import { defineOperation, type Operation, type OperationGroup, type RouteContext } from '../route-context';
+import { idParam } from '../http/integer-params';
 import type { ErrorCode } from '../shared/errors';
-import { listCampaigns } from './campaign-store';
+import { listCampaigns } from '../campaign-links/campaign-store';
 import { confirmNewsletterSubscription } from './confirm-newsletter-subscription';
 import type { CommandResult, PlatformCommand, PlatformContext } from './context';
 import { checkoutInput, recordCheckout } from './record-checkout';
@@ -21,8 +20,8 @@ import { recordShopOrder, shopOrderInput } from './record-shop-order';
 import { runCommand } from './run-command';
 import { signUpForNewsletter, signUpInput } from './sign-up-newsletter';
 
-const platformContext = ({ tokens, config }: RouteContext): PlatformContext => ({
-  now: () => new Date(tokens.clock() * 1000),
+const platformContext = ({ now, config }: RouteContext): PlatformContext => ({
+  now,
   platform: config.platform,
 });
 
@@ -67,7 +66,8 @@ function command<B>(declaration: {
   });
 }
 
-const platformOperations = (): Operation[] => [
+/** The campaigns a form may name. */
+const campaignOperations = (): Operation[] => [
   defineOperation({
     method: 'get',
     path: '/campaigns',
@@ -79,6 +79,10 @@ const platformOperations = (): Operation[] => [
       ctx.body = { results: await listCampaigns(db) };
     },
   }),
+];
+
+/** Payments: checkouts, follow-ups of recurring donations, reconciliations. */
+const paymentOperations = (): Operation[] => [
   command({
     path: '/checkouts',
     summary: 'Record a checkout (one or more donations paid at once)',
@@ -109,6 +113,10 @@ const platformOperations = (): Operation[] => [
     errors: ['payment_not_found', 'not_reconcilable', 'already_reconciled'],
     run: recordReconciliation,
   }),
+];
+
+/** Newsletter sign-ups and their confirmation (double opt-in). */
+const newsletterOperations = (): Operation[] => [
   command({
     path: '/newsletter-subscriptions',
     summary: 'Record a newsletter sign-up (unconfirmed)',
@@ -136,6 +144,10 @@ const platformOperations = (): Operation[] => [
       respond(ctx, await runCommand(deps.db, (trx) => confirmNewsletterSubscription(trx, params.id, platform)));
     },
   }),
+];
+
+/** Orders of the donation shop. */
+const shopOperations = (): Operation[] => [
   command({
     path: '/shop-orders',
     summary: 'Record a completed shop order',
@@ -156,5 +168,5 @@ export const platformGroup = (): OperationGroup => ({
   prefix: '/platform',
   tag: 'platform',
   description: 'The write side (donation forms, payments, shop): staff only, idempotent on each natural key',
-  operations: platformOperations(),
+  operations: [...campaignOperations(), ...paymentOperations(), ...newsletterOperations(), ...shopOperations()],
 });

@@ -3,12 +3,12 @@ import type { Config } from '../config';
 import { badRequest } from '../shared/errors';
 import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
-import { existingCampaignIds } from './campaign-store';
+import { existingCampaignIds } from '../campaign-links/campaign-store';
 import { invoiceReference } from './invoice-reference';
 import { renderDonationCompleted, renderRecurringCompleted } from '../webhooks/payloads/donation';
 import { recordCommandEvents } from './command-events';
 import type { CommandResult, PlatformContext } from './context';
-import { insertCheckout, loadPaymentSnapshot, type NewCheckout, nextDonationNumbers, type StoredPayment } from './payment-store';
+import { insertCheckout, loadPaymentSnapshot, type NewCheckout, nextDonationNumbers, type StoredPayment } from '../donations/payment-store';
 
 export interface NewPayment extends Omit<NewCheckout, 'numbers' | 'invoiceReference'> {
   /** The product's invoice reference setting; the reference itself follows from the payment's number. */

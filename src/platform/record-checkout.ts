@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Knex } from 'knex';
 import { badRequest } from '../shared/errors';
-import { upsertContact } from './contact-store';
+import { upsertContact } from '../contacts/contact-store';
 import { capContactCustomFields } from './custom-field-answers';
-import type { PlatformCommand } from './context';
+import type { CommandResult, PlatformCommand } from './context';
 import {
   currencyInput,
   donorInput,
@@ -19,14 +19,14 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { findPaymentByTransactionId, findRecurringDonation, insertRecurringDonation, type StoredPayment } from './payment-store';
+import { findPaymentByTransactionId, findRecurringDonation, insertRecurringDonation, type StoredPayment } from '../donations/payment-store';
 import { announcePayment, assertCampaignsExist, insertPayment, type PaymentRecord, presentPayment } from './payments';
 import {
   type MaterialFields,
   refuseOtherPaymentUnderSameId,
   isHeldByOwnKind,
   transactionIdInUse,
-} from './transaction-ids';
+} from '../donations/transaction-ids';
 
 const positionInput = z.object({
   amount: positiveAmountInput,
@@ -125,6 +125,14 @@ async function recordedCheckout(trx: Knex.Transaction, payment: StoredPayment): 
   return checkoutMaterial({ ...payment, email: payment.donor.email, method: payment.payment_method, positions });
 }
 
+/** The payment recorded under the call's transaction id, if the call repeats it; a 409 if it is another payment. */
+async function answerRepeat(trx: Knex.Transaction, existing: StoredPayment, input: CheckoutInput): Promise<CommandResult<PaymentRecord>> {
+  const transactionId = input.payment.transaction_id;
+  if (existing.recurring_donation_id !== null) throw transactionIdInUse(transactionId, 'a recurring follow-up payment');
+  refuseOtherPaymentUnderSameId(transactionId, await recordedCheckout(trx, existing), requestedCheckout(input));
+  return { created: false, record: presentPayment(existing) };
+}
+
 /**
  * A completed (or pending QR-invoice) payment with one or more positions: finds or updates the donor's contact,
  * writes the checkout, its donations, a recurring donation for a recurring_init position, and the
@@ -135,11 +143,7 @@ export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = asy
   const transactionId = input.payment.transaction_id;
   const held = await isHeldByOwnKind(trx, transactionId, 'payment');
   const existing = held ? await findPaymentByTransactionId(trx, transactionId) : undefined;
-  if (existing) {
-    if (existing.recurring_donation_id !== null) throw transactionIdInUse(transactionId, 'a recurring follow-up payment');
-    refuseOtherPaymentUnderSameId(transactionId, await recordedCheckout(trx, existing), requestedCheckout(input));
-    return { created: false, record: presentPayment(existing) };
-  }
+  if (existing) return answerRepeat(trx, existing, input);
 
   const invoiceSettings = {
     mode: input.invoice_reference_mode ?? ctx.platform.invoiceReference.mode,

@@ -13,7 +13,7 @@ import {
   isReconciled,
   loadPaymentSnapshot,
   type ReconciliationRow,
-} from './payment-store';
+} from '../donations/payment-store';
 
 export const reconciliationInput = z
   .object({

@@ -1,8 +1,9 @@
+import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError, badRequest, notFound } from '../shared/errors';
 import { isAmountIn } from '../shared/money';
-import { findContact } from './contact-store';
-import type { PlatformCommand } from './context';
+import { findContact } from '../contacts/contact-store';
+import type { CommandResult, PlatformCommand } from './context';
 import {
   amountPrecisionProblem,
   invalidBodyField,
@@ -14,9 +15,9 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation } from './payment-store';
+import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation, type StoredPayment } from '../donations/payment-store';
 import { announcePayment, insertPayment, type PaymentRecord, presentPayment } from './payments';
-import { isHeldByOwnKind, refuseOtherPaymentUnderSameId, transactionIdInUse } from './transaction-ids';
+import { isHeldByOwnKind, refuseOtherPaymentUnderSameId, transactionIdInUse } from '../donations/transaction-ids';
 
 export const recurringPaymentInput = z.object({
   recurring_id: rowIdInput,
@@ -40,6 +41,24 @@ function followUpStatus(method: string): 'completed' | 'pending' {
   return method === QR_INVOICE_METHOD ? 'pending' : 'completed';
 }
 
+/** The payment recorded under the call's transaction id, if the call repeats it; a 409 if it is another payment. */
+async function answerRepeat(trx: Knex.Transaction, existing: StoredPayment, input: RecurringPaymentInput): Promise<CommandResult<PaymentRecord>> {
+  const transactionId = input.payment.transaction_id;
+  if (existing.recurring_donation_id === null) throw transactionIdInUse(transactionId, 'a checkout');
+  // The recurring donation the payment was recorded for: what an absent amount or method defaults to.
+  const recorded = (await findRecurringDonation(trx, existing.recurring_donation_id))!;
+  refuseOtherPaymentUnderSameId(
+    transactionId,
+    { recurring_id: existing.recurring_donation_id, amount: existing.total_amount_minor, 'payment.method': existing.payment_method },
+    {
+      recurring_id: input.recurring_id,
+      amount: input.amount === undefined ? recorded.amount_minor : minorOf(input.amount),
+      'payment.method': input.payment.method ?? recorded.payment_method,
+    },
+  );
+  return { created: false, record: presentPayment(existing) };
+}
+
 /**
  * A follow-up payment of a recurring donation: a checkout of one recurring_interval position for the recurring
  * donation's contact, campaign and purpose, and its donation.recurring_completed event. It carries the custom
@@ -50,21 +69,7 @@ export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, Paym
   const transactionId = input.payment.transaction_id;
   const held = await isHeldByOwnKind(trx, transactionId, 'payment');
   const existing = held ? await findPaymentByTransactionId(trx, transactionId) : undefined;
-  if (existing) {
-    if (existing.recurring_donation_id === null) throw transactionIdInUse(transactionId, 'a checkout');
-    // The recurring donation the payment was recorded for: what an absent amount or method defaults to.
-    const recorded = (await findRecurringDonation(trx, existing.recurring_donation_id))!;
-    refuseOtherPaymentUnderSameId(
-      transactionId,
-      { recurring_id: existing.recurring_donation_id, amount: existing.total_amount_minor, 'payment.method': existing.payment_method },
-      {
-        recurring_id: input.recurring_id,
-        amount: input.amount === undefined ? recorded.amount_minor : minorOf(input.amount),
-        'payment.method': input.payment.method ?? recorded.payment_method,
-      },
-    );
-    return { created: false, record: presentPayment(existing) };
-  }
+  if (existing) return answerRepeat(trx, existing, input);
 
   const recurring = await findRecurringDonation(trx, input.recurring_id);
   if (!recurring) throw notFound(`Recurring donation ${input.recurring_id} not found`, 'recurring_donation_not_found');

@@ -3,7 +3,7 @@ import { toAmount, toMinor } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
 import { renderShopOrderCompleted } from '../webhooks/payloads/shop-order';
 import { recordCommandEvents } from './command-events';
-import { upsertContact } from './contact-store';
+import { upsertContact } from '../contacts/contact-store';
 import type { PlatformCommand } from './context';
 import {
   countryInput,
@@ -22,8 +22,8 @@ import {
   transactionIdInput,
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
-import { findShopOrderByTransactionId, insertShopOrder, loadShopOrderView, type ShopOrderRow } from './shop-order-store';
-import { isHeldByOwnKind, type MaterialFields, refuseOtherPaymentUnderSameId } from './transaction-ids';
+import { findShopOrderByTransactionId, insertShopOrder, loadShopOrderView, type ShopOrderRow } from '../shop/shop-order-store';
+import { isHeldByOwnKind, type MaterialFields, refuseOtherPaymentUnderSameId } from '../donations/transaction-ids';
 import type { ShopOrderView } from '../webhooks/payloads/views';
 
 // A shop order's customer and addresses share the name and postal address fields, and their limits.

@@ -2,11 +2,11 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError, badRequest } from '../shared/errors';
 import { UNLINKED_SIGN_UP_ENVIRONMENT } from '../webhooks/payloads/newsletter';
-import { addressOfContact, findContactIdByEmail } from './contact-store';
+import { addressOfContact, findContactIdByEmail } from '../contacts/contact-store';
 import type { PlatformCommand } from './context';
 import { emailInput, genderInput, languageInput, optionalText, rowIdInput } from './input-schemas';
-import { findFirstSignUpOf, insertSignUp, lockSignUpsOf } from './newsletter-store';
-import { presentSignUp, type SignUpRecord } from './newsletter-subscriptions';
+import { findFirstSignUpOf, insertSignUp, lockSignUpsOf } from '../newsletter/newsletter-store';
+import { presentSignUp, type SignUpRecord } from './present-sign-up';
 
 export const signUpInput = z.object({
   email: emailInput,

@@ -4,16 +4,18 @@ import type { Config } from '../config';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
-import { createApp, createMetricsApp } from '../http/app';
+import { createApp, createMetricsApp } from './app';
 import { answerClientErrors } from '../http/client-errors';
 import { closeGracefully } from '../http/graceful-close';
 import { createKeyring } from '../secrets/keyring';
 import { createTemporalClient } from '../temporal/client';
-import { connectNativeTemporal, type TemporalConnectionOptions } from '../temporal/connection';
+import { connectNativeTemporal } from '../temporal/connection';
+import type { TemporalConnectionOptions } from '../temporal/connection-settings';
 import type { TemporalSdkMetrics } from '../temporal/sdk-runtime';
 import { createDeliveryWorker } from '../temporal/worker';
+import { deliveryWorkerDeployment, watchCurrentVersion } from '../temporal/worker-deployment';
 import { ensureRetentionSchedule } from '../temporal/retention-schedule';
-import { urlPolicyFor } from '../webhooks/endpoint-rules';
+import { urlPolicyFor } from '../webhooks/subscriber-url';
 import { startOutboxRelay } from '../temporal/outbox-relay';
 import type { Lifecycle } from './lifecycle';
 
@@ -60,19 +62,29 @@ export async function startMetricsListener({ config, log, lifecycle, metrics, te
   return serve(app, config.metrics.port, config.http.host, lifecycle);
 }
 
+/** A running delivery worker: a client on its connection, and whether starts through it should be eager. */
+export interface StartedWorker {
+  client: Client;
+  /** Eager starts hand the first task to this worker: only while its version is current (or it is unversioned). */
+  startsEagerly: () => boolean;
+}
+
 /**
  * The delivery worker, and the nightly retention schedule it runs the purge for; a crash of the worker ends the
- * process so that the supervisor restarts it. Returns a client on the worker's NativeConnection, with which workflow
- * starts from this process may be eager (startRelay).
+ * process so that the supervisor restarts it. `versioned`: a Worker Deployment Version of its release (the
+ * production roles); `npm start` runs unversioned, one process and one release at a time. Returns a client on the
+ * worker's NativeConnection, with which workflow starts from this process may be eager (startRelay).
  */
 export async function startWorker(
   { config, log, lifecycle, metrics }: Runtime,
   db: Db,
   temporal: TemporalConnectionOptions,
-): Promise<Client> {
+  { versioned }: { versioned: boolean },
+): Promise<StartedWorker> {
   const connection = await connectNativeTemporal(temporal);
   lifecycle.onStop(() => connection.close());
   const client = new Client({ connection, namespace: config.temporal.namespace });
+  const deployment = versioned ? deliveryWorkerDeployment(config.temporal.taskQueue, config.temporal.buildId) : undefined;
   const worker = await createDeliveryWorker({
     connection,
     client,
@@ -85,6 +97,7 @@ export async function startWorker(
     metrics,
     allowPrivateAddresses: urlPolicyFor(config).allowPrivateAddresses,
     keyring: createKeyring(config.secrets.keys),
+    deployment,
   });
   const retention = { eventRetentionDays: config.retention.eventDays, payloadRetentionDays: config.retention.payloadDays };
   try {
@@ -103,11 +116,15 @@ export async function startWorker(
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running.catch(() => undefined);
   });
-  return client;
+  if (!deployment) return { client, startsEagerly: () => true };
+  log.info(deployment, 'delivery worker serves this worker deployment version');
+  const watch = watchCurrentVersion(client, deployment, log);
+  lifecycle.onStop(async () => watch.stop());
+  return { client, startsEagerly: watch.isCurrent };
 }
 
 /** `eagerStart` only with the client startWorker returned: it needs the worker's NativeConnection. */
-export function startRelay({ config, log, lifecycle }: Runtime, db: Db, client: Client, { eagerStart = false } = {}): void {
-  const relay = startOutboxRelay({ db, client, taskQueue: config.temporal.taskQueue, log, eagerStart });
+export function startRelay({ config, log, lifecycle, metrics }: Runtime, db: Db, client: Client, { eagerStart = (): boolean => false } = {}): void {
+  const relay = startOutboxRelay({ db, client, taskQueue: config.temporal.taskQueue, log, eagerStart, metrics });
   lifecycle.onStop(() => relay.stop());
 }

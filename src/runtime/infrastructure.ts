@@ -3,7 +3,8 @@ import type { Config } from '../config';
 import { startEmbeddedPostgres } from '../db/embedded-postgres';
 import { createDb, type Db } from '../db/knex';
 import type { Logger } from '../logger';
-import { openTemporalSettings, type TemporalConnectionOptions } from '../temporal/connection';
+import { openTemporalSettings } from '../temporal/connection';
+import type { TemporalConnectionOptions } from '../temporal/connection-settings';
 import { startDevServer } from '../temporal/dev-server';
 import type { Lifecycle } from './lifecycle';
 

@@ -12,3 +12,15 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * Whether nothing listens on the port of 127.0.0.1, found by listening on it for a moment. Any error but the port
+ * being in use (no permission, no such address) is thrown: it says nothing about the port being free.
+ */
+export function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EADDRINUSE' ? resolve(false) : reject(err)));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}

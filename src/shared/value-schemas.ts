@@ -66,6 +66,15 @@ export const payment = z.strictObject(paymentShape).meta({ id: 'Payment' });
  */
 export const orNull = <T extends z.ZodType>(schema: T) => z.union([schema, z.null()]);
 
-/** Text as Postgres can store it: a NUL character would make the insert fail instead of being a 400. */
-// oxlint-disable-next-line no-control-regex -- NUL is the character Postgres text cannot hold
-export const storableText = (max: number) => z.string().max(max).regex(/^[^\u0000]*$/, 'must not contain NUL characters');
+/**
+ * Text as Postgres stores it unchanged: a NUL character would make the insert fail instead of being a 400, and an
+ * unpaired UTF-16 surrogate (`"\ud800"` in JSON) would be stored as U+FFFD, so that two different values (two
+ * transaction ids) became one and a repeat found a record it is not.
+ */
+export const storableText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    // oxlint-disable-next-line no-control-regex -- NUL is the character Postgres text cannot hold
+    .regex(/^[^\u0000]*$/, 'must not contain NUL characters')
+    .regex(/^\P{Cs}*$/u, 'must be valid Unicode (an unpaired surrogate such as \\ud800 is not)');

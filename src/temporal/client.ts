@@ -1,5 +1,5 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
-import type { TemporalConnectionOptions } from './connection';
+import type { TemporalConnectionOptions } from './connection-settings';
 
 export interface TemporalClientOptions extends TemporalConnectionOptions {
   namespace: string;

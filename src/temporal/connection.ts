@@ -1,132 +1,14 @@
-import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import type { TLSConfig } from '@temporalio/common/lib/internal-non-workflow';
 import { NativeConnection } from '@temporalio/worker';
-import type { Config, TemporalTlsSettings } from '../config';
+import type { Config } from '../config';
 import type { Logger } from '../logger';
+import { explainTemporalConnectionFailure } from './connection-failures';
+import { looseMode, type TemporalConnectionFacts, type TemporalConnectionOptions, temporalConnection } from './connection-settings';
 
-/**
- * How every connection of the service to Temporal is made: the worker's NativeConnection, the clients' Connection
- * (relay, API, schedules) and those of the drills and benchmarks. Both SDK connections take these options as they
- * are. Holds the API key and the private key: never log it, log describeTemporalConnection() instead.
- */
-export interface TemporalConnectionOptions {
-  address: string;
-  tls?: TLSConfig;
-  apiKey?: string;
-}
-
-/** What the start-up line says about a connection besides its description; no secret in it. */
-export interface TemporalConnectionFacts {
-  address: string;
-  tls: boolean;
-  /** mTLS, API key, both, or neither (TLS with the server's certificate only). */
-  auth: Array<'mTLS' | 'API key'>;
-  serverName?: string;
-  /** When the client certificate stops being valid (mTLS). */
-  clientCertificateExpires?: Date;
-}
+/** Opening the connection settings with their start-up line and warnings, and the worker's connection. */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** A client certificate closer than this to its end is announced at every start. */
 const EXPIRY_WARNING_DAYS = 14;
-
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
-
-const invalid = (setting: string, problem: string) => new Error(`Invalid configuration: ${setting}: ${problem}`);
-
-function readSetting(setting: string, file: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    throw invalid(setting, `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-}
-
-/** The certificates of a PEM file, first one first; an error naming the setting when there is none or one is broken. */
-function readCertificates(setting: string, file: string): { pem: Buffer; certificates: X509Certificate[] } {
-  const pem = readSetting(setting, file);
-  const blocks = pem.toString('utf8').match(PEM_CERTIFICATE) ?? [];
-  if (blocks.length === 0) throw invalid(setting, `${file} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
-  const certificates = blocks.map((block, index) => {
-    try {
-      return new X509Certificate(block);
-    } catch (err) {
-      throw invalid(setting, `certificate ${index + 1} in ${file} cannot be read (${(err as Error).message})`);
-    }
-  });
-  return { pem, certificates };
-}
-
-function readPrivateKey(setting: string, file: string): { pem: Buffer; key: KeyObject } {
-  const pem = readSetting(setting, file);
-  if (!/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem.toString('utf8'))) {
-    throw invalid(setting, `${file} holds no PEM private key (-----BEGIN PRIVATE KEY-----)`);
-  }
-  if (/-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(pem.toString('utf8'))) {
-    // The SDK takes no passphrase; the key file is protected by its permissions instead.
-    throw invalid(setting, `the private key in ${file} is encrypted; store it unencrypted (openssl pkey -in <file> -out <file>) and readable by this service only`);
-  }
-  try {
-    return { pem, key: createPrivateKey(pem) };
-  } catch (err) {
-    // Node's messages name the format problem, never the key's bytes.
-    throw invalid(setting, `the private key in ${file} cannot be read (${(err as Error).message})`);
-  }
-}
-
-/**
- * The client certificate and its key, checked as the frontend would check them: a pair, and valid now. An expired
- * certificate would otherwise surface as a TLS alert from the server ("bad certificate") that says neither which file
- * nor since when.
- */
-function readClientPair(certFile: string, keyFile: string, now: Date): { crt: Buffer; key: Buffer; expires: Date } {
-  const { pem: crt, certificates } = readCertificates('TEMPORAL_TLS_CERT_FILE', certFile);
-  const [leaf] = certificates;
-  const { pem: key, key: privateKey } = readPrivateKey('TEMPORAL_TLS_KEY_FILE', keyFile);
-  if (!leaf.checkPrivateKey(privateKey)) {
-    throw invalid('TEMPORAL_TLS_KEY_FILE', `the key in ${keyFile} is not the private key of the certificate in ${certFile} (TEMPORAL_TLS_CERT_FILE)`);
-  }
-  const validFrom = new Date(leaf.validFrom);
-  const expires = new Date(leaf.validTo);
-  if (expires <= now) {
-    throw invalid('TEMPORAL_TLS_CERT_FILE', `the client certificate in ${certFile} (${leaf.subject.replace(/\n/g, ', ')}) expired on ${expires.toISOString()}`);
-  }
-  if (validFrom > now) {
-    throw invalid('TEMPORAL_TLS_CERT_FILE', `the client certificate in ${certFile} is not valid before ${validFrom.toISOString()}`);
-  }
-  return { crt, key, expires };
-}
-
-function tlsConfig(settings: TemporalTlsSettings, now: Date): { tls: TLSConfig; expires?: Date } {
-  const tls: TLSConfig = {};
-  if (settings.serverName !== undefined) tls.serverNameOverride = settings.serverName;
-  if (settings.caFile !== undefined) tls.serverRootCACertificate = readCertificates('TEMPORAL_TLS_CA_FILE', settings.caFile).pem;
-  if (settings.certFile === undefined || settings.keyFile === undefined) return { tls };
-  const { crt, key, expires } = readClientPair(settings.certFile, settings.keyFile, now);
-  tls.clientCertPair = { crt, key };
-  return { tls, expires };
-}
-
-/**
- * The connection options for `address` from the Temporal settings of src/config.ts: the files are read and checked
- * here, once, at start, so that a bad file is a start-up error naming its setting. A certificate replaced on disk is
- * read at the next start.
- */
-export function temporalConnection(
-  address: string,
-  { tls: settings, apiKey }: Pick<Config['temporal'], 'tls' | 'apiKey'>,
-  now = new Date(),
-): { options: TemporalConnectionOptions; facts: TemporalConnectionFacts } {
-  const facts: TemporalConnectionFacts = { address, tls: settings !== undefined, auth: [] };
-  if (settings === undefined) return { options: { address }, facts };
-  const { tls, expires } = tlsConfig(settings, now);
-  if (tls.clientCertPair) facts.auth.push('mTLS');
-  if (apiKey !== undefined) facts.auth.push('API key');
-  facts.serverName = settings.serverName;
-  facts.clientCertificateExpires = expires;
-  return { options: { address, tls, ...(apiKey === undefined ? {} : { apiKey }) }, facts };
-}
 
 /** "Temporal: host:port, namespace x, TLS on (mTLS)": the start-up line's words; never a key. */
 export function describeTemporalConnection(facts: TemporalConnectionFacts, namespace: string): string {
@@ -147,55 +29,13 @@ export function openTemporalSettings(address: string, temporal: Config['temporal
     // The frontend refuses the certificate from then on, at the latest when the worker next reconnects.
     log.warn({ clientCertificateExpires: expires }, `the Temporal client certificate (TEMPORAL_TLS_CERT_FILE) expires on ${expires.toISOString()}; renew it and restart`);
   }
+  const keyFileMode = temporal.tls?.keyFile === undefined ? undefined : looseMode(temporal.tls.keyFile);
+  if (keyFileMode !== undefined) {
+    // A warning, not a refusal: a mounted secret (Kubernetes' default mode 0644) may be readable by this container only.
+    const mode = keyFileMode.toString(8).padStart(4, '0');
+    log.warn({ keyFileMode: mode }, `the Temporal client key (TEMPORAL_TLS_KEY_FILE) has mode ${mode}: other users of this machine may read it; make it 0600 or 0400, owned by the user this service runs as`);
+  }
   return options;
-}
-
-/** What to change, for the TLS failures that both gRPC stacks (Rust core, grpc-js on OpenSSL) report in their own words. */
-const TLS_FAILURES: Array<[RegExp, string]> = [
-  [
-    /UnknownIssuer|self[- ]signed certificate|unable to (get|verify) .*issuer|unable to verify the first certificate/i,
-    "the server's certificate is not signed by a CA this service trusts: TEMPORAL_TLS_CA_FILE (or the system's roots when it is unset)",
-  ],
-  [
-    /InvalidCertificate\(Expired|CERT_HAS_EXPIRED|certificate has expired/i,
-    "the server's certificate has expired (or this machine's clock is wrong): renew it on the frontend",
-  ],
-  [
-    /NotValidForName|ERR_TLS_CERT_ALTNAME_INVALID|does not match certificate/i,
-    "the server's certificate is not valid for the name this service checks: the host of TEMPORAL_ADDRESS, or TEMPORAL_TLS_SERVER_NAME",
-  ],
-  [
-    /CertificateRequired|certificate required/i,
-    'the server requires a client certificate: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE',
-  ],
-  [
-    /BadCertificate|bad certificate|UnknownCA|unknown ca|CertificateExpired|certificate expired|CertificateRevoked/i,
-    'the server refused the client certificate (TEMPORAL_TLS_CERT_FILE): not signed by a CA it trusts, expired or revoked',
-  ],
-  [
-    /InvalidContentType|wrong version number|packet length too long|CorruptMessage|InvalidMessage/i,
-    'the server speaks no TLS on this port: TEMPORAL_TLS and its settings are for a frontend with TLS',
-  ],
-];
-
-/**
- * A connection the server closed at once. With TLS, that is how a frontend refuses a client certificate: in TLS 1.3
- * it checks the certificate after the client considers the handshake done, so the refusal often arrives as a closed
- * connection rather than as its alert. Without TLS, it is how a frontend with TLS answers a plain-text client.
- */
-const CLOSED_AT_ONCE = /broken pipe|close_notify|UnexpectedEof|ECONNRESET|ConnectionReset|connection (closed|reset)|socket hang up/i;
-const CLOSED_HINTS = {
-  tls:
-    'the server closed the connection during the TLS handshake, as a frontend does with a client certificate it does ' +
-    'not accept: TEMPORAL_TLS_CERT_FILE and TEMPORAL_TLS_KEY_FILE (missing, or not signed by a CA it trusts)',
-  plain: 'the server closed the connection at once, as a frontend with TLS does with a plain-text client: TEMPORAL_TLS and its settings',
-};
-
-/** The setting to look at when a connection to Temporal fails in a way TLS explains; undefined otherwise. */
-export function explainTemporalConnectionFailure(message: string, { tls }: { tls: boolean }): string | undefined {
-  const known = TLS_FAILURES.find(([pattern]) => pattern.test(message))?.[1];
-  if (known !== undefined) return known;
-  return CLOSED_AT_ONCE.test(message) ? CLOSED_HINTS[tls ? 'tls' : 'plain'] : undefined;
 }
 
 /**

@@ -1,27 +1,24 @@
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
-import { deliverEvent, resendEvent, resendSignal } from '../../workflows';
-import { type DeliveryFacts, deliveryDetails, deliverySummary } from '../delivery-rules/delivery-texts';
+import type { Duration } from '@temporalio/common';
+import { deliverEvent, resendEvent, resendSignal, resumeDelivery } from '../../workflows';
+import { type DeliveryFacts, type DeliveryRun, deliveryDetails, deliverySummary } from '../delivery-rules/delivery-texts';
 import type { DeliveryStatus } from '../delivery-rules/delivery-status';
+import { type EventIdentity, memoOf } from '../delivery-rules/event-identity';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_ENVIRONMENT, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../delivery-rules/search-attributes';
-import type { EventDelivery } from '../webhooks/event-store';
-
-/**
- * One delivery workflow per event, named after it: starting it twice is rejected by Temporal, not by us. A resend
- * after it ended runs under the same id (a later run), so the event's workflow is always this one.
- */
-export const deliveryWorkflowId = (eventId: number) => `webhook-event-${eventId}`;
+import type { EventDelivery } from '../webhook-events/event-deliveries';
+import { ownDelivery } from './delivery-identity';
 
 // The workflow task timeout is how soon an attempt on a worker that died is run again elsewhere: attempts are local
 // activities inside the workflow task (workflows/delivery.ts). Temporal's default, stated because it matters.
-const WORKFLOW_TASK_TIMEOUT = '10 seconds';
+const WORKFLOW_TASK_TIMEOUT: Duration = '10 seconds';
 
 /**
  * What Temporal UI shows of a delivery from its start: summary, details, and the search attributes it is found by.
  * (bench/ceiling.ts gives its trivial workflows the same, to tell what the operators' view costs Temporal.)
  */
-export function describedAs(facts: DeliveryFacts, { status, attempts }: { status: DeliveryStatus; attempts: number }, resend = false) {
+export function describedAs(facts: DeliveryFacts, { status, attempts }: { status: DeliveryStatus; attempts: number }, run: DeliveryRun = 'delivery') {
   return {
-    staticSummary: deliverySummary(facts, resend),
+    staticSummary: deliverySummary(facts, run),
     staticDetails: deliveryDetails(facts),
     typedSearchAttributes: [
       { key: WEBHOOK_EVENT_TYPE, value: facts.eventType },
@@ -32,8 +29,32 @@ export function describedAs(facts: DeliveryFacts, { status, attempts }: { status
   };
 }
 
+/** An event as a workflow start needs it: what it is about, and who it is (its stored workflow id and its key). */
+export interface StartableEvent {
+  facts: DeliveryFacts;
+  identity: EventIdentity;
+}
+
+/** Every run for an event: under its stored workflow id, with its key in the memo (src/delivery-rules/event-identity.ts). */
+const runOf = ({ identity }: StartableEvent) => ({
+  workflowId: identity.workflowId,
+  memo: memoOf(identity),
+  workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+});
+
 /**
- * Starts the delivery workflow of an event. Idempotent: a workflow that exists already counts as started.
+ * "Already started" is believed only of the event's own workflow: Temporal refused the start because a workflow
+ * under this id exists or ran, so it is described, and it must carry the event's key. Otherwise the start failed
+ * (DeliveryWorkflowConflict), which the caller reports; the event is never taken as started.
+ */
+async function alreadyStarted(client: Client, event: StartableEvent): Promise<'already-started'> {
+  await ownDelivery(client, event.identity);
+  return 'already-started';
+}
+
+/**
+ * Starts the delivery workflow of an event. Idempotent: the event's own workflow, existing already, counts as
+ * started; another event's under the same id throws DeliveryWorkflowConflict.
  * REJECT_DUPLICATE: an id that ran before (even if finished) is never run again, so a late retry of a start cannot
  * deliver an event a second time; FAIL: an id that is running now is not started twice.
  *
@@ -45,24 +66,46 @@ export function describedAs(facts: DeliveryFacts, { status, attempts }: { status
 export async function startDeliveryWorkflow(
   client: Client,
   taskQueue: string,
-  facts: DeliveryFacts,
+  event: StartableEvent,
   { eager = false }: { eager?: boolean } = {},
 ): Promise<'started' | 'already-started'> {
   try {
     await client.workflow.start(deliverEvent, {
+      ...runOf(event),
       taskQueue,
-      workflowId: deliveryWorkflowId(facts.eventId),
-      args: [{ eventId: facts.eventId }],
+      args: [{ eventId: event.identity.eventId }],
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       workflowIdConflictPolicy: 'FAIL',
-      workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
       requestEagerStart: eager,
-      ...describedAs(facts, { status: 'waiting', attempts: 0 }),
+      ...describedAs(event.facts, { status: 'waiting', attempts: 0 }),
     });
     return 'started';
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return 'already-started';
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return alreadyStarted(client, event);
     throw err;
+  }
+}
+
+/**
+ * Starts a delivery again where Postgres says it stands (resumeDelivery), for an event whose workflow Temporal lost
+ * (src/temporal/delivery-sweep.ts). Only after a closed run or none: a run of the event's that is running now is left
+ * alone ('already-running'); another event's workflow throws DeliveryWorkflowConflict.
+ */
+export async function startResumedDelivery(client: Client, taskQueue: string, event: EventDelivery): Promise<'started' | 'already-running'> {
+  try {
+    await client.workflow.start(resumeDelivery, {
+      ...runOf(event),
+      taskQueue,
+      args: [{ eventId: event.identity.eventId }],
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      workflowIdConflictPolicy: 'FAIL',
+      ...describedAs(event.facts, event, 'resume'),
+    });
+    return 'started';
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    await ownDelivery(client, event.identity);
+    return 'already-running';
   }
 }
 
@@ -70,13 +113,16 @@ export async function startDeliveryWorkflow(
  * "Resend now" for an event whose delivery has started: a signal to its delivery workflow while that still runs
  * (an attempt under way or a backoff); after it ended, a new run under the same id (resendEvent) that takes the
  * request. Answers 'not-running' for an event still waiting whose workflow is not running (not started yet, or
- * ended since the event was read): the caller reads it again.
+ * ended since the event was read): the caller reads it again. The workflow under the id is described first: a
+ * request is never handed to another event's workflow (DeliveryWorkflowConflict).
  */
 export async function requestResend(client: Client, taskQueue: string, event: EventDelivery): Promise<'accepted' | 'not-running'> {
-  const workflowId = deliveryWorkflowId(event.facts.eventId);
+  const { workflowId } = event.identity;
   const request = { seenAttempts: event.attempts };
+  const existing = await ownDelivery(client, event.identity);
   if (event.status === 'waiting') {
     // Never start anything for it: the relay starts its delivery, and a resend run would take its place.
+    if (existing.kind === 'none') return 'not-running';
     try {
       await client.workflow.getHandle(workflowId).signal(resendSignal, request);
       return 'accepted';
@@ -86,16 +132,15 @@ export async function requestResend(client: Client, taskQueue: string, event: Ev
     }
   }
   await client.workflow.signalWithStart(resendEvent, {
+    ...runOf(event),
     taskQueue,
-    workflowId,
-    args: [{ eventId: event.facts.eventId }],
+    args: [{ eventId: event.identity.eventId }],
     signal: resendSignal,
     signalArgs: [request],
     // A new run after the delivery (or an earlier resend) ended; the running one takes the signal.
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-    ...describedAs(event.facts, event, true),
+    ...describedAs(event.facts, event, 'resend'),
   });
   return 'accepted';
 }

@@ -1,13 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readdir } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../delivery-rules/search-attributes';
+import { portIsFree } from '../shared/free-port';
 import { devServerExecutable } from './binaries';
 import { devServerUiUrl } from './ui';
 
@@ -75,22 +75,13 @@ async function preparePrivateState(dataDir: string): Promise<string> {
  * Resolves when nothing listens on 127.0.0.1:port. Otherwise the start must fail here: the server would not start,
  * yet whatever holds the port (often a dev server that an earlier start left running) would answer in its place.
  */
-function refuseTakenPort(port: number, setting: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new Error(
-              `Port ${port} (${setting}) is taken by another process, perhaps a Temporal dev server that an earlier ` +
-                `start left running; this start's own dev server cannot listen there. Stop that process, or set ` +
-                `${setting} to a free port.`,
-            )
-          : err,
-      ),
-    );
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
-  });
+async function refuseTakenPort(port: number, setting: string): Promise<void> {
+  if (await portIsFree(port)) return;
+  throw new Error(
+    `Port ${port} (${setting}) is taken by another process, perhaps a Temporal dev server that an earlier ` +
+      `start left running; this start's own dev server cannot listen there. Stop that process, or set ` +
+      `${setting} to a free port.`,
+  );
 }
 
 /** Whether the frontend at `address` answers for `namespace`. */
@@ -105,6 +96,31 @@ async function answers(address: string, namespace: string): Promise<boolean> {
     }
   } catch {
     return false;
+  }
+}
+
+/** `temporal server start-dev` on loopback, with its state in `dbFilename`. */
+function serverArgs(options: DevServerOptions, dbFilename: string): string[] {
+  return [
+    ...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--ui-port', String(options.uiPort)],
+    ...['--namespace', options.namespace, '--db-filename', dbFilename, '--log-level', 'warn', ...DEV_SERVER_ARGS],
+    // As the SDK's own start of it: the server does not call home for version updates.
+    ...['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
+  ];
+}
+
+/**
+ * Resolves once the server at `address` answers while our child still runs (`ended()` says whether it exited); fails
+ * when the child exits first, or after START_TIMEOUT_MS.
+ */
+async function untilAnswering(address: string, namespace: string, ended: () => DevServerExit | undefined): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (!(await answers(address, namespace)) || ended()) {
+    const exit = ended();
+    if (exit?.error) throw new Error(`The Temporal dev server could not be started: ${exit.error.message}`);
+    if (exit) throw new Error(`The Temporal dev server exited during its start (code ${exit.code}, signal ${exit.signal}); its own message is above`);
+    if (Date.now() > deadline) throw new Error(`The Temporal dev server did not answer on ${address} within ${START_TIMEOUT_MS / 1000} s`);
+    await delay(100);
   }
 }
 
@@ -132,17 +148,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   await refuseTakenPort(options.uiPort, 'TEMPORAL_UI_PORT');
   const dbFilename = await preparePrivateState(options.dataDir);
   if (executable.type !== 'existing-path') return startDownloadedDevServer(options, dbFilename);
-  const args = [
-    ...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--ui-port', String(options.uiPort)],
-    ...['--namespace', options.namespace, '--db-filename', dbFilename, '--log-level', 'warn', ...DEV_SERVER_ARGS],
-    // As the SDK's own start of it: the server does not call home for version updates.
-    ...['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
-  ];
   // The server process inherits the umask it is started with: its database and journal files are created 0600.
   const umask = process.umask(0o077);
   let child: ChildProcess;
   try {
-    child = spawnServer(executable.path, args);
+    child = spawnServer(executable.path, serverArgs(options, dbFilename));
   } finally {
     process.umask(umask);
   }
@@ -170,17 +180,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   });
 
   const address = `127.0.0.1:${options.port}`;
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (!(await answers(address, options.namespace)) || ended) {
-    if (ended) {
-      if (ended.error) throw new Error(`The Temporal dev server could not be started: ${ended.error.message}`);
-      throw new Error(`The Temporal dev server exited during its start (code ${ended.code}, signal ${ended.signal}); its own message is above`);
-    }
-    if (Date.now() > deadline) {
-      killGroup();
-      throw new Error(`The Temporal dev server did not answer on ${address} within ${START_TIMEOUT_MS / 1000} s`);
-    }
-    await delay(100);
+  try {
+    await untilAnswering(address, options.namespace, () => ended);
+  } catch (err) {
+    killGroup();
+    throw err;
   }
   state = 'running';
   return {

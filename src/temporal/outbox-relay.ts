@@ -1,9 +1,14 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
+import type { DeliveryIdentityMetrics } from '../observability/metrics';
 import { createWakeUp } from '../shared/wake-up';
-import { claimUnstartedEvents, endClaim, type EventListener, listenForNewEvents } from '../webhooks/event-store';
-import { deliveryWorkflowId, startDeliveryWorkflow } from './delivery-workflows';
+import { type EventListener, listenForNewEvents } from '../webhook-events/outbox';
+import { claimUnstartedEvents, endClaim } from '../webhook-events/relay-claims';
+import { DeliveryWorkflowConflict } from './delivery-identity';
+import { type SweepOptions, startDeliverySweep } from './delivery-sweep';
+import { startDeliveryWorkflow } from './delivery-workflows';
+import { reportWorkflowConflict } from './workflow-conflicts';
 
 export interface RelayPassOptions {
   db: Db;
@@ -17,8 +22,13 @@ export interface RelayPassOptions {
   startTimeoutMs?: number;
   /** Where each start (or failed start) is logged with its event id and workflow id. */
   log?: Logger;
-  /** Ask for eager workflow starts: `client` runs on the NativeConnection of a delivery worker in this process. */
-  eagerStart?: boolean;
+  /**
+   * Ask for eager workflow starts: `client` runs on the NativeConnection of a delivery worker in this process. A
+   * function is asked at each pass (a versioned worker only while its version is current: src/runtime/components.ts).
+   */
+  eagerStart?: boolean | (() => boolean);
+  /** Counts workflow id conflicts (and, in the sweep, healed deliveries). */
+  metrics?: DeliveryIdentityMetrics;
 }
 
 export interface OutboxRelayOptions extends RelayPassOptions {
@@ -27,6 +37,8 @@ export interface OutboxRelayOptions extends RelayPassOptions {
   pollIntervalMs?: number;
   /** Longest pause between tries while Temporal or Postgres is unreachable. */
   maxBackoffMs?: number;
+  /** The healing sweep that runs beside the relay (src/temporal/delivery-sweep.ts); false: none. */
+  sweep?: false | Pick<SweepOptions, 'intervalMs' | 'marginMs' | 'batchSize'>;
 }
 
 export interface OutboxRelay {
@@ -41,9 +53,11 @@ const CLAIM_TO_START_TIMEOUT = 6;
 /**
  * One pass of the relay: claims up to `batchSize` events whose workflow was not started yet, oldest first (parallel
  * relays claim different rows), starts their workflows, then marks the started ones and frees the others, whose
- * start failed or timed out, for the next pass; that error is rethrown once the claims are ended. No row stays
- * locked while Temporal answers, so an attempt that an eager start ran at once never waits for this pass. Returns
- * the number of events marked started.
+ * start failed or timed out, for the next pass; that error is rethrown once the claims are ended. An event whose
+ * workflow id is held by another event's workflow is not started: reported (src/temporal/workflow-conflicts.ts), and
+ * its claim kept, so that it is tried again when the claim runs out rather than in every pass. No row stays locked
+ * while Temporal answers, so an attempt that an eager start ran at once never waits for this pass. Returns the number
+ * of events marked started.
  */
 export async function relayPendingEvents({
   db,
@@ -53,23 +67,39 @@ export async function relayPendingEvents({
   startTimeoutMs = DEFAULTS.startTimeoutMs,
   log,
   eagerStart = false,
+  metrics,
 }: RelayPassOptions): Promise<number> {
   // Longer than any pass can take, so that only a relay that died leaves a claim to run out.
   const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT);
   const { events } = claim;
+  const eager = typeof eagerStart === 'function' ? eagerStart() : eagerStart;
   const deadline = Date.now() + startTimeoutMs;
   const starts = await Promise.allSettled(
-    events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event, { eager: eagerStart }))),
+    events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event, { eager }))),
   );
+  const started: number[] = [];
+  const conflicts: DeliveryWorkflowConflict[] = [];
+  let failure: unknown;
   starts.forEach((start, index) => {
-    const fields = { eventId: events[index].eventId, workflowId: deliveryWorkflowId(events[index].eventId) };
-    if (start.status === 'fulfilled') log?.info({ ...fields, start: start.value }, 'delivery workflow started');
-    else log?.debug({ ...fields, err: start.reason }, 'delivery workflow not started; the event stays queued');
+    const { eventId, workflowId } = events[index].identity;
+    if (start.status === 'fulfilled') {
+      started.push(eventId);
+      log?.info({ eventId, workflowId, start: start.value }, 'delivery workflow started');
+    } else if (start.reason instanceof DeliveryWorkflowConflict) {
+      conflicts.push(start.reason);
+    } else {
+      failure ??= start.reason;
+      log?.debug({ eventId, workflowId, err: start.reason }, 'delivery workflow not started; the event stays queued');
+    }
   });
-  const started = events.filter((_, index) => starts[index].status === 'fulfilled').map((event) => event.eventId);
-  await endClaim(db, claim, started);
-  const failure = starts.find((start): start is PromiseRejectedResult => start.status === 'rejected');
-  if (failure) throw failure.reason;
+  await endClaim(
+    db,
+    claim,
+    started,
+    conflicts.map((conflict) => conflict.identity.eventId),
+  );
+  for (const conflict of conflicts) await reportWorkflowConflict({ db, log, metrics }, conflict, 'relay');
+  if (failure) throw failure;
   return started.length;
 }
 
@@ -80,6 +110,7 @@ export async function relayPendingEvents({
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { log, pollIntervalMs = DEFAULTS.pollIntervalMs, maxBackoffMs = DEFAULTS.maxBackoffMs, batchSize = DEFAULTS.batchSize } = options;
+  const sweep = options.sweep === false ? undefined : startDeliverySweep({ ...options, ...options.sweep, batchSize: options.sweep?.batchSize });
   const wakeUp = createWakeUp();
   const listener = keepListening(options.db, log, wakeUp.notify);
   const backoffMs = (failures: number) => Math.min(maxBackoffMs, pollIntervalMs * 2 ** (failures - 1));
@@ -106,7 +137,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     async stop() {
       stopped = true;
       wakeUp.stop();
-      await loop;
+      await Promise.all([loop, sweep?.stop()]);
       await listener.close();
     },
   };

@@ -1,11 +1,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { type NativeConnection, Worker, type WorkerOptions, type WorkflowBundle } from '@temporalio/worker';
-import { type ActivityDependencies, createActivities } from '../../activities';
-import { createRecoveryActivities } from '../../activities/recovery';
-import { createRetentionActivities } from '../../activities/retention';
+import { createDeliveryActivities, type DeliveryActivityDependencies } from '../../activities/delivery-activities';
+import { createRecoveryActivities } from '../../activities/recovery-activities';
+import { createRetentionActivities } from '../../activities/retention-activities';
 import type { DeliveryMetrics, RetentionMetrics } from '../observability/metrics';
+import { resendForRecovery } from './held-resend';
+import { runningDeliveries } from './running-deliveries';
 
 /** The workflow sources: workflows/index.ts under ts-node/Jest, dist/workflows/index.js when compiled. */
 export const deliveryWorkflowsPath = require.resolve('../../workflows');
@@ -78,7 +81,7 @@ export function deliveryWorkerSettings(tuning: WorkerTuning = {}): WorkerTuning 
   return settings;
 }
 
-export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metrics'> {
+export interface DeliveryWorkerOptions extends Omit<DeliveryActivityDependencies, 'metrics'> {
   /** Counts delivery attempts and what the retention purge removed. */
   metrics?: DeliveryMetrics & RetentionMetrics;
   connection: NativeConnection;
@@ -93,6 +96,12 @@ export interface DeliveryWorkerOptions extends Omit<ActivityDependencies, 'metri
   client?: Client;
   /** Poller and slot settings; `maxCachedWorkflows` and `workflowTaskPollers` above win over the ones in here. */
   tuning?: WorkerTuning;
+  /**
+   * The Worker Deployment Version this worker serves (src/temporal/worker-deployment.ts): Temporal then routes each
+   * workflow to the release it is pinned to, or to the current one. Unset: an unversioned worker, as `npm start` and
+   * the tests run it (the time-skipping test server knows no Worker Deployments).
+   */
+  deployment?: WorkerDeploymentVersion;
 }
 
 /** A worker for the delivery workflows and their activities; run it with `run()` or `runUntil()`. */
@@ -105,8 +114,10 @@ export async function createDeliveryWorker({
   workflowTaskPollers,
   client = new Client({ connection, namespace }),
   tuning,
+  deployment,
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
+  const { db, log } = dependencies;
   const settings = deliveryWorkerSettings({
     ...tuning,
     maxCachedWorkflows: maxCachedWorkflows ?? tuning?.maxCachedWorkflows,
@@ -131,11 +142,13 @@ export async function createDeliveryWorker({
     namespace,
     taskQueue,
     activities: {
-      ...createActivities(dependencies),
-      ...createRetentionActivities({ ...dependencies, client }),
-      ...createRecoveryActivities({ ...dependencies, client, taskQueue }),
+      ...createDeliveryActivities(dependencies),
+      ...createRetentionActivities({ ...dependencies, runningAmong: (events) => runningDeliveries(client, events) }),
+      ...createRecoveryActivities({ ...dependencies, resend: (eventId) => resendForRecovery({ db, log }, client, taskQueue, eventId) }),
     },
     ...settings,
     ...workflows,
+    // Each workflow type declares its own behaviour (workflows/versioning.ts); one that did not stays on its release.
+    ...(deployment && { workerDeploymentOptions: { version: deployment, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } }),
   });
 }

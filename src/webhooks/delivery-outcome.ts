@@ -5,11 +5,16 @@ import { redactionNeedles, redactNeedles } from './secret-redaction';
 export const RESPONSE_BODY_LIMIT_BYTES = 16 * 1024;
 
 const ERROR_TEXT_LIMIT = 1000;
+/** What `bounded` ends a cut error text with. */
+const CUT_MARK = '…';
 
 /** What happened on the wire during one attempt, before any judgement. */
 export type HttpExchange =
-  /** A status line arrived in time; `body` holds at most RESPONSE_BODY_LIMIT_BYTES of what followed. */
-  | { kind: 'response'; status: number; location?: string; body: Uint8Array }
+  /**
+   * A status line arrived in time; `body` holds at most RESPONSE_BODY_LIMIT_BYTES of what followed, `complete` says
+   * whether that is the whole body (not cut by the limit, the deadline or a connection that broke off).
+   */
+  | { kind: 'response'; status: number; location?: string; body: Uint8Array; complete: boolean }
   | { kind: 'timeout'; timeoutMs: number }
   | { kind: 'connection-error'; message: string }
   /** Nothing was sent, for a reason on our side (endpoint switched off, unusable URL). */
@@ -22,7 +27,7 @@ export interface DeliveryOutcome {
   error: string | null;
 }
 
-const bounded = (text: string, limit = ERROR_TEXT_LIMIT) => (text.length > limit ? `${text.slice(0, limit)}…` : text);
+const bounded = (text: string, limit = ERROR_TEXT_LIMIT) => (text.length > limit ? `${text.slice(0, limit)}${CUT_MARK}` : text);
 
 /**
  * The stored form of a response body: the first 16 KiB decoded as UTF-8, invalid sequences replaced (a subscriber
@@ -38,13 +43,21 @@ export function storableResponseBody(bytes: Uint8Array): string {
  * The outcome with our own credentials cut out of what the subscriber sent back: a subscriber that echoes the
  * request (a debugging endpoint, a proxy error page) would otherwise put the basic-auth password into the admin's
  * view, where it is write-only by design. Each secret of 6 characters or more, in the spellings of
- * src/webhooks/secret-redaction.ts.
+ * src/webhooks/secret-redaction.ts, and the start of one where a text was cut (the body: `bodyCut`, see
+ * HttpExchange's `complete`).
  */
-export function withoutSecrets(outcome: DeliveryOutcome, secrets: readonly string[]): DeliveryOutcome {
+export function withoutSecrets(outcome: DeliveryOutcome, secrets: readonly string[], { bodyCut = false } = {}): DeliveryOutcome {
   const needles = redactionNeedles(secrets);
   if (needles.length === 0) return outcome;
-  const redact = (text: string | null) => (text === null ? null : redactNeedles(text, needles));
-  return { ...outcome, responseBody: redact(outcome.responseBody), error: redact(outcome.error) };
+  const { responseBody: body, error } = outcome;
+  // Either text may have been cut through a secret: a body that did not arrive whole (`bodyCut`), an error text
+  // bounded with its mark. What it ends with of a secret's start goes too.
+  const errorCut = error?.endsWith(CUT_MARK) === true;
+  return {
+    ...outcome,
+    responseBody: body === null ? null : redactNeedles(body, needles, { cut: bodyCut }),
+    error: error === null ? null : errorCut ? `${redactNeedles(error.slice(0, -CUT_MARK.length), needles, { cut: true })}${CUT_MARK}` : redactNeedles(error, needles),
+  };
 }
 
 /**

@@ -1,27 +1,22 @@
-import type { TimestampStyle } from '../shared/time';
+import { type Version, type VersionFeatures, VERSIONS } from '../shared/version-features';
 
-export const PAYLOAD_VERSIONS = ['v1', 'v2', 'v2.1'] as const;
+export const PAYLOAD_VERSIONS = VERSIONS;
 
-export type PayloadVersion = (typeof PAYLOAD_VERSIONS)[number];
+/** An endpoint's payload version: the envelope and data its events are rendered in. */
+export type PayloadVersion = Version;
 
-/** Everything that differs between webhook payload versions; the renderers read this and nothing else. */
-export interface PayloadFeatures {
-  version: PayloadVersion;
-  /** How `created_at` and `opt_in_date` inside `data` are written (the envelope's `created_at` is always UTC). */
-  timestamps: TimestampStyle;
-  /** Whether `donor.custom_fields` is sent (and then only when the donation has answers). */
-  customFields: boolean;
-  /**
-   * `whole-checkout`: one event per payment with `positions` (donation.completed and donation.reconciled);
-   * `per-position`: one event per position, each carrying that position's number, amount and campaign.
-   */
-  checkoutShape: 'whole-checkout' | 'per-position';
-}
+/**
+ * Everything that differs between webhook payload versions; the renderers read this and nothing else. `timestamps`:
+ * `created_at` and `opt_in_date` inside `data` (the envelope's `created_at` is always UTC). `customFields`:
+ * `donor.custom_fields`, sent only when the donation has answers. `checkouts`: `whole-checkout` is one event per
+ * payment with `positions` (donation.completed and donation.reconciled), `per-position` one event per position.
+ */
+export type PayloadFeatures = VersionFeatures;
 
 const FEATURES: Record<PayloadVersion, PayloadFeatures> = {
-  v1: { version: 'v1', timestamps: 'swiss-local', customFields: false, checkoutShape: 'per-position' },
-  v2: { version: 'v2', timestamps: 'utc', customFields: true, checkoutShape: 'per-position' },
-  'v2.1': { version: 'v2.1', timestamps: 'utc', customFields: true, checkoutShape: 'whole-checkout' },
+  v1: { version: 'v1', timestamps: 'swiss-local', customFields: false, checkouts: 'per-position' },
+  v2: { version: 'v2', timestamps: 'utc', customFields: true, checkouts: 'per-position' },
+  'v2.1': { version: 'v2.1', timestamps: 'utc', customFields: true, checkouts: 'whole-checkout' },
 };
 
 export function payloadFeatures(version: PayloadVersion): PayloadFeatures {
@@ -30,5 +25,5 @@ export function payloadFeatures(version: PayloadVersion): PayloadFeatures {
 
 /** v2.1 sends multi-checkouts as one event, which only makes sense when the shop has a cart. */
 export function versionNeedsCartLogic(version: PayloadVersion): boolean {
-  return FEATURES[version].checkoutShape === 'whole-checkout';
+  return FEATURES[version].checkouts === 'whole-checkout';
 }

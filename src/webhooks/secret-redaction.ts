@@ -6,9 +6,9 @@
  *
  * How: the answer is read twice, as it stands and with one layer of those encodings decoded, each time into a
  * "view" of case-folded UTF-16 units that remembers where every unit came from in the answer; each secret and its
- * base64 is looked for in both views with indexOf, and every range found is replaced in the answer. One regular
- * expression for every spelling was tried first: at 10–30 ms per attempt to build and run it cost more than the rest
- * of a delivery.
+ * base64 is looked for in both views with indexOf, and every range found is replaced in the answer (in a cut answer
+ * also the start of a secret at its end: startAtEnd). One regular expression for every spelling was tried first: at
+ * 10–30 ms per attempt to build and run it cost more than the rest of a delivery.
  */
 
 export const REDACTED = '[redacted]';
@@ -180,6 +180,32 @@ function rangesOf({ units, ranges }: View, needle: string): Array<[number, numbe
   return found;
 }
 
+/**
+ * A cut text's end that may be the start of a secret: shorter starts tell too little to be worth the garbling (a
+ * cut answer ending in "a" would end in [redacted] whenever a secret starts with "a").
+ */
+const MIN_CUT_START = 3;
+
+/** The longest escape or entity a view decodes (`&#1114111;`), less one: what a cut can leave undecoded at the end. */
+const LONGEST_PARTIAL_ESCAPE = 9;
+
+/**
+ * Where the answer's end holds the start of the needle (the longest such start, MIN_CUT_START units or more, perhaps
+ * followed by the part of an escape the cut left, `%4` or `\u00`), to the end of the answer: what is left of a
+ * secret that the cut of a stored answer went through.
+ */
+function startAtEnd({ units, ranges }: View, needle: string, textLength: number): Array<[number, number]> {
+  for (let end = units.length; end >= Math.max(0, units.length - LONGEST_PARTIAL_ESCAPE); end--) {
+    for (let length = Math.min(needle.length - 1, end); length >= MIN_CUT_START; length--) {
+      if (units.startsWith(needle.slice(0, length), end - length)) {
+        const at = end - length;
+        return [[ranges ? ranges.starts[at] : at, textLength]];
+      }
+    }
+  }
+  return [];
+}
+
 /** `text` with every range replaced by REDACTED once (overlapping and touching ranges merged). */
 function replaceRanges(text: string, ranges: Array<[number, number]>): string {
   if (ranges.length === 0) return text;
@@ -205,11 +231,15 @@ export function redactionNeedles(secrets: readonly string[]): string[] {
   return [...new Set(needles.map(folded))];
 }
 
-/** `text` with every spelling of the secrets' needles replaced by REDACTED. */
-export function redactNeedles(text: string, needles: readonly string[]): string {
-  if (needles.length === 0 || text.length < MIN_REDACTED_LENGTH) return text;
+/**
+ * `text` with every spelling of the secrets' needles replaced by REDACTED; with `cut` (the text is the start of a
+ * longer one), also what it ends with of a needle's start.
+ */
+export function redactNeedles(text: string, needles: readonly string[], { cut = false } = {}): string {
+  if (needles.length === 0 || (text.length < MIN_REDACTED_LENGTH && !cut)) return text;
   // The answer as it stands (a secret may itself hold `%41` or `\n`), and decoded where it holds anything to decode.
   const views: View[] = [{ units: folded(text) }];
   if (/[%\\&]/.test(text)) views.push(decodedView(text));
-  return replaceRanges(text, needles.flatMap((needle) => views.flatMap((view) => rangesOf(view, needle))));
+  const found = (view: View, needle: string) => [...rangesOf(view, needle), ...(cut ? startAtEnd(view, needle, text.length) : [])];
+  return replaceRanges(text, needles.flatMap((needle) => views.flatMap((view) => found(view, needle))));
 }

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import net from 'node:net';
-import { bareHost, isPrivateAddress, NOT_PUBLIC } from './endpoint-rules';
+import { bareHost, isPrivateAddress, NOT_PUBLIC } from './subscriber-url';
 
 /** Every address a host name resolves to (A and AAAA); tests inject a table instead of the real DNS. */
 export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;

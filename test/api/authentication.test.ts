@@ -1,9 +1,10 @@
 import jwt from 'jsonwebtoken';
 import { loadConfig } from '../../src/config';
-import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/users';
+import { createDb } from '../../src/db/knex';
+import { setActive, setPassword, setStaff, upsertUser } from '../../src/auth/accounts';
 import { PRODUCTION_ENV } from '../support/production-env';
 import { type DocumentedResponses, documentedResponses } from '../support/documented-responses';
-import { basicAuth, bearer, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
+import { basicAuth, bearer, NON_STAFF, STAFF, startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/test-app';
 
 let app: TestApp;
 let documented: DocumentedResponses;
@@ -45,11 +46,13 @@ describe('POST /authentication/create', () => {
       token_type: 'access',
       user_id: expect.any(Number),
       token_version: 1,
+      sid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      auth_time: app.clock.now,
       jti: expect.any(String),
       iat: app.clock.now,
       exp: app.clock.now + 300,
     });
-    expect(refreshClaims).toMatchObject({ token_type: 'refresh', exp: app.clock.now + 86_400 });
+    expect(refreshClaims).toMatchObject({ token_type: 'refresh', sid: accessClaims.sid, auth_time: app.clock.now, exp: app.clock.now + 86_400 });
     expect((await app.get(CRM_PATH, bearer(access))).status).toBe(200);
   });
 
@@ -96,10 +99,10 @@ describe('POST /authentication/create', () => {
 });
 
 describe('Bearer and Basic on the CRM endpoints', () => {
-  test('no credentials: 401 with both challenges', async () => {
+  test('no credentials: 401 with the Bearer challenge (Basic is accepted, not offered)', async () => {
     const response = await fetch(`${app.baseUrl}${CRM_PATH}`);
     await expectError(response, 401, 'not_authenticated', ['get', CRM_PATH]);
-    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api", Basic realm="api"');
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api"');
   });
 
   test('an active account without staff permission gets tokens, then 403', async () => {
@@ -182,11 +185,12 @@ describe('refresh, verify and logout', () => {
     expect(second.refresh).not.toBe(first.refresh);
     expect((await app.get(CRM_PATH, bearer(second.access))).status).toBe(200);
 
+    expect((await app.anonymous.post('/authentication/refresh', { refresh: second.refresh })).status).toBe(200);
+    // The first one again: refused (and its session ends, below).
     await expectError(await app.anonymous.post('/authentication/refresh', { refresh: first.refresh }), 401, 'token_not_valid', [
       'post',
       '/authentication/refresh',
     ]);
-    expect((await app.anonymous.post('/authentication/refresh', { refresh: second.refresh })).status).toBe(200);
   });
 
   test('two concurrent uses of one refresh token: exactly one succeeds', async () => {
@@ -195,6 +199,104 @@ describe('refresh, verify and logout', () => {
       Array.from({ length: 5 }, () => app.anonymous.post('/authentication/refresh', { refresh }).then((r) => r.status)),
     );
     expect(statuses.sort((a, b) => a - b)).toEqual([200, 401, 401, 401, 401]);
+  });
+
+  const refresh = (token: string) => app.anonymous.post('/authentication/refresh', { refresh: token });
+  const pairOf = async (response: Response) => {
+    expect(response.status).toBe(200);
+    return (await response.json()) as { access: string; refresh: string };
+  };
+
+  test('presenting a rotated refresh token again ends its whole session; the user’s other sessions go on', async () => {
+    const [session, other] = [await createTokens(STAFF), await createTokens(STAFF)];
+    const second = await pairOf(await refresh(session.refresh));
+    const third = await pairOf(await refresh(second.refresh));
+    // The thief (or the owner) presents a token that was rotated already: 401, and the session ends.
+    await expectError(await refresh(session.refresh), 401, 'token_not_valid');
+    const ended = await expectError(await refresh(third.refresh), 401, 'token_not_valid');
+    expect(ended.error).toBe('Session ended; sign in again');
+    await expectError(await app.anonymous.post('/authentication/verify', { token: third.refresh }), 401, 'token_not_valid');
+    await expectError(await app.anonymous.post('/authentication/logout', { refresh: third.refresh }), 401, 'token_not_valid');
+    // Its access tokens are not checked against ended sessions: they run out within 5 minutes, as after a logout.
+    expect((await app.get(CRM_PATH, bearer(third.access))).status).toBe(200);
+    expect((await refresh(other.refresh)).status).toBe(200);
+    expect(await app.db('ended_sessions').where({ session_id: (jwt.decode(third.refresh) as { sid: string }).sid }).first()).toMatchObject({
+      reason: 'refresh_token_reused',
+    });
+  });
+
+  test('two parallel refreshes of one token: exactly one wins, and the session ends, so its new token is refused', async () => {
+    const { refresh: token } = await createTokens(STAFF);
+    const answers = await Promise.all([refresh(token), refresh(token)]);
+    expect(answers.map((answer) => answer.status).sort((a, b) => a - b)).toEqual([200, 401]);
+    const winner = await pairOf(answers.find((answer) => answer.status === 200)!);
+    await expectError(await refresh(winner.refresh), 401, 'token_not_valid');
+  });
+
+  test('a logout ends the session; a logout with a rotated token ends it too', async () => {
+    const first = await createTokens(STAFF);
+    const second = await pairOf(await refresh(first.refresh));
+    await expectError(await app.anonymous.post('/authentication/logout', { refresh: first.refresh }), 401, 'token_not_valid');
+    await expectError(await refresh(second.refresh), 401, 'token_not_valid');
+
+    const other = await createTokens(STAFF);
+    expect((await app.anonymous.post('/authentication/logout', { refresh: other.refresh })).status).toBe(200);
+    expect(await app.db('ended_sessions').where({ session_id: (jwt.decode(other.refresh) as { sid: string }).sid }).first()).toMatchObject({
+      reason: 'logout',
+    });
+  });
+
+  test('a session lasts at most SESSION_MAX_DAYS (30) from its sign-in, however often it is refreshed', async () => {
+    const signedInAt = app.clock.now;
+    const sessionEnd = signedInAt + 30 * 86_400;
+    let pair = await createTokens(STAFF);
+    try {
+      // Refreshed every 23 hours, each refresh token within its day.
+      while (app.clock.now + 23 * 3600 < sessionEnd) {
+        app.clock.now += 23 * 3600;
+        pair = await pairOf(await refresh(pair.refresh));
+        expect(jwt.decode(pair.refresh)).toMatchObject({ auth_time: signedInAt, exp: Math.min(app.clock.now + 86_400, sessionEnd) });
+      }
+      expect(jwt.decode(pair.access)).toMatchObject({ exp: Math.min(app.clock.now + 300, sessionEnd) });
+      app.clock.now = sessionEnd - 1;
+      pair = await pairOf(await refresh(pair.refresh));
+      expect(jwt.decode(pair.refresh)).toMatchObject({ exp: sessionEnd });
+      expect(jwt.decode(pair.access)).toMatchObject({ exp: sessionEnd });
+      app.clock.now = sessionEnd;
+      await expectError(await refresh(pair.refresh), 401, 'token_not_valid');
+      // A new sign-in is a new session.
+      expect((await refresh((await createTokens(STAFF)).refresh)).status).toBe(200);
+    } finally {
+      app.clock.now = signedInAt;
+    }
+  });
+
+  test('a shorter SESSION_MAX_DAYS applies to sessions that began before the change', async () => {
+    // A second process on the same database and key, restarted with one day.
+    const shorter = await startTestApp({ SESSION_MAX_DAYS: '1' }, { connect: () => createDb({ connectionString: app.databaseUrl }) });
+    const signedInAt = app.clock.now;
+    try {
+      const first = await createTokens(STAFF);
+      app.clock.now = signedInAt + 20 * 3600;
+      const second = await pairOf(await refresh(first.refresh));
+      shorter.clock.now = signedInAt + 25 * 3600;
+      const expired = await expectError(await shorter.anonymous.post('/authentication/refresh', { refresh: second.refresh }), 401, 'token_not_valid');
+      expect(expired.error).toBe('Session expired; sign in again');
+    } finally {
+      app.clock.now = signedInAt;
+      await shorter.close();
+    }
+  });
+
+  test('a refresh token from before sessions were tracked is a session of its own, begun when it was issued', async () => {
+    const { refresh: current } = await createTokens(STAFF);
+    const { sid: _sid, auth_time: _authTime, ...legacyClaims } = jwt.decode(current) as Record<string, unknown>;
+    const { kid } = jwt.decode(current, { complete: true })!.header;
+    const legacy = jwt.sign({ ...legacyClaims, jti: '0f6c2a52-5a43-4c51-9a55-0d7e8b0b7a11' }, TEST_JWT_SECRET, { keyid: kid });
+    const rotated = await pairOf(await refresh(legacy));
+    expect(jwt.decode(rotated.refresh)).toMatchObject({ sid: '0f6c2a52-5a43-4c51-9a55-0d7e8b0b7a11', auth_time: legacyClaims.iat });
+    await expectError(await refresh(legacy), 401, 'token_not_valid');
+    await expectError(await refresh(rotated.refresh), 401, 'token_not_valid');
   });
 
   test('an access token is not a refresh token, and a refresh token expires after a day', async () => {

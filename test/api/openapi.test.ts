@@ -4,10 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { loadConfig } from '../../src/config';
-import { routeContext } from '../../src/http/app';
+import { routeContext } from '../../src/runtime/app';
 import { createRouter } from '../../src/http/mount';
+import { createGuards } from '../../src/runtime/access-guards';
 import { SWAGGER_UI_PATHS } from '../../src/http/openapi/swagger-ui';
-import { httpSurface } from '../../src/http/surface';
+import { httpSurface } from '../../src/runtime/http-surface';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
 import { createLogger } from '../../src/logger';
 import { documentedResponses } from '../support/documented-responses';
@@ -46,7 +47,7 @@ test('the served document is valid OpenAPI 3.1', async () => {
 
 test('every mounted operation is documented, and every documented operation is mounted', () => {
   const context = routeContext({ db: app.db, config: loadConfig({ JWT_SECRET: 'x'.repeat(32) }), log: createLogger('silent') });
-  const { routes } = createRouter(httpSurface(), context);
+  const { routes } = createRouter(httpSurface(), context, createGuards(context));
   const mounted = routes
     .filter(({ method, operation }) => method !== 'OPTIONS' && !operation.undocumented)
     .map(({ method, path: routePath }) => `${method.toLowerCase()} ${routePath}`)

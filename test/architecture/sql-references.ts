@@ -1,4 +1,5 @@
 import { parseSync } from '@swc/core';
+import { isNode, type Node, walk } from './import-graph';
 
 /**
  * Where a TypeScript source names one of the given tables (or sequences) in SQL, found in its syntax tree (so
@@ -43,14 +44,6 @@ const QUALIFIER = /^"?\s*\./;
 /** `t`, `t as x`, `t x`, `"t"`, `public.t`: what Knex takes as a table. */
 const KNEX_TABLE = /^\s*(?:"?public"?\s*\.\s*)?"?([A-Za-z_][A-Za-z0-9_$]*)"?(?:\s+(?:as\s+)?"?[A-Za-z_][A-Za-z0-9_$]*"?)?\s*$/i;
 
-// swc's syntax tree, as far as it is read here.
-interface Node {
-  type: string;
-  [key: string]: unknown;
-}
-
-const isNode = (value: unknown): value is Node =>
-  typeof value === 'object' && value !== null && typeof (value as Node).type === 'string';
 
 /** Wrappers that do not change the value: `x as T`, `x!`, `(x)`, `x satisfies T`. */
 function unwrap(node: Node): Node {
@@ -115,16 +108,6 @@ function templateValue(template: Node, constants: Map<string, string>): string {
     .join('');
 }
 
-function walk(node: unknown, visit: (node: Node) => void): void {
-  if (Array.isArray(node)) {
-    for (const child of node) walk(child, visit);
-    return;
-  }
-  if (typeof node !== 'object' || node === null) return;
-  if (isNode(node)) visit(node);
-  for (const [key, child] of Object.entries(node)) if (key !== 'span') walk(child, visit);
-}
-
 /** The name of what is called: `db` for `db(…)`, `join` for `q.join(…)`, `db` for `context.db(…)`. */
 function calleeName(callee: Node): string | undefined {
   const target = unwrap(callee);
@@ -135,16 +118,41 @@ function calleeName(callee: Node): string | undefined {
   return undefined;
 }
 
-/** Every table or sequence of `names` that the source names in SQL. */
-export function sqlReferences(source: string, names: ReadonlySet<string>): SqlReference[] {
-  const module = parseSync(source, { syntax: 'typescript', target: 'es2022' });
+/** The string constants a module declares (`const T = 't'`, exported or not), by name. */
+export function stringConstants(source: string): Map<string, string> {
   const constants = new Map<string, string>();
-  walk(module, (node) => {
+  walk(parseSync(source, { syntax: 'typescript', target: 'es2022' }), (node) => {
     if (node.type === 'VariableDeclarator' && isNode(node.id) && node.id.type === 'Identifier' && isNode(node.init)) {
       const init = unwrap(node.init);
       if (init.type === 'StringLiteral') constants.set(node.id.value as string, init.value as string);
     }
   });
+  return constants;
+}
+
+/** The relative modules a source imports names from, with each imported name and the name it goes by here. */
+export function namedImports(source: string): Array<{ from: string; imported: string; local: string }> {
+  const module = parseSync(source, { syntax: 'typescript', target: 'es2022' });
+  return (module.body as unknown as Node[]).flatMap((item) => {
+    if (item.type !== 'ImportDeclaration') return [];
+    const from = (item.source as Node).value as string;
+    return (item.specifiers as Node[])
+      .filter((specifier) => specifier.type === 'ImportSpecifier')
+      .map((specifier) => {
+        const local = (specifier.local as Node).value as string;
+        const imported = isNode(specifier.imported) ? (specifier.imported.value as string) : local;
+        return { from, imported, local };
+      });
+  });
+}
+
+/**
+ * Every table or sequence of `names` that the source names in SQL; `imported` are the string constants it imports
+ * (a table's name declared in one module of a folder and queried in another), by the name they go by in the source.
+ */
+export function sqlReferences(source: string, names: ReadonlySet<string>, imported: ReadonlyMap<string, string> = new Map()): SqlReference[] {
+  const module = parseSync(source, { syntax: 'typescript', target: 'es2022' });
+  const constants = new Map([...imported, ...stringConstants(source)]);
 
   const found: SqlReference[] = [];
   const asKnexTable = (strings: Array<{ value: string; text: string }>, kind: ReferenceKind) => {

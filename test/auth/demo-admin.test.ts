@@ -1,5 +1,5 @@
-import { findUserByName } from '../../src/auth/user-store';
-import { verifyCredentials } from '../../src/auth/users';
+import { findUserByName } from '../../src/users/user-store';
+import { verifyCredentials } from '../../src/auth/accounts';
 import { loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { ensureDemoAdmin } from '../../src/demo/admin-user';

@@ -1,5 +1,5 @@
 import { createStaffUser } from '../../src/cli/create-staff-user';
-import { verifyCredentials } from '../../src/auth/users';
+import { verifyCredentials } from '../../src/auth/accounts';
 import type { Db } from '../../src/db/knex';
 import { createTestDatabase } from '../support/database';
 import { runCli } from './run-cli';

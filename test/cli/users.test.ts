@@ -1,5 +1,5 @@
-import { findUserByName } from '../../src/auth/user-store';
-import { upsertUser, verifyCredentials } from '../../src/auth/users';
+import { findUserByName } from '../../src/users/user-store';
+import { upsertUser, verifyCredentials } from '../../src/auth/accounts';
 import { USAGE, usersCommand } from '../../src/cli/users';
 import type { Db } from '../../src/db/knex';
 import { startTestApp, type TestApp } from '../support/test-app';

@@ -2,14 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { projectRoot } from '../../src/config';
 import type { Db } from '../../src/db/knex';
-import {
-  attemptStatistics,
-  countRecoverableEvents,
-  deleteEndedEvents,
-  dropEndedPayloads,
-  listEvents,
-  listRecoverableEventIds,
-} from '../../src/webhooks/event-store';
+import { listEvents } from '../../src/webhook-events/admin-queries';
+import { attemptStatistics } from '../../src/webhook-events/attempt-statistics';
+import { countRecoverableEvents, listRecoverableEventIds } from '../../src/webhook-events/recoverable-events';
+import { deleteEndedEvents, dropEndedPayloads } from '../../src/webhook-events/retention-batches';
 import { createTestDatabase } from '../support/database';
 import { insertEndpoint } from '../support/webhook-rows';
 

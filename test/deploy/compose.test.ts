@@ -33,11 +33,11 @@ function documentedVariables(): Map<string, string> {
   return new Map(entries.map((m) => [m[1], m[2]]));
 }
 
-/** The variable names src/config.ts reads: the keys of its environment schema. */
+/** The variable names the service reads: the keys of the environment schema (src/config-variables.ts). */
 function configVariables(): Set<string> {
-  const source = read('src/config.ts');
+  const source = read('src/config-variables.ts');
   const schema = /const environmentSchema = z\.object\(\{([\s\S]*?)\n\}\);/.exec(source);
-  if (!schema) throw new Error('environmentSchema not found in src/config.ts');
+  if (!schema) throw new Error('environmentSchema not found in src/config-variables.ts');
   return new Set([...schema[1].matchAll(/^\s+([A-Z][A-Z0-9_]*):/gm)].map((m) => m[1]));
 }
 
@@ -131,7 +131,7 @@ test('keeps /metrics off the public load balancer and gives the delivery replica
 test('pins every pulled image and mounts only files that exist', () => {
   for (const [name, service] of Object.entries(services)) {
     const tag = /:([^:/]+)$/.exec(service.image ?? '')?.[1];
-    if (!service.build) expect([name, tag]).toEqual([name, expect.stringMatching(/\d/)]);
+    if (!service.build && service.pull_policy !== 'never') expect([name, tag]).toEqual([name, expect.stringMatching(/\d/)]);
     const mounted = (service.volumes ?? []).filter((volume) => volume.startsWith('./')).map((v) => v.split(':')[0]);
     expect(mounted.filter((file) => !existsSync(path.join(root, file)))).toEqual([]);
   }
@@ -159,4 +159,25 @@ test('the Temporal server lets the delivery role start workflows eagerly (its dy
   const config = parse(readFileSync(file, 'utf8')) as Record<string, Array<{ value: unknown }>>;
   expect(config['system.enableEagerWorkflowStart']).toEqual([{ value: true, constraints: {} }]);
   expect(services.delivery.command).toEqual(['node', '--max-old-space-size=256', 'dist/src/main.js', 'delivery']);
+});
+
+test('keeps the previous release draining beside a new one during a deploy: the delivery role of an image already there', () => {
+  const previous = services['delivery-previous'];
+  const { image, build, pull_policy, environment, command, deploy, stop_grace_period, depends_on, ...rest } = previous;
+  expect({ image, build, pull_policy, profiles: rest.profiles }).toEqual({
+    image: 'donation-webhooks:none',
+    build: undefined,
+    pull_policy: 'never',
+    profiles: ['deploy'],
+  });
+  expect(loadCompose({ ...testSecrets, PREVIOUS_APP_VERSION: '0.1.0' }).services['delivery-previous'].image).toBe('donation-webhooks:0.1.0');
+  // The same role and settings as `delivery`; its build id comes from its image, never from the environment.
+  expect({ environment, command, deploy, stop_grace_period, depends_on }).toEqual({
+    environment: services.delivery.environment,
+    command: services.delivery.command,
+    deploy: services.delivery.deploy,
+    stop_grace_period: services.delivery.stop_grace_period,
+    depends_on: undefined,
+  });
+  expect(Object.keys(environment ?? {})).not.toContain('BUILD_ID');
 });

@@ -5,7 +5,7 @@ import { projectRoot } from '../../src/config';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
-import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { eventually } from '../support/eventually';
 import { STAFF, type TestApp } from '../support/test-app';
 import { eventRow, insertEvent } from '../support/webhook-rows';
@@ -44,10 +44,7 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
     browser = await launchChromium();
     page = await browser.context.newPage();
     page.setDefaultTimeout(15_000);
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageErrors.push(message.text());
-    });
+    collectPageErrors(page, pageErrors);
     await mkdir(SCREENSHOTS, { recursive: true });
     await page.goto(`${app.baseUrl}/admin/`);
     await page.fill('#login-form [name=username]', STAFF.username);
@@ -294,11 +291,15 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
 
   test('a delivery that should have moved on and has not is marked stuck beside its status, and can be listed alone', async () => {
     const [{ id: endpointId }] = await app.db('webhook_endpoints').select('id');
-    const { id } = await insertEvent(app.db, endpointId, { transactionId: 'pi_stuck' });
     // In backoff, its next attempt due an hour ago (a worker that cannot reach Postgres, say): the workflow is
-    // marked started, so the relay leaves it alone.
+    // marked started, so the relay leaves it alone. Written in one transaction: the relay (polling every 200 ms)
+    // would otherwise start and deliver the event between its insert and this update.
     const hourAgo = new Date(NOW - HOUR_MS);
-    await app.db('webhook_events').where({ id }).update({ status: 'failed', attempts: 2, workflow_started_at: hourAgo, next_attempt_at: hourAgo });
+    const id = await app.db.transaction(async (trx) => {
+      const event = await insertEvent(trx, endpointId, { transactionId: 'pi_stuck' });
+      await trx('webhook_events').where({ id: event.id }).update({ status: 'failed', attempts: 2, workflow_started_at: hourAgo, next_attempt_at: hourAgo });
+      return event.id;
+    });
 
     await page.click('#refresh');
     await page.locator('#events-table tbody tr .badge.stuck').first().waitFor();

@@ -3,12 +3,11 @@ import path from 'node:path';
 import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
-import { openEndpointSecrets } from '../../src/webhooks/endpoint-store';
-import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { openEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
+import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { NON_STAFF, STAFF, type TestApp } from '../support/test-app';
-import { attemptRows, eventRow, insertEvent } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/webhook-rows';
 import { type DeliveryTestBed, startDeliveryTestBed } from '../support/delivery';
 
 // The admin page in a real browser against the real app (real HTTP, Postgres, Temporal test server and delivery
@@ -42,11 +41,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     // Each step waits for what the page shows; a step that cannot happen fails in seconds, not in Jest's minute.
     page.setDefaultTimeout(15_000);
     page.on('request', (request) => requests.push(request));
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    // Chromium reports each 4xx answer on the console; the page shows those itself, so only other errors count.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageErrors.push(message.text());
-    });
+    collectPageErrors(page, pageErrors);
     await mkdir(SCREENSHOTS, { recursive: true });
   }, 120_000);
 
@@ -275,14 +270,14 @@ describeInBrowser('admin page (headless Chromium)', () => {
     expect(JSON.parse((await page.textContent('#payload')) ?? '')).toEqual(JSON.parse(stored.payload));
 
     const link = page.locator('#temporal-link');
-    expect(await link.getAttribute('href')).toBe(`${TEMPORAL_UI}/namespaces/default/workflows/${deliveryWorkflowId(ids.exhausted)}`);
+    expect(await link.getAttribute('href')).toBe(`${TEMPORAL_UI}/namespaces/default/workflows/${stored.workflow_id}`);
     expect(await link.getAttribute('rel')).toBe('noopener noreferrer');
     expect(await page.isEnabled('#resend')).toBe(true);
   });
 
   test('resends the event: the subscriber gets the same bytes with the new credentials, and the page shows it delivered', async () => {
     await page.click('#resend');
-    await page.locator('#flash', { hasText: `Workflow ${deliveryWorkflowId(ids.exhausted)}` }).waitFor();
+    await page.locator('#flash', { hasText: `Workflow ${await workflowIdOf(app.db, ids.exhausted)}` }).waitFor();
     const [request] = await subscriber.waitForRequests(1);
     const stored = await eventRow(app.db, ids.exhausted);
     expect(request.body.toString('utf8')).toBe(stored.payload);
@@ -308,11 +303,11 @@ describeInBrowser('admin page (headless Chromium)', () => {
   test('signs out; nothing went to another host and the page logged no error', async () => {
     const logouts = () => requests.filter((request) => request.url().endsWith('/authentication/logout')).length;
     const before = logouts();
-    await page.click('#logout');
+    // With tokens the refresh token is blocked on the server as well (once the tokens are out of the store).
+    await Promise.all([page.waitForRequest((request) => request.url().endsWith('/authentication/logout')), page.click('#logout')]);
     await page.locator('#login-view').waitFor();
     expect(await page.isVisible('#nav')).toBe(false);
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
-    // With tokens the refresh token is blocked on the server as well.
     expect(logouts() - before).toBe(1);
     for (const request of requests) expect(request.url().startsWith(`${app.baseUrl}/`)).toBe(true);
     expect(pageErrors).toEqual([]);

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { projectRoot } from '../../src/config';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
 
 // Swagger UI under its content security policy, in a real browser: it must still render every group of operations,
@@ -48,5 +48,18 @@ describeInBrowser('Swagger UI (headless Chromium)', () => {
     await mkdir(path.join(projectRoot, 'test-results'), { recursive: true });
     await page.screenshot({ path: path.join(projectRoot, 'test-results', 'swagger-ui.png') });
     expect(violations).toEqual([]);
+  });
+
+  test('"Try it out" sends a state-changing request from the page, and it is accepted as same-origin', async () => {
+    const page = await browser.context.newPage();
+    await page.goto(`${app.baseUrl}/api/swagger/`);
+    const create = page.locator('.opblock-post', { has: page.locator('[data-path="/authentication/create"]') });
+    await create.locator('.opblock-summary').click();
+    await create.locator('.try-out__btn').click();
+    await create.locator('textarea.body-param__text').fill(JSON.stringify(STAFF));
+    await create.locator('.execute').click();
+    const status = create.locator('.live-responses-table tbody .response-col_status').first();
+    await status.waitFor();
+    expect(await status.innerText()).toBe('200');
   });
 });

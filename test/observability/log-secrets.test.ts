@@ -2,7 +2,6 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createKeyring } from '../../src/secrets/keyring';
 import { createMetrics } from '../../src/observability/metrics';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
 import { captureLogs } from '../support/log-capture';
 import { PLATFORM_DONOR } from '../support/platform-donor';
@@ -82,8 +81,8 @@ test('requests and deliveries with credentials leave request ids, event ids, wor
   expect(checkout.headers.get('x-request-id')).toBe('checkout-from-shop-42');
   expect((await call('GET', `/metrics`, `Bearer ${refresh}`)).status).toBe(401);
 
-  const [event] = await db('webhook_events').select('id');
-  const workflowId = deliveryWorkflowId(event.id);
+  const [event] = await db('webhook_events').select('id', 'workflow_id');
+  const workflowId = event.workflow_id;
   expect(await relayPendingEvents({ db, client: env.client, taskQueue, log: logs.log })).toBe(1);
   const worker = await createTestWorker({
     connection: env.nativeConnection,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createDb, type Db } from '../../src/db/knex';
-import { checkDependencies } from '../../src/observability/readiness';
+import { checkDependencies } from '../../src/probes/readiness';
 import { createTemporalClient } from '../../src/temporal/client';
 import { freePort } from '../support/free-port';
 import { captureLogs } from '../support/log-capture';

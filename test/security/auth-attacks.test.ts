@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { upsertUser } from '../../src/auth/users';
+import { upsertUser } from '../../src/auth/accounts';
 import { basicAuth, bearer, NON_STAFF, STAFF, startTestApp, TEST_JWT_SECRET as SECRET, type TestApp } from '../support/test-app';
 import { loopbackClients, requestFrom } from '../support/loopback-client';
 
@@ -85,6 +85,8 @@ describe('forged and misused tokens', () => {
       'user id as a string': jwt.sign({ ...claims, user_id: String(claims.user_id) }, SECRET, withKid()),
       'no token version': jwt.sign({ ...claims, token_version: undefined }, SECRET, withKid()),
       'token version as a string': jwt.sign({ ...claims, token_version: String(claims.token_version) }, SECRET, withKid()),
+      'session id not a UUID': jwt.sign({ ...claims, sid: "x' OR '1'='1" }, SECRET, withKid()),
+      'session start as a string': jwt.sign({ ...claims, auth_time: String(claims.auth_time) }, SECRET, withKid()),
       'unknown user': jwt.sign({ ...claims, user_id: 999_999 }, SECRET, withKid()),
     };
     for (const [name, token] of Object.entries(forgeries)) {
@@ -116,12 +118,15 @@ describe('forged and misused tokens', () => {
     expect(rotated.status).toBe(200);
     const second = (await rotated.json()) as { refresh: string };
     expect(await statusAndCode(await app.anonymous.post('/authentication/refresh', { refresh: first.refresh }))).toEqual([401, 'token_not_valid']);
+    // That reuse ended the session, so the token it was rotated into is refused too.
+    expect(await statusAndCode(await app.anonymous.post('/authentication/refresh', { refresh: second.refresh }))).toEqual([401, 'token_not_valid']);
 
-    expect((await app.anonymous.post('/authentication/logout', { refresh: second.refresh })).status).toBe(200);
+    const other = await tokens();
+    expect((await app.anonymous.post('/authentication/logout', { refresh: other.refresh })).status).toBe(200);
     for (const path of ['/authentication/refresh', '/authentication/logout']) {
-      expect([path, ...(await statusAndCode(await app.anonymous.post(path, { refresh: second.refresh })))]).toEqual([path, 401, 'token_not_valid']);
+      expect([path, ...(await statusAndCode(await app.anonymous.post(path, { refresh: other.refresh })))]).toEqual([path, 401, 'token_not_valid']);
     }
-    expect(await statusAndCode(await app.anonymous.post('/authentication/verify', { token: second.refresh }))).toEqual([401, 'token_not_valid']);
+    expect(await statusAndCode(await app.anonymous.post('/authentication/verify', { token: other.refresh }))).toEqual([401, 'token_not_valid']);
   });
 
   test('an access token is not a refresh token, and a refresh token is not an access token', async () => {
@@ -165,7 +170,7 @@ describe('HTTP Basic', () => {
     for (const authorization of headers) {
       const response = await app.get(CRM, { Authorization: authorization });
       expect([authorization, ...(await statusAndCode(response))]).toEqual([authorization, 401, 'not_authenticated']);
-      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api", Basic realm="api"');
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="api"');
     }
   });
 });
@@ -187,6 +192,14 @@ describe('failed logins', () => {
     expect((await times(30, () => create(client, STAFF))).map((r) => r.status)).toEqual(Array(30).fill(200));
   });
 
+  test('a burst of 60 parallel first requests with the right password shares one check: all 200, none turned away', async () => {
+    // An account no request has verified yet, from an address it never signed in from: every request a stranger's.
+    const burst = { username: 'burst', password: 'Chasseral-1607-m' };
+    await upsertUser(app.db, { ...burst, isStaff: true });
+    const client = newClient();
+    expect((await times(60, () => basicGet(client, burst))).map((r) => r.status)).toEqual(Array(60).fill(200));
+  });
+
   test('one client failing too often for one user name gets 429 with Retry-After, even for the right password; nobody else does', async () => {
     const guesser = newClient();
     for (let i = 0; i < MAX_FAILURES_PER_PAIR; i++) {
@@ -205,26 +218,33 @@ describe('failed logins', () => {
     expect((await create(guesser, NON_STAFF)).status).toBe(200);
   });
 
-  test('guessing from ever new addresses never locks the owner out: the user name is slowed, not locked', async () => {
+  test('guessing from ever new addresses never locks the owner out: the user name is slowed for strangers, not locked', async () => {
+    // An account of its own: the staff account's password is remembered by this process from the tests before.
+    const target = { username: 'zielkonto', password: 'Uetliberg-869-m' };
+    await upsertUser(app.db, { ...target, isStaff: true });
     const attackers = [newClient(), newClient(), newClient()];
+    const wrongForTarget = (i: number) => ({ ...target, password: `guess-${i}` });
     for (const attacker of attackers) {
-      for (let i = 0; i < MAX_FAILURES_PER_PAIR; i++) expect((await create(attacker, wrong(i))).status).toBe(401);
-      expect((await create(attacker, wrong(99))).status).toBe(429);
+      for (let i = 0; i < MAX_FAILURES_PER_PAIR; i++) expect((await create(attacker, wrongForTarget(i))).status).toBe(401);
+      expect((await create(attacker, wrongForTarget(99))).status).toBe(429);
     }
-    // 12 failures of the user name, 6 more than it gets for free: each check of it waits first (capped at 0.5 s here).
+    // 12 failures of the user name, 6 more than it gets for free: each check of it from an address that never signed
+    // in with it waits first (capped at 0.5 s here), also the owner's first one from a new address.
     const owner = newClient();
     const started = performance.now();
-    expect((await basicGet(owner, STAFF)).status).toBe(200);
+    expect((await basicGet(owner, target)).status).toBe(200);
     expect(performance.now() - started).toBeGreaterThanOrEqual(450);
     // Another account is not slowed by this one's attack: asked at the same moment, it is answered first (a
-    // comparison rather than a time limit, which a loaded machine could miss for scrypt alone).
+    // comparison rather than a time limit, which a loaded machine could miss for scrypt alone). The owner's address
+    // is known to the target from now on, so it is not slowed either; the other account's check is of a stranger.
     const answered: string[] = [];
+    const stranger = newClient();
     const [owners, others] = await Promise.all([
-      create(owner, STAFF).then((response) => (answered.push('owner'), response)),
-      create(owner, NON_STAFF).then((response) => (answered.push('other'), response)),
+      create(stranger, { ...target, password: 'still-a-guess' }).then((response) => (answered.push('target'), response)),
+      create(stranger, NON_STAFF).then((response) => (answered.push('other'), response)),
     ]);
-    expect([owners.status, others.status]).toEqual([200, 200]);
-    expect(answered).toEqual(['other', 'owner']);
+    expect([owners.status, others.status]).toEqual([401, 200]);
+    expect(answered).toEqual(['other', 'target']);
   });
 
   test('parallel guesses from one client: exactly the limit is answered 401, the rest 429', async () => {
@@ -246,7 +266,8 @@ describe('failed logins', () => {
     await upsertUser(app.db, { username: 'ziel', password: 'geheim-und-lang', isStaff: true });
     await create(newClient(), { username: 'my-password-typed-in-the-wrong-box', password: 'x' });
     const keys = (await app.db('login_failures').select('key')).map((row: { key: string }) => row.key);
-    expect(keys).toHaveLength(2);
+    // The pair, the user name and the address's budget.
+    expect(keys).toHaveLength(3);
     expect(keys.join(' ')).not.toMatch(/wrong-box|127\.0\./);
   });
 });

@@ -101,3 +101,22 @@ test('a platform call cut in the middle of its transaction leaves nothing half-w
   expect((await app.post('/platform/checkouts', checkout('cut-1'))).status).toBe(200);
   expect(await written('cut-1')).toEqual({ checkouts: 1, contacts: 1, events: eventsBefore + 2 });
 });
+
+test('a database that refuses new connections (ALLOW_CONNECTIONS false, as while a backup is copied) is a 503 too', async () => {
+  const name = (await direct.raw('SELECT current_database() AS name')).rows[0].name as string;
+  const admin = createDb({ connectionString: app.databaseUrl.replace(`/${name}`, '/postgres'), pool: { max: 1 } });
+  try {
+    await admin.raw(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+    // The app's sessions are cut (the first calls find them dead); its new connections are refused by the server
+    // as they start (FATAL 55000).
+    await admin.raw(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()`, [name]);
+    for (let call = 0; call < 4; call += 1) {
+      const response = await app.post('/platform/checkouts', checkout('refused-1'));
+      expect([call, response.status, ((await response.json()) as { code: string }).code]).toEqual([call, 503, 'service_unavailable']);
+    }
+  } finally {
+    await admin.raw(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+    await admin.destroy();
+  }
+  expect((await app.post('/platform/checkouts', checkout('refused-1'))).status).toBe(201);
+});

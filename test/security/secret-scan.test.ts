@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createActivities } from '../../activities';
+import { createDeliveryActivities } from '../../activities/delivery-activities';
 import { createKeyring } from '../../src/secrets/keyring';
 import { createLogger } from '../../src/logger';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -109,7 +109,7 @@ test('secrets never appear in logs, admin responses or error bodies', async () =
     },
   });
   const [{ id: eventId }] = await app.db('webhook_events').select('id');
-  const activities = createActivities({ db: app.db, log, allowPrivateAddresses: true, keyring: createKeyring(app.config.secrets.keys) });
+  const activities = createDeliveryActivities({ db: app.db, log, allowPrivateAddresses: true, keyring: createKeyring(app.config.secrets.keys) });
   const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A) =>
     new MockActivityEnvironment({ workflowExecution: { workflowId: `webhook-event-${eventId}`, runId: 'run' } }, { logger: new DefaultLogger('ERROR') }).run(
       fn,

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { createActivities } from '../../activities';
+import { createDeliveryActivities } from '../../activities/delivery-activities';
 import { reencryptSecrets } from '../../src/cli/reencrypt-secrets';
 import { loadConfig } from '../../src/config';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -57,7 +57,7 @@ async function reencrypt(keys: string) {
 async function deliverWith(keys: string) {
   subscriber.requests.length = 0;
   const event = await insertEvent(app.db, endpointId);
-  const activities = createActivities({
+  const activities = createDeliveryActivities({
     db: app.db,
     log: createLogger('silent'),
     allowPrivateAddresses: true,

@@ -1,7 +1,7 @@
-import { createActivities } from '../../activities';
+import { createDeliveryActivities } from '../../activities/delivery-activities';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
-import { isPrivateAddress } from '../../src/webhooks/endpoint-rules';
+import { isPrivateAddress } from '../../src/webhooks/subscriber-url';
 import { runActivity } from '../support/activity-run';
 import { createTestDatabase } from '../support/database';
 import { dnsTable, PUBLIC_ADDRESS } from '../support/dns-table';
@@ -204,7 +204,7 @@ describe('at delivery time', () => {
 
   async function attempt(url: string, options: { allowPrivateAddresses: boolean; resolve: ReturnType<typeof dnsTable> }) {
     const event = await insertEvent(db, await insertEndpoint(db, { url }));
-    const activities = createActivities({ db, log, http: { timeoutMs: 2_000 }, keyring: TEST_KEYRING, ...options });
+    const activities = createDeliveryActivities({ db, log, http: { timeoutMs: 2_000 }, keyring: TEST_KEYRING, ...options });
     const result = await run(activities.attemptDelivery, { eventId: event.id, attemptNumber: 1, attempt: { kind: 'scheduled', number: 1 }, retryDelayMs: null });
     return { result, attempts: await attemptRows(db, event.id) };
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
-import type { PaymentStatus, PaymentType } from '../../src/platform/payment-store';
+import type { PaymentStatus, PaymentType } from '../../src/donations/payment-store';
 import type { Environment } from '../../src/shared/environment';
 import { pickDonor } from '../../src/shared/donor-fields';
 import { PLATFORM_DONOR } from './platform-donor';

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
 
 /** Debian's Chromium (scripts/install-chromium.sh); playwright-core drives it and never downloads a browser. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -26,9 +26,9 @@ export interface HeadlessBrowser {
 
 /**
  * Headless Chromium with a fresh profile and nothing running in the background. Every host but localhost and 127.0.0.1
- * fails to resolve, so a page can reach only this machine.
+ * fails to resolve, so a page can reach only this machine. `options` adds to the context's (e.g. `httpCredentials`).
  */
-export async function launchChromium(): Promise<HeadlessBrowser> {
+export async function launchChromium(options: BrowserContextOptions = {}): Promise<HeadlessBrowser> {
   const profile = await mkdtemp(path.join(os.tmpdir(), 'chromium-profile-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM_PATH,
@@ -48,6 +48,7 @@ export async function launchChromium(): Promise<HeadlessBrowser> {
     viewport: { width: 1360, height: 900 },
     locale: 'de-CH',
     timezoneId: 'Europe/Zurich',
+    ...options,
   });
   return {
     context,
@@ -56,4 +57,15 @@ export async function launchChromium(): Promise<HeadlessBrowser> {
       await rm(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Collects into `errors` what goes wrong in `page`: uncaught errors and errors on the console. Chromium also logs each
+ * 4xx answer on the console ("Failed to load resource"); the admin page shows those itself, so they do not count.
+ */
+export function collectPageErrors(page: Page, errors: string[]): void {
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
+  });
 }

@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, type DeliveryWorkerOptions, deliveryWorkflowsPath } from '../../src/temporal/worker';
-import { findEventDelivery } from '../../src/webhooks/event-store';
+import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { createTimeSkippingEnvironment } from './temporal';
 import { startTestApp, type TestApp } from './test-app';
 
@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from './test-app';
 export async function startDelivery(db: Db, client: Client, taskQueue: string, eventId: number) {
   const delivery = await findEventDelivery(db, eventId);
   if (!delivery) throw new Error(`no webhook event ${eventId}`);
-  return startDeliveryWorkflow(client, taskQueue, delivery.facts);
+  return startDeliveryWorkflow(client, taskQueue, delivery);
 }
 
 /** The delivery workflows, bundled for a test file: webpack takes a second or two, so once per file, not per worker. */

@@ -1,5 +1,5 @@
 import { createKeyring } from '../../src/secrets/keyring';
-import { type EndpointSettings, saveEndpoint } from '../../src/webhooks/endpoint-store';
+import { type EndpointSettings, saveEndpoint } from '../../src/webhook-endpoint/endpoint-store';
 import { PLATFORM_DONOR } from './platform-donor';
 import type { TestApp } from './test-app';
 

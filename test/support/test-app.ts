@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
 import type Koa from 'koa';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/runtime/app';
 import { answerClientErrors } from '../../src/http/client-errors';
-import type { AppDependencies } from '../../src/http/context';
+import type { AppDependencies } from '../../src/route-context';
 import { issueTokenPair } from '../../src/auth/tokens';
-import { upsertUser } from '../../src/auth/users';
+import { upsertUser } from '../../src/auth/accounts';
 import { type Config, loadConfig } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
@@ -109,7 +109,7 @@ export async function startTestApp(
   await new Promise((resolve) => server.once('listening', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 
-  const tokens = { secrets: config.auth.jwtSecrets, clock: () => clock.now };
+  const tokens = { secrets: config.auth.jwtSecrets, clock: () => clock.now, sessionMaxSeconds: config.auth.sessionMaxSeconds };
   const staffUser = await upsertUser(db, { ...STAFF, isStaff: true });
   const plainUser = await upsertUser(db, { ...NON_STAFF, isStaff: false });
   const staffTokens = () => issueTokenPair(tokens, staffUser);

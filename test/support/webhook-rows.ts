@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db/knex';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
 import type { WebhookEventType } from '../../src/webhooks/event-types';
-import { sealEndpointSecrets } from '../../src/webhooks/endpoint-store';
+import { sealEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
 import { presentedDonor } from './platform-donor';
-import { insertEvent as writeEvent } from '../../src/webhooks/event-store';
+import { insertEvent as writeEvent } from '../../src/webhook-events/outbox';
 
 /** The key of the endpoints these helpers insert: give it to the activities that deliver their events. */
 export const TEST_KEYRING = createKeyring([generateSecretKey()]);
@@ -68,6 +68,8 @@ function donationEnvelope(id: number, eventType: string, transactionId: string):
 export interface InsertedEvent {
   id: number;
   payload: string;
+  /** Its delivery workflow's id, as stored with it. */
+  workflowId: string;
 }
 
 /** A committed webhook_events row with its stored payload; the envelope id is the row id, as the platform writes it. */
@@ -80,7 +82,7 @@ export async function insertEvent(
   const id = Number(rows[0].id);
   const payload = donationEnvelope(id, eventType, transactionId);
   // Through the event store, as the platform writes it (with the keys the admin searches it by).
-  await db.transaction((trx) =>
+  const inserted = await db.transaction((trx) =>
     writeEvent(trx, {
       id,
       endpoint_id: endpointId,
@@ -91,7 +93,12 @@ export async function insertEvent(
       created_at: new Date(),
     }),
   );
-  return { id, payload };
+  return { id, payload, workflowId: inserted!.workflowId };
+}
+
+/** The stored workflow id of an event. */
+export async function workflowIdOf(db: Db, eventId: number): Promise<string> {
+  return (await eventRow(db, eventId)).workflow_id;
 }
 
 export async function eventRow(db: Db, id: number) {

@@ -5,14 +5,13 @@ import pino from 'pino';
 import type { Db } from '../../src/db/knex';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { devServerExecutable } from '../../src/temporal/binaries';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTestDatabase } from '../support/database';
 import { createTestWorker } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
-import { insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
+import { insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
 // For its Runtime logger set-up (warnings and errors only).
 import '../support/temporal';
 
@@ -70,7 +69,7 @@ test(`an event delivered at its first attempt costs three actions: the start, th
     const relay = startOutboxRelay({ db, client, taskQueue, log: pino({ level: 'silent' }), eagerStart: true });
     try {
       for (const { id } of events) {
-        const handle = client.workflow.getHandle(deliveryWorkflowId(id));
+        const handle = client.workflow.getHandle(await workflowIdOf(db, id));
         await eventually(async () => (await handle.describe().catch(() => undefined))?.status.name === 'COMPLETED', { what: `event ${id} delivered` });
       }
     } finally {

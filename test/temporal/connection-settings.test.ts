@@ -1,12 +1,14 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { describeTemporalConnection, explainTemporalConnectionFailure, openTemporalSettings, temporalConnection } from '../../src/temporal/connection';
+import { describeTemporalConnection, openTemporalSettings } from '../../src/temporal/connection';
+import { explainTemporalConnectionFailure } from '../../src/temporal/connection-failures';
+import { MAX_SETTING_FILE_BYTES, temporalConnection } from '../../src/temporal/connection-settings';
 import { captureLogs } from '../support/log-capture';
 import { createTestAuthority, type PemPair, type TestAuthority } from '../support/certificates';
 
-// The Temporal TLS settings as src/config.ts reads them and src/temporal/connection.ts turns them into connection
+// The Temporal TLS settings as src/config.ts reads them and src/temporal/connection-settings.ts turns them into connection
 // options: every bad configuration is refused at start, naming its setting, and nothing secret is ever repeated.
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -42,7 +44,13 @@ beforeAll(async () => {
     'broken.pem': '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n',
     'encrypted.key': '-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIB\n-----END ENCRYPTED PRIVATE KEY-----\n',
   };
-  for (const [name, content] of Object.entries(files)) await writeFile(file(name), content);
+  for (const [name, content] of Object.entries(files)) await writeFile(file(name), content, { mode: 0o600 });
+  // A PEM file with a megabyte of comment after it: the wrong file, or one that grows without end.
+  await writeFile(file('huge.pem'), `${ca.cert}${'#'.repeat(MAX_SETTING_FILE_BYTES + 1 - Buffer.byteLength(ca.cert))}`);
+  // Devices and FIFOs never end (/dev/zero, /dev/stdin); /dev/null stands for them here, as it ends at once.
+  await symlink('/dev/null', file('device.pem'));
+  await copyFile(file('client.key'), file('shared.key'));
+  await chmod(file('shared.key'), 0o644);
 });
 
 afterAll(async () => {
@@ -105,8 +113,8 @@ describe('src/temporal/connection.ts', () => {
       apiKey: API_KEY,
       tls: {
         serverNameOverride: 'temporal.test',
-        serverRootCACertificate: Buffer.from(ca.cert),
-        clientCertPair: { crt: Buffer.from(client.cert), key: Buffer.from(client.key) },
+        serverRootCACertificate: Buffer.from(`${ca.cert}\n`),
+        clientCertPair: { crt: Buffer.from(`${client.cert}\n`), key: Buffer.from(client.key) },
       },
     });
     const line = describeTemporalConnection(facts, 'payments.a1b2c');
@@ -127,7 +135,10 @@ describe('src/temporal/connection.ts', () => {
 
   test.each([
     ['a CA file that does not exist', () => ({ caFile: file('missing.pem') }), "TEMPORAL_TLS_CA_FILE: cannot read {dir}/missing.pem (ENOENT)"],
-    ['a CA file that is a folder', () => ({ caFile: dir }), 'TEMPORAL_TLS_CA_FILE: cannot read {dir} (EISDIR)'],
+    ['a CA file that is a folder', () => ({ caFile: dir }), 'TEMPORAL_TLS_CA_FILE: {dir} is not a regular file'],
+    ['a CA file that is a device, through a link', () => ({ caFile: file('device.pem') }), 'TEMPORAL_TLS_CA_FILE: {dir}/device.pem is not a regular file'],
+    ['a key file that is a device', () => ({ certFile: file('client.pem'), keyFile: '/dev/null' }), 'TEMPORAL_TLS_KEY_FILE: /dev/null is not a regular file'],
+    ['a CA file larger than a megabyte', () => ({ caFile: file('huge.pem') }), `TEMPORAL_TLS_CA_FILE: {dir}/huge.pem has ${MAX_SETTING_FILE_BYTES + 1} bytes, more than the`],
     ['a CA file that is not PEM', () => ({ caFile: file('not-pem.pem') }), 'TEMPORAL_TLS_CA_FILE: {dir}/not-pem.pem holds no PEM certificate'],
     ['a CA file with a broken certificate', () => ({ caFile: file('broken.pem') }), 'TEMPORAL_TLS_CA_FILE: certificate 1 in {dir}/broken.pem cannot be read'],
     ['a client certificate that is not PEM', () => ({ certFile: file('not-pem.pem'), keyFile: file('client.key') }), 'TEMPORAL_TLS_CERT_FILE: {dir}/not-pem.pem holds no PEM certificate'],
@@ -154,6 +165,19 @@ describe('src/temporal/connection.ts', () => {
     expect(startAt(13)).toEqual([
       line,
       [40, `the Temporal client certificate (TEMPORAL_TLS_CERT_FILE) expires on ${expires.toISOString()}; renew it and restart`],
+    ]);
+  });
+
+  test('warns at start when the private key file is open to other users of the machine', () => {
+    const startWith = (keyFile: string) => {
+      const config = loadConfig({ ...base, TEMPORAL_TLS_CERT_FILE: file('client.pem'), TEMPORAL_TLS_KEY_FILE: keyFile });
+      const logs = captureLogs();
+      openTemporalSettings('temporal.example:7233', config.temporal, logs.log);
+      return logs.entries().filter(({ level }) => level === 40).map(({ msg }) => msg);
+    };
+    expect(startWith(file('client.key'))).toEqual([]);
+    expect(startWith(file('shared.key'))).toEqual([
+      'the Temporal client key (TEMPORAL_TLS_KEY_FILE) has mode 0644: other users of this machine may read it; make it 0600 or 0400, owned by the user this service runs as',
     ]);
   });
 

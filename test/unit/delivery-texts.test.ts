@@ -28,7 +28,8 @@ const failedSecond = {
 
 test('summary and details say which event goes where', () => {
   expect(deliverySummary(facts)).toBe('donation.completed #1234 → crm.example.org');
-  expect(deliverySummary(facts, true)).toBe('Resend: donation.completed #1234 → crm.example.org');
+  expect(deliverySummary(facts, 'resend')).toBe('Resend: donation.completed #1234 → crm.example.org');
+  expect(deliverySummary(facts, 'resume')).toBe('Resumed: donation.completed #1234 → crm.example.org');
   expect(deliveryDetails(facts)).toBe(
     '**Event:** donation.completed, id 1234\n**Payload version:** v2.1\n**Subscriber:** crm.example.org\n**Transaction:** pi_3Q7\n**Environment:** prod',
   );

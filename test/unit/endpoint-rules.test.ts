@@ -1,12 +1,6 @@
-import {
-  applyEndpointChange,
-  CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM,
-  isPrivateAddress,
-  normaliseEventSelection,
-  urlProblem,
-  type UrlPolicy,
-} from '../../src/webhooks/endpoint-rules';
-import type { EndpointSettings } from '../../src/webhooks/endpoint-store';
+import { applyEndpointChange, CREDENTIALS_FOR_NEW_ORIGIN_PROBLEM, normaliseEventSelection } from '../../src/webhook-endpoint/endpoint-rules';
+import { isPrivateAddress, type UrlPolicy, urlProblem } from '../../src/webhooks/subscriber-url';
+import type { EndpointSettings } from '../../src/webhook-endpoint/endpoint-store';
 
 const production: UrlPolicy = { allowHttpToLoopback: false, allowPrivateAddresses: false };
 const development: UrlPolicy = { allowHttpToLoopback: true, allowPrivateAddresses: true };

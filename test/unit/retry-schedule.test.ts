@@ -1,5 +1,5 @@
 import { delayAfterFailedAttempt, MAX_ATTEMPTS, RESPONSE_TIMEOUT_MS, RETRY_DELAYS_MS } from '../../src/delivery-rules/retry-schedule';
-import { DEFAULT_HTTP_SETTINGS } from '../../activities';
+import { DEFAULT_HTTP_SETTINGS } from '../../activities/delivery-activities';
 
 const minutes = (n: number) => n * 60_000;
 

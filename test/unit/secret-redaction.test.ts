@@ -1,4 +1,4 @@
-import { withoutSecrets } from '../../src/webhooks/delivery-outcome';
+import { classifyExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../../src/webhooks/delivery-outcome';
 import { base64Forms } from '../../src/webhooks/secret-redaction';
 import { spellingsOf } from '../support/secret-spellings';
 
@@ -63,5 +63,28 @@ describe('nothing else is touched', () => {
       SECRETS,
     );
     expect(outcome.error).toBe('Redirect not followed (Location: /login?pw=[redacted])');
+  });
+
+  test('what is left of a secret where the 16 KiB of a stored answer end is cut out too', () => {
+    for (const [form, spelling] of Object.entries(spellingsOf(PASSWORD))) {
+      const bytes = Buffer.from(spelling, 'utf8');
+      // The limit falls in the middle of the spelling: its first half is stored, the rest was never read.
+      const filler = 'x'.repeat(RESPONSE_BODY_LIMIT_BYTES - Math.floor(bytes.length / 2));
+      const outcome = classifyExchange({ kind: 'response', status: 500, body: Buffer.concat([Buffer.from(filler), bytes]), complete: false });
+      const { responseBody } = withoutSecrets(outcome, SECRETS, { bodyCut: true });
+      expect([form, responseBody!.replace(filler, '<filler>')]).toEqual([form, '<filler>[redacted]']);
+    }
+  });
+
+  test('what is left of a secret where an error text is cut after 1000 characters is cut out too', () => {
+    for (const cutAfter of [3, 10, PASSWORD.length - 1]) {
+      const location = `/login?x=${'a'.repeat(1000 - 'Redirect not followed (Location: /login?x='.length - cutAfter)}${PASSWORD}`;
+      const { error } = withoutSecrets(classifyExchange({ kind: 'response', status: 302, location, body: Buffer.alloc(0), complete: true }), SECRETS);
+      expect([cutAfter, error!.slice(-14)]).toEqual([cutAfter, 'aaa[redacted]…']);
+    }
+  });
+
+  test('the end of an answer that arrived whole is left as it is, even where a secret could start', () => {
+    expect(redacted(`the password begins with ${PASSWORD.slice(0, 4)}`)).toBe(`the password begins with ${PASSWORD.slice(0, 4)}`);
   });
 });

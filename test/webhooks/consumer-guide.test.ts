@@ -8,7 +8,6 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import { createExampleSubscriber, type Envelope, MemoryInbox } from '../../examples/typescript/webhook-subscriber';
 import { projectRoot } from '../../src/config';
 import { createLogger } from '../../src/logger';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
@@ -96,7 +95,7 @@ const eventOf = (type: string, transactionId: string) =>
   eventually(
     async () =>
       (await app.db('webhook_events').where({ event_type: type }).whereLike('payload', `%"${transactionId}"%`).first()) as
-        | { id: number; payload: string }
+        | { id: number; payload: string; workflow_id: string }
         | undefined,
     { what: `the ${type} event of ${transactionId}` },
   );
@@ -164,7 +163,7 @@ test('the TypeScript example: verifies, stores once by id, answers before workin
     expect(resend.status).toBe(202);
     await recorded(completed.id, 'delivered', 2);
     // The reconciled event's own retry comes 5 minutes after its failure: time skips while we wait for its workflow.
-    expect(await env.client.workflow.getHandle(deliveryWorkflowId(reconciled.id)).result()).toBe('delivered');
+    expect(await env.client.workflow.getHandle(reconciled.workflow_id).result()).toBe('delivered');
     await subscriber.processPending();
 
     expect(answers.map(({ id, status }) => [Number(id), status])).toEqual([

@@ -4,7 +4,6 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import pino from 'pino';
 import { createDb, type Db } from '../../src/db/knex';
 import type { Logger } from '../../src/logger';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
@@ -12,7 +11,7 @@ import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { createTimeSkippingEnvironment } from '../support/temporal';
-import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -77,7 +76,7 @@ async function subscriberFor(reply: (request: ReceivedRequest) => Reply | Promis
 
 async function startAndFinish(taskQueue: string, eventId: number) {
   expect(await startDelivery(db, env.client, taskQueue, eventId)).toBe('started');
-  return env.client.workflow.getHandle(deliveryWorkflowId(eventId)).result();
+  return env.client.workflow.getHandle(await workflowIdOf(db, eventId)).result();
 }
 
 /** Workflow time between two requests: the scheduled delay, plus the real milliseconds the attempt itself took. */
@@ -112,14 +111,14 @@ test('delivers on the first try and logs the attempt without credentials', async
 
   const attemptLogs = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === 'webhook delivery attempt');
   expect(attemptLogs).toEqual([
-    expect.objectContaining({ eventId: event.id, workflowId: `webhook-event-${event.id}`, attempt: 1, outcome: 'delivered', responseCode: 200 }),
+    expect.objectContaining({ eventId: event.id, workflowId: event.workflowId, attempt: 1, outcome: 'delivered', responseCode: 200 }),
   ]);
   expect(lines.join('\n')).not.toContain('s3cret-pw');
   expect(lines.join('\n')).not.toContain(Buffer.from('crm:s3cret-pw').toString('base64'));
 
   // The attempt ran as a local activity inside the workflow task (no activity task of its own); a worker killed
   // mid-attempt is noticed by the 10 s workflow task timeout, not after the 2 min upper bound of an attempt.
-  const history = (await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).fetchHistory()).events ?? [];
+  const history = (await env.client.workflow.getHandle(event.workflowId).fetchHistory()).events ?? [];
   expect(history.flatMap((historyEvent) => historyEvent.activityTaskScheduledEventAttributes ?? [])).toEqual([]);
   expect(history.flatMap((historyEvent) => historyEvent.markerRecordedEventAttributes?.markerName ?? [])).toEqual([
     'core_local_activity',
@@ -134,7 +133,7 @@ test('workflow history keeps each attempt’s outcome, never the subscriber’s 
   const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
   expect(await withWorker((taskQueue) => startAndFinish(taskQueue, event.id))).toBe('delivered');
 
-  const history = (await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).fetchHistory()).events ?? [];
+  const history = (await env.client.workflow.getHandle(event.workflowId).fetchHistory()).events ?? [];
   const markers = history.flatMap((historyEvent) => historyEvent.markerRecordedEventAttributes ?? []);
   expect(markers).toHaveLength(2);
   expect(JSON.stringify(history, (_, value: unknown) => (value instanceof Uint8Array ? Buffer.from(value).toString('utf8') : value))).not.toContain(
@@ -232,7 +231,7 @@ test('a secret that cannot sign fails each attempt with its reason: the schedule
   // Stored before PUT refused it (base64 that decodes to an empty key): before, every attempt threw inside signing and
   // Temporal retried it forever, the event waiting with 0 attempts and no error anywhere.
   const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url, signingSecret: 'whsec_=================' }));
-  const handle = env.client.workflow.getHandle(deliveryWorkflowId(event.id));
+  const handle = env.client.workflow.getHandle(await workflowIdOf(db, event.id));
 
   // Temporal UI's current details say why, in the admin page's words (a query needs a worker).
   const { status, currentDetails } = await withWorker(async (taskQueue) => ({
@@ -280,7 +279,7 @@ test('a refused connection fails the attempt; the subscriber back on its port ge
     expect(failed).toMatchObject({ attempts: 1, last_response_code: null, last_response_body: null });
     expect(failed.last_error).toMatch(/ECONNREFUSED/);
     await subscriberFor(() => ({ status: 202, body: 'accepted' }), { port });
-    return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+    return env.client.workflow.getHandle(event.workflowId).result();
   });
 
   expect(status).toBe('delivered');
@@ -304,8 +303,8 @@ test('events are independent: a reconciliation is delivered while its originatin
     await startDelivery(db, env.client, taskQueue, completed.id);
     await startDelivery(db, env.client, taskQueue, reconciled.id);
     // One result awaited at a time: time skipping is global to the test server.
-    const reconciledStatus = await env.client.workflow.getHandle(deliveryWorkflowId(reconciled.id)).result();
-    const completedStatus = await env.client.workflow.getHandle(deliveryWorkflowId(completed.id)).result();
+    const reconciledStatus = await env.client.workflow.getHandle(reconciled.workflowId).result();
+    const completedStatus = await env.client.workflow.getHandle(completed.workflowId).result();
     return [completedStatus, reconciledStatus];
   });
 
@@ -333,7 +332,7 @@ test('database outages are retried by Temporal and never consume an attempt, nor
     return { status: 500, body: 'nope' };
   });
   const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
-  const handle = env.client.workflow.getHandle(deliveryWorkflowId(event.id));
+  const handle = env.client.workflow.getHandle(event.workflowId);
   // Each try of the attempt's activity opens a database connection, which the proxy drops while the database is down.
   const retriedThrice = () => {
     const before = proxy.droppedConnections();

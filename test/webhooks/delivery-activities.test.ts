@@ -1,8 +1,10 @@
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
-import { createActivities, type DeliveryActivities } from '../../activities';
+import { createDeliveryActivities } from '../../activities/delivery-activities';
+import type { DeliveryActivities } from '../../src/delivery-rules/activity-contracts';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
@@ -36,7 +38,7 @@ const run = <A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A)
 
 beforeAll(async () => {
   ({ db, url: dbUrl } = await createTestDatabase());
-  activities = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: TEST_KEYRING });
+  activities = createDeliveryActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: TEST_KEYRING });
   subscriber = await startSubscriber({ reply: (request) => replies(request) });
 });
 
@@ -176,7 +178,7 @@ describe('attemptDelivery', () => {
   test('secrets sealed with a key no longer in SECRETS_KEYS fail the attempt, naming column and key, never a value', async () => {
     const event = await newEvent({ basicAuth: { username: 'crm', password: 'pw-under-the-old-key' }, signingSecret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` });
     const otherKey = createKeyring([generateSecretKey()]);
-    const withoutTheKey = createActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: otherKey });
+    const withoutTheKey = createDeliveryActivities({ db, log, http: { timeoutMs: 300 }, clock: () => signedAt, allowPrivateAddresses: true, keyring: otherKey });
     const result = await run(withoutTheKey.attemptDelivery, firstAttempt(event.id));
 
     const keyId = TEST_KEYRING.sealingKeyId;
@@ -213,6 +215,37 @@ describe('attemptDelivery', () => {
     expect(lines.length).toBe(4 * Object.keys(spellingsOf(password)).length);
     for (const line of lines) expect(line).toMatch(/^[^:]+: \[redacted\]$/);
     expect((await eventRow(db, event.id)).last_response_body).toBe(stored);
+  });
+
+  test('an echo that the 16 KiB limit, the deadline or a broken connection cut leaves nothing of the password', async () => {
+    const password = 'correct-horse-battery-staple';
+    const filler = 'x'.repeat(16 * 1024 - 10);
+    // Each answer stops ten characters into the password, however it stops.
+    const cuts: Record<string, (res: http.ServerResponse) => void> = {
+      'the limit of a stored answer': (res) => res.end(`${filler}${password}`),
+      'the deadline': (res) => res.write(`pw=${password.slice(0, 10)}`),
+      'a connection that broke off': (res) => res.write(`pw=${password.slice(0, 10)}`, () => res.socket?.destroy()),
+    };
+    let current = '';
+    const server = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      cuts[current](res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+      for (const cut of Object.keys(cuts)) {
+        current = cut;
+        const event = await newEvent({ url, basicAuth: { username: 'crm', password } });
+        await run(activities.attemptDelivery, firstAttempt(event.id));
+        const stored = (await storedBody(event.id)) as string;
+        expect([cut, stored.replace(filler, '<filler>')]).toEqual([cut, cut === 'the limit of a stored answer' ? '<filler>[redacted]' : 'pw=[redacted]']);
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   test('an attempt already recorded is reported as recorded and not sent again', async () => {
@@ -339,7 +372,7 @@ describe('with the database down', () => {
 
   test('both activities throw (Temporal retries them) and nothing is sent', async () => {
     const event = await newEvent();
-    const down = createActivities({ db: downDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
+    const down = createDeliveryActivities({ db: downDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
     await expect(run(down.attemptDelivery, firstAttempt(event.id))).rejects.toThrow(/ECONNREFUSED/);
     await expect(
       run(down.recordAttempt, { ...firstAttempt(event.id), attempt: { kind: 'scheduled', number: 1, outcome: 'failed' }, result: failed }),
@@ -358,7 +391,7 @@ describe('with the database down', () => {
         void proxy.cut(); // down while the subscriber answers
         return { status: 200, body: 'got it' };
       };
-      const proxied = createActivities({ db: proxiedDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
+      const proxied = createDeliveryActivities({ db: proxiedDb, log, allowPrivateAddresses: true, keyring: TEST_KEYRING });
       const result = await run(proxied.attemptDelivery, firstAttempt(event.id));
 
       expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, recorded: null });

@@ -4,14 +4,13 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import pino from 'pino';
 import type { Db } from '../../src/db/knex';
 import { devServerExecutable } from '../../src/temporal/binaries';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTestDatabase } from '../support/database';
 import { createTestWorker } from '../support/delivery';
 import { eventually } from '../support/eventually';
-import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
+import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
 // For its Runtime logger set-up (warnings and errors only).
 import '../support/temporal';
 
@@ -35,7 +34,7 @@ afterAll(async () => {
 
 /** Whether Temporal handed the first workflow task of a delivery back with the start's answer (eager start). */
 async function startedEagerly(client: Client, eventId: number) {
-  const history = await client.workflow.getHandle(deliveryWorkflowId(eventId)).fetchHistory();
+  const history = await client.workflow.getHandle(await workflowIdOf(db, eventId)).fetchHistory();
   return history.events?.[0].workflowExecutionStartedEventAttributes?.eagerExecutionAccepted ?? false;
 }
 

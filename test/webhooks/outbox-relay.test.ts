@@ -5,9 +5,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
-import { claimUnstartedEvents, endClaim } from '../../src/webhooks/event-store';
+import { claimUnstartedEvents, endClaim } from '../../src/webhook-events/relay-claims';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -73,7 +72,7 @@ test('a committed event wakes the relay through NOTIFY and is delivered (the pol
     const status = await withWorker(taskQueue, async () => {
       const event = await insertEvent(db, endpointId);
       await started(event.id);
-      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+      return env.client.workflow.getHandle(event.workflowId).result();
     });
     expect(status).toBe('delivered');
     expect(subscriber.requests).toHaveLength(1);
@@ -112,7 +111,7 @@ test('starting is idempotent: a second start of the same event counts as done an
     const crashed = { workflow_started_at: null, relay_claimed_at: db.raw("now() - interval '31 seconds'") };
     await db('webhook_events').where({ id: event.id }).update(crashed);
     expect(await relayPendingEvents({ db, client: env.client, taskQueue })).toBe(1);
-    expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('delivered');
+    expect(await env.client.workflow.getHandle(event.workflowId).result()).toBe('delivered');
     // Even after it finished, the same id is not run again.
     await db('webhook_events').where({ id: event.id }).update(crashed);
     expect(await relayPendingEvents({ db, client: env.client, taskQueue })).toBe(1);
@@ -135,9 +134,9 @@ test('parallel relays split the outbox in batches without taking the same row (S
   expect(await relayPendingEvents({ db, client: env.client, taskQueue, batchSize: 10 })).toBe(5);
   expect(await relayPendingEvents({ db, client: env.client, taskQueue, batchSize: 10 })).toBe(0);
 
-  const descriptions = await Promise.all(events.map((e) => env.client.workflow.getHandle(deliveryWorkflowId(e.id)).describe()));
+  const descriptions = await Promise.all(events.map((e) => env.client.workflow.getHandle(e.workflowId).describe()));
   expect(descriptions.every((d) => d.taskQueue === taskQueue && d.type === 'deliverEvent')).toBe(true);
-  await Promise.all(events.map((e) => env.client.workflow.getHandle(deliveryWorkflowId(e.id)).terminate('test done')));
+  await Promise.all(events.map((e) => env.client.workflow.getHandle(e.workflowId).terminate('test done')));
 });
 
 test('a Temporal that accepts connections but never answers fails the pass within the start deadline, rows untouched', async () => {
@@ -198,7 +197,7 @@ test('no row stays locked while Temporal answers: an attempt started eagerly can
   expect(await db('webhook_events').where({ id: event.id }).first(db.raw('workflow_started_at >= relay_claimed_at AS started_after_claim'))).toEqual({
     started_after_claim: true,
   });
-  await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).terminate('test done');
+  await env.client.workflow.getHandle(event.workflowId).terminate('test done');
 });
 
 test('a live claim keeps other relays off an event; a claim that ran out (its relay died) is taken again', async () => {
@@ -210,13 +209,13 @@ test('a live claim keeps other relays off an event; a claim that ran out (its re
   await db('webhook_events').where({ id: event.id }).update({ relay_claimed_at: db.raw("now() - interval '31 seconds'") });
   expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(1);
   expect((await eventRow(db, event.id)).workflow_started_at).toBeInstanceOf(Date);
-  await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).terminate('test done');
+  await env.client.workflow.getHandle(event.workflowId).terminate('test done');
 });
 
 test('a relay whose claim ran out does not free the claim another relay took since', async () => {
   const [first, second] = [await insertEvent(db, endpointId), await insertEvent(db, endpointId)];
   const slow = await claimUnstartedEvents(db, 10, 30_000);
-  expect(slow.events.map((event) => event.eventId)).toEqual([first.id, second.id]);
+  expect(slow.events.map((event) => event.identity.eventId)).toEqual([first.id, second.id]);
   // Its claim runs out (it stalled); another relay claims the events and is starting them.
   await db('webhook_events').whereIn('id', [first.id, second.id]).update({ relay_claimed_at: db.raw("now() - interval '1 minute'") });
   const other = await claimUnstartedEvents(db, 10, 30_000);
@@ -225,6 +224,6 @@ test('a relay whose claim ran out does not free the claim another relay took sin
   await endClaim(db, slow, [first.id]);
   expect(await claimUnstartedEvents(db, 10, 30_000)).toEqual({ events: [], claimedAt: null });
   await endClaim(db, other, []);
-  expect((await claimUnstartedEvents(db, 10, 30_000)).events.map((event) => event.eventId)).toEqual([second.id]);
+  expect((await claimUnstartedEvents(db, 10, 30_000)).events.map((event) => event.identity.eventId)).toEqual([second.id]);
   expect((await eventRow(db, first.id)).workflow_started_at).toBeInstanceOf(Date);
 });

@@ -10,7 +10,7 @@ import { loadConfig, projectRoot } from '../../src/config';
 import type { PayloadVersion } from '../../src/webhooks/payload-versions';
 import { seedDemoData } from '../../src/demo/seed';
 import { createKeyring } from '../../src/secrets/keyring';
-import { saveEndpoint } from '../../src/webhooks/endpoint-store';
+import { saveEndpoint } from '../../src/webhook-endpoint/endpoint-store';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../../src/webhooks/payload-versions';
 import { findWebhookSchema, webhookSchemaPath, webhookSchemas } from '../../src/webhooks/schemas/catalogue';

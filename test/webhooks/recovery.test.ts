@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { type ReceivedRequest, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { RECOVERY_CONCURRENCY, recoveryWorkflowId } from '../../src/delivery-rules/recovery';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
 import { recoveryProgressQuery } from '../../workflows';
 import { type DeliveryTestBed, startDelivery, startDeliveryTestBed } from '../support/delivery';
 import { documentedResponses } from '../support/documented-responses';
 import { eventually } from '../support/eventually';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { attemptRows, eventRow, insertEvent } from '../support/webhook-rows';
+import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/webhook-rows';
 
 // Bulk recovery through the admin API, the recovery workflow and each event's own delivery workflow, on the
 // time-skipping server with a real subscriber. The app's client does not skip time: backoffs stay where they are.
@@ -142,7 +141,7 @@ describe('one recovery', () => {
       { number: 1, manual: false },
       { number: 2, manual: true },
     ]);
-    expect(await client.workflow.getHandle(deliveryWorkflowId(ids.inBackoff)).result()).toBe('delivered');
+    expect(await client.workflow.getHandle(await workflowIdOf(app.db, ids.inBackoff)).result()).toBe('delivered');
     for (const untouched of ['otherType', 'before', 'atEnd', 'delivered', 'test', 'dropped']) {
       expect([untouched, requestsFor(ids[untouched])]).toEqual([untouched, []]);
     }

@@ -4,14 +4,14 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import type { Config } from '../../src/config';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
-import { deliveryWorkflowId, requestResend } from '../../src/temporal/delivery-workflows';
+import { requestResend } from '../../src/temporal/delivery-workflows';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { basicAuth, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
-import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
-import { findEventDelivery } from '../../src/webhooks/event-store';
+import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
+import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 
 const MINUTE = 60_000;
 const log = createLogger('silent');
@@ -129,7 +129,7 @@ describe('refusals', () => {
     const refused = await resend(baseUrl, event.id);
     expect(refused.status).toBe(409);
     expect(await refused.json()).toMatchObject({ code: 'payload_dropped' });
-    expect((await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).describe().catch(() => undefined))?.status).toBeUndefined();
+    expect((await env.client.workflow.getHandle(event.workflowId).describe().catch(() => undefined))?.status).toBeUndefined();
     const detail = await fetch(`${baseUrl}/admin/api/webhook-events/${event.id}`, { headers: { authorization: staff } });
     expect(await detail.json()).toMatchObject({ payload: null, payload_is_json: false, payload_dropped_at: '2025-10-01T01:15:00Z' });
   });
@@ -172,9 +172,9 @@ describe('while the first attempt is being made (the event still waiting in Post
       expect(await eventRow(db, event.id)).toMatchObject({ status: 'waiting', attempts: 0 });
       const response = await resend(baseUrl, event.id);
       expect(response.status).toBe(202);
-      expect(await response.json()).toEqual({ id: event.id, workflow_id: deliveryWorkflowId(event.id) });
+      expect(await response.json()).toEqual({ id: event.id, workflow_id: event.workflowId });
       release();
-      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+      return env.client.workflow.getHandle(event.workflowId).result();
     });
     return { subscriber, event, status };
   }
@@ -225,7 +225,7 @@ describe('fifteen requests around one attempt (RESEND_RULE)', () => {
       await subscriber.waitForRequests(1);
       await fifteen(baseUrl, event.id);
       release();
-      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+      return env.client.workflow.getHandle(await workflowIdOf(db, event.id)).result();
     });
     expect(status).toBe('delivered');
     expect(subscriber.requests).toHaveLength(2);
@@ -248,7 +248,7 @@ describe('fifteen requests around one attempt (RESEND_RULE)', () => {
       await subscriber.waitForRequests(2);
       await fifteen(baseUrl, event.id);
       release();
-      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+      return env.client.workflow.getHandle(await workflowIdOf(db, event.id)).result();
     });
     expect(status).toBe('delivered');
     // The third request is the scheduled second attempt, five minutes after the first: no manual one in between.
@@ -274,8 +274,8 @@ describe('during backoff', () => {
       await recorded(event.id, 'failed', 1);
       const response = await resend(baseUrl, event.id);
       expect(response.status).toBe(202);
-      expect(await response.json()).toEqual({ id: event.id, workflow_id: deliveryWorkflowId(event.id) });
-      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+      expect(await response.json()).toEqual({ id: event.id, workflow_id: event.workflowId });
+      return env.client.workflow.getHandle(event.workflowId).result();
     });
 
     expect(status).toBe('delivered');
@@ -303,7 +303,7 @@ describe('during backoff', () => {
       const afterManual = await recorded(event.id, 'failed', 2);
       expect(afterManual).toMatchObject({ last_response_code: 502, last_response_body: 'manual' });
       expect(afterManual.next_attempt_at).toEqual(afterFirst.next_attempt_at);
-      return env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result();
+      return env.client.workflow.getHandle(event.workflowId).result();
     });
 
     expect(status).toBe('delivered');
@@ -323,7 +323,7 @@ describe('after max retries reached', () => {
     const subscriber = await subscriberFor((request) => (request.index < 5 ? { status: 500, body: 'still down' } : reply(request)));
     const event = await insertEvent(db, await insertEndpoint(db, { url: subscriber.url }));
     await startDelivery(db, env.client, config.temporal.taskQueue, event.id);
-    expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('max_retries_reached');
+    expect(await env.client.workflow.getHandle(event.workflowId).result()).toBe('max_retries_reached');
     return { subscriber, event };
   }
 
@@ -334,7 +334,7 @@ describe('after max retries reached', () => {
       const response = await resend(baseUrl, event.id);
       expect(response.status).toBe(202);
       const { workflow_id } = (await response.json()) as { workflow_id: string };
-      expect(workflow_id).toBe(deliveryWorkflowId(event.id));
+      expect(workflow_id).toBe(event.workflowId);
       expect(await env.client.workflow.getHandle(workflow_id).result()).toBe('delivered');
 
       expect(subscriber.requests).toHaveLength(6);
@@ -356,7 +356,7 @@ describe('after max retries reached', () => {
       // Read while the fifth attempt ran (4 attempts then); the delivery workflow has ended since.
       const stale = { ...(await findEventDelivery(db, event.id))!, status: 'failed' as const, attempts: 4 };
       expect(await requestResend(env.client, config.temporal.taskQueue, stale)).toBe('accepted');
-      expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('delivered');
+      expect(await env.client.workflow.getHandle(event.workflowId).result()).toBe('delivered');
       expect(subscriber.requests).toHaveLength(6);
       expect(await eventRow(db, event.id)).toMatchObject({ status: 'delivered', attempts: 6 });
       expect((await attemptRows(db, event.id))[5]).toMatchObject({ number: 6, manual: true, outcome: 'delivered' });
@@ -369,7 +369,7 @@ describe('after max retries reached', () => {
       const { subscriber, event } = await exhaust(() => ({ status: 503, body: 'not yet' }));
       for (const expected of [6, 7]) {
         expect((await resend(baseUrl, event.id)).status).toBe(202);
-        expect(await env.client.workflow.getHandle(deliveryWorkflowId(event.id)).result()).toBe('max_retries_reached');
+        expect(await env.client.workflow.getHandle(event.workflowId).result()).toBe('max_retries_reached');
         expect(await eventRow(db, event.id)).toMatchObject({ attempts: expected });
       }
       expect(subscriber.requests).toHaveLength(7);
@@ -392,7 +392,7 @@ describe('after max retries reached', () => {
       const [one, two] = await Promise.all([resend(baseUrl, event.id), resend(baseUrl, event.id)]);
       expect([one.status, two.status]).toEqual([202, 202]);
       const ids = [((await one.json()) as { workflow_id: string }).workflow_id, ((await two.json()) as { workflow_id: string }).workflow_id];
-      expect(ids).toEqual([deliveryWorkflowId(event.id), deliveryWorkflowId(event.id)]);
+      expect(ids).toEqual([event.workflowId, event.workflowId]);
       release();
       expect(await env.client.workflow.getHandle(ids[0]).result()).toBe('max_retries_reached');
 

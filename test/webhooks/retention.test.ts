@@ -5,13 +5,14 @@ import type { Worker, WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { RETENTION_BATCH_SIZE } from '../../src/delivery-rules/retention';
-import { deliveryWorkflowId } from '../../src/temporal/delivery-workflows';
-import { deleteEndedEvents, withEventHeldForResend } from '../../src/webhooks/event-store';
+import { withEventHeldForResend } from '../../src/webhook-events/event-deliveries';
+import { deleteEndedEvents } from '../../src/webhook-events/retention-batches';
 import { deliverEvent, purgeEndedEvents } from '../../workflows';
 import { createTestDatabase } from '../support/database';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { PLATFORM_DONOR } from '../support/platform-donor';
-import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
+import { memoOf } from '../../src/delivery-rules/event-identity';
+import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
 import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 // The purge workflow on the time-skipping server (its schedule, which that server cannot run, is tested against the
@@ -164,8 +165,13 @@ test('an event at max retries whose workflow runs (a resend) is passed over, its
   const payloadDue = await aged({ status: 'max_retries_reached', ageDays: 40, attempts: 5 });
   // Workflows running under the events' ids, as a resend run would (here on a queue no worker polls).
   const handles = await Promise.all(
-    [resending, payloadDue].map((eventId) =>
-      client.workflow.start(deliverEvent, { taskQueue: `nobody-${randomUUID()}`, workflowId: deliveryWorkflowId(eventId), args: [{ eventId }] }),
+    [resending, payloadDue].map(async (eventId) =>
+      client.workflow.start(deliverEvent, {
+        taskQueue: `nobody-${randomUUID()}`,
+        workflowId: await workflowIdOf(db, eventId),
+        args: [{ eventId }],
+        memo: memoOf({ key: (await eventRow(db, eventId)).uuid }),
+      }),
     ),
   );
 

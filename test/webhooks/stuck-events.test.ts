@@ -1,5 +1,5 @@
 import { isStuck, type StuckFacts } from '../../src/delivery-rules/stuck-events';
-import type { WebhookEventRow } from '../../src/webhooks/event-store';
+import type { WebhookEventRow } from '../../src/webhook-events/tables';
 import { startTestApp, TEST_APP_TIME, type TestApp } from '../support/test-app';
 import { insertEndpoint, insertEvent } from '../support/webhook-rows';
 

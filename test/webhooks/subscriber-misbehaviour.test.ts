@@ -1,7 +1,8 @@
 import net from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createActivities, type DeliveryActivities } from '../../activities';
+import { createDeliveryActivities } from '../../activities/delivery-activities';
+import type { DeliveryActivities } from '../../src/delivery-rules/activity-contracts';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createTestDatabase } from '../support/database';
@@ -102,7 +103,7 @@ let endpointId: number;
 
 beforeAll(async () => {
   ({ db } = await createTestDatabase());
-  activities = createActivities({ db, log: createLogger('silent'), http: { timeoutMs: TIMEOUT_MS }, allowPrivateAddresses: true, keyring: TEST_KEYRING });
+  activities = createDeliveryActivities({ db, log: createLogger('silent'), http: { timeoutMs: TIMEOUT_MS }, allowPrivateAddresses: true, keyring: TEST_KEYRING });
   subscriber = await startRawSubscriber();
   endpointId = await insertEndpoint(db, { url: subscriber.url, basicAuth: { username: 'crm', password: 'echo-me-not-1' } });
 });

@@ -4,8 +4,8 @@ import { NativeConnection, type WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import type { DevServerHandle } from '../../src/temporal/dev-server';
-import { deliveryWorkflowId, requestResend } from '../../src/temporal/delivery-workflows';
-import { findEventDelivery } from '../../src/webhooks/event-store';
+import { requestResend } from '../../src/temporal/delivery-workflows';
+import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { createTestDatabase } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
@@ -77,11 +77,11 @@ test('Temporal UI lists deliveries by status, attempts, event type and environme
     await startDelivery(db, client, taskQueue, delivered.id);
     await startDelivery(db, client, taskQueue, inBackoff.id);
     expect(await requestResend(client, taskQueue, (await findEventDelivery(db, exhausted.id))!)).toBe('accepted');
-    expect(await client.workflow.getHandle(deliveryWorkflowId(delivered.id)).result()).toBe('delivered');
-    expect(await client.workflow.getHandle(deliveryWorkflowId(exhausted.id)).result()).toBe('max_retries_reached');
+    expect(await client.workflow.getHandle(delivered.workflowId).result()).toBe('delivered');
+    expect(await client.workflow.getHandle(exhausted.workflowId).result()).toBe('max_retries_reached');
     await eventually(async () => (await eventRow(db, inBackoff.id)).status === 'failed', { what: 'the first attempt to fail' });
 
-    const [deliveredId, inBackoffId, exhaustedId] = [delivered, inBackoff, exhausted].map((event) => deliveryWorkflowId(event.id));
+    const [deliveredId, inBackoffId, exhaustedId] = [delivered, inBackoff, exhausted].map((event) => event.workflowId);
     expect(await listed('WebhookStatus = "max_retries_reached"', 1)).toEqual([exhaustedId]);
     expect(await listed('WebhookStatus = "failed"', 1)).toEqual([inBackoffId]);
     expect(await listed('WebhookStatus = "delivered"', 1)).toEqual([deliveredId]);

@@ -4,8 +4,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
-import { deliveryWorkflowId, requestResend } from '../../src/temporal/delivery-workflows';
-import { findEventDelivery } from '../../src/webhooks/event-store';
+import { requestResend } from '../../src/temporal/delivery-workflows';
+import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { deliveryStateQuery } from '../../workflows';
 import { createTestDatabase } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
@@ -52,16 +52,16 @@ async function newEvent(reply: (request: ReceivedRequest) => Reply) {
   return { subscriber, event: await insertEvent(db, endpointId, { transactionId: `tx-${randomUUID()}` }) };
 }
 
-const handleOf = (eventId: number) => env.client.workflow.getHandle(deliveryWorkflowId(eventId));
+const handleOf = (event: { workflowId: string }) => env.client.workflow.getHandle(event.workflowId);
 
 /** The workflow's search attributes by name. */
-async function searchAttributes(eventId: number) {
-  const { typedSearchAttributes } = await handleOf(eventId).describe();
+async function searchAttributes(event: { workflowId: string }) {
+  const { typedSearchAttributes } = await handleOf(event).describe();
   return Object.fromEntries(typedSearchAttributes.getAll().map(({ key, value }) => [key.name, value]));
 }
 
-const currentDetails = async (eventId: number) =>
-  ((await handleOf(eventId).query('__temporal_workflow_metadata')) as { currentDetails: string }).currentDetails;
+const currentDetails = async (event: { workflowId: string }) =>
+  ((await handleOf(event).query('__temporal_workflow_metadata')) as { currentDetails: string }).currentDetails;
 
 const summaryOf = (metadata: { summary?: Payload | null } | null | undefined) =>
   metadata?.summary ? defaultPayloadConverter.fromPayload<string>(metadata.summary) : undefined;
@@ -78,7 +78,7 @@ test('a delivery says what it delivers, where it stands after every transition, 
 
   await withWorker(async (taskQueue) => {
     await startDelivery(db, env.client, taskQueue, event.id);
-    const description = await handleOf(event.id).describe();
+    const description = await handleOf(event).describe();
     expect(await description.staticSummary()).toBe(`donation.completed #${event.id} → ${facts.subscriberHost}`);
     expect(await description.staticDetails()).toBe(
       [
@@ -95,33 +95,33 @@ test('a delivery says what it delivers, where it stands after every transition, 
       const row = await eventRow(db, event.id);
       return row.status === 'failed' && row;
     });
-    expect(await handleOf(event.id).query(deliveryStateQuery)).toEqual({
+    expect(await handleOf(event).query(deliveryStateQuery)).toEqual({
       status: 'failed',
       attempts: 1,
       nextAttemptAt: (failed.next_attempt_at as Date).toISOString(),
     });
-    expect(await searchAttributes(event.id)).toEqual({
+    expect(await searchAttributes(event)).toEqual({
       WebhookEventType: 'donation.completed',
       WebhookEnvironment: 'prod',
       WebhookStatus: 'failed',
       WebhookAttempts: 1,
     });
     const [firstAttempt] = await db('webhook_delivery_attempts').where({ event_id: event.id });
-    expect(await currentDetails(event.id)).toBe(
+    expect(await currentDetails(event)).toBe(
       `Fehlgeschlagen — Versuch 1 von 5 um ${swissClock(firstAttempt.started_at)} (HTTP 500 in ${firstAttempt.duration_ms} ms), ` +
         `nächster Versuch um ${swissClock(failed.next_attempt_at)}`,
     );
 
-    expect(await handleOf(event.id).result()).toBe('delivered');
+    expect(await handleOf(event).result()).toBe('delivered');
     // Queries of an ended workflow are answered by a worker replaying it.
-    expect(await handleOf(event.id).query(deliveryStateQuery)).toEqual({ status: 'delivered', attempts: 3, nextAttemptAt: null });
-    expect(await currentDetails(event.id)).toMatch(/^Zugestellt — Versuch 3 von 5 um \d\d:\d\d \(HTTP 200 in \d+ ms\)$/);
+    expect(await handleOf(event).query(deliveryStateQuery)).toEqual({ status: 'delivered', attempts: 3, nextAttemptAt: null });
+    expect(await currentDetails(event)).toMatch(/^Zugestellt — Versuch 3 von 5 um \d\d:\d\d \(HTTP 200 in \d+ ms\)$/);
   });
 
-  expect(await searchAttributes(event.id)).toMatchObject({ WebhookStatus: 'delivered', WebhookAttempts: 3 });
+  expect(await searchAttributes(event)).toMatchObject({ WebhookStatus: 'delivered', WebhookAttempts: 3 });
 
   // Every attempt is a local activity marker with a summary; the only timers are the two backoffs, saying why.
-  const history = (await handleOf(event.id).fetchHistory()).events ?? [];
+  const history = (await handleOf(event).fetchHistory()).events ?? [];
   const summaries = (attribute: 'markerRecordedEventAttributes' | 'timerStartedEventAttributes') =>
     history.filter((historyEvent) => historyEvent[attribute]).map((historyEvent) => summaryOf(historyEvent.userMetadata));
   expect(summaries('markerRecordedEventAttributes')).toEqual(['POST attempt 1 of 5', 'POST attempt 2 of 5', 'POST attempt 3 of 5']);
@@ -135,24 +135,24 @@ test('at max retries the status says so; a resend after that is a run of its own
   const { event } = await newEvent((request) => (request.index < 6 ? { status: 503, body: 'busy' } : { status: 200 }));
   await withWorker(async (taskQueue) => {
     await startDelivery(db, env.client, taskQueue, event.id);
-    expect(await handleOf(event.id).result()).toBe('max_retries_reached');
-    expect(await searchAttributes(event.id)).toMatchObject({ WebhookStatus: 'max_retries_reached', WebhookAttempts: 5 });
-    expect(await currentDetails(event.id)).toMatch(/^Maximale Wiederholungen erreicht — Versuch 5 von 5 um \d\d:\d\d \(HTTP 503 in \d+ ms\)$/);
-    const deliveryRun = (await handleOf(event.id).describe()).runId;
+    expect(await handleOf(event).result()).toBe('max_retries_reached');
+    expect(await searchAttributes(event)).toMatchObject({ WebhookStatus: 'max_retries_reached', WebhookAttempts: 5 });
+    expect(await currentDetails(event)).toMatch(/^Maximale Wiederholungen erreicht — Versuch 5 von 5 um \d\d:\d\d \(HTTP 503 in \d+ ms\)$/);
+    const deliveryRun = (await handleOf(event).describe()).runId;
 
     // A failed manual attempt, then a delivered one.
     for (const expected of ['max_retries_reached', 'delivered']) {
       expect(await requestResend(env.client, taskQueue, (await findEventDelivery(db, event.id))!)).toBe('accepted');
-      expect(await handleOf(event.id).result()).toBe(expected);
+      expect(await handleOf(event).result()).toBe(expected);
     }
-    const resendRun = await handleOf(event.id).describe();
+    const resendRun = await handleOf(event).describe();
     expect(resendRun.runId).not.toBe(deliveryRun);
     expect(resendRun.type).toBe('resendEvent');
     // (The time-skipping server drops the summary of a signal-with-start; the dev server test checks it.)
-    expect(await searchAttributes(event.id)).toMatchObject({ WebhookStatus: 'delivered', WebhookAttempts: 7 });
-    expect(await currentDetails(event.id)).toMatch(/^Zugestellt — manueller Versuch \(Nr\. 7\) um \d\d:\d\d \(HTTP 200 in \d+ ms\)$/);
+    expect(await searchAttributes(event)).toMatchObject({ WebhookStatus: 'delivered', WebhookAttempts: 7 });
+    expect(await currentDetails(event)).toMatch(/^Zugestellt — manueller Versuch \(Nr\. 7\) um \d\d:\d\d \(HTTP 200 in \d+ ms\)$/);
     // The delivery run keeps what it ended with.
-    const ended = await env.client.workflow.getHandle(deliveryWorkflowId(event.id), deliveryRun).describe();
+    const ended = await env.client.workflow.getHandle(event.workflowId, deliveryRun).describe();
     expect(ended.typedSearchAttributes.get({ name: 'WebhookStatus', type: 'KEYWORD' })).toBe('max_retries_reached');
   });
 });

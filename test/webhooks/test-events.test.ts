@@ -5,7 +5,7 @@ import { relayPendingEvents } from '../../src/temporal/outbox-relay';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
 import { PAYLOAD_VERSIONS } from '../../src/webhooks/payload-versions';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
-import { recordTestEvent } from '../../src/webhooks/test-events';
+import { recordTestEvent } from '../../src/webhook-events/test-events';
 import { documentedResponses } from '../support/documented-responses';
 import { eventually } from '../support/eventually';
 import type { TestApp } from '../support/test-app';
@@ -79,7 +79,8 @@ test('is delivered like a real event (signed, with Basic auth, the stored bytes)
   // Any type may be tested, also one the endpoint does not receive.
   const sent = await sendTest('shop_order.completed');
   expect(sent.status).toBe(202);
-  expect(sent.body).toEqual({ id: expect.any(Number), event: 'shop_order.completed', payload_version: 'v2.1', workflow_id: `webhook-event-${sent.body.id}` });
+  expect(sent.body).toEqual({ id: expect.any(Number), event: 'shop_order.completed', payload_version: 'v2.1', workflow_id: expect.any(String) });
+  expect(sent.body.workflow_id).toBe((await app.db('webhook_events').where({ id: sent.body.id }).first('workflow_id')).workflow_id);
   expect((await documentedResponses(app.baseUrl)).errors('post', '/admin/api/webhook-endpoint/test-events', 202, sent.body)).toEqual([]);
 
   // The outbox relay starts its delivery, as for every event.

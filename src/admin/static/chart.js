@@ -1,6 +1,8 @@
 // The health view's chart: delivery attempts per hour, delivered and failed stacked, as SVG made with the DOM (no
 // library, no build step). Colours come from the style sheet (classes), labels are text nodes.
 
+import { zurich } from './format.js';
+
 const SVG = 'http://www.w3.org/2000/svg';
 const HEIGHT = 220;
 const PLOT = { top: 12, right: 12, bottom: 34, left: 44 };
@@ -20,7 +22,6 @@ export function niceMaximum(value) {
   return 10 * magnitude;
 }
 
-const zurich = (options) => new Intl.DateTimeFormat('de-CH', { timeZone: 'Europe/Zurich', ...options });
 const hourLabel = zurich({ hour: '2-digit', minute: '2-digit' });
 const dayLabel = zurich({ weekday: 'short', day: '2-digit', month: '2-digit' });
 const hourParts = zurich({ hour: 'numeric', hourCycle: 'h23' });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { notFound } from '../../shared/errors';
-import { idParam } from '../../http/params';
-import { contactExists } from '../../platform/contact-store';
-import { donationRowsOfContact } from '../../platform/payment-store';
-import { environmentParam } from '../params';
+import { idParam } from '../../http/integer-params';
+import { contactExists } from '../../contacts/contact-store';
+import { donationRowsOfContact } from '../../donations/payment-store';
+import { environmentParam } from '../query-params';
 import type { VersionFeatures } from '../versions/features';
-import { presentContactDonations } from '../versions/donations';
+import { presentContactDonations } from '../versions/donation-presenter';
 import { crmOperation } from './crm-operation';
 
 const query = z.object({ contactId: idParam('contactId', { example: '7' }), environment: environmentParam });

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { countedPage, paginationParams } from '../../http/pagination';
-import { contactsPage, countContacts } from '../../platform/contact-store';
-import { dateParam, environmentParam, swissDay } from '../params';
+import { contactsPage, countContacts } from '../../contacts/contact-store';
+import { dateParam, environmentParam, swissDay } from '../query-params';
 import type { VersionFeatures } from '../versions/features';
-import { presentContact } from '../versions/contacts';
+import { presentContact } from '../versions/contact-presenter';
 import { crmOperation } from './crm-operation';
 
 const query = z.object({
@@ -27,7 +27,7 @@ export const contactsOperation = (features: VersionFeatures) =>
       const updatedSince = query.updatedSince ? swissDay(query.updatedSince)!.toJSDate() : undefined;
       await countedPage(ctx, query, {
         count: () => countContacts(db, query.environment, updatedSince),
-        rows: (window) => contactsPage(db, { environment: query.environment, updatedSince, unit: features.contactDonationUnit, ...window }),
+        rows: (window) => contactsPage(db, { environment: query.environment, updatedSince, checkouts: features.checkouts, ...window }),
         present: (row) => presentContact(row, features),
       });
     },

@@ -1,7 +1,6 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
-import type { RouteContext } from '../../http/context';
-import { defineOperation, type Operation } from '../../http/operation';
+import { defineOperation, type Operation, type RouteContext } from '../../route-context';
 import type { ErrorCode } from '../../shared/errors';
 import type { VersionFeatures } from '../versions/features';
 import { RESPONSE_SCHEMAS } from '../versions/schemas';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { type DonationRow, donationRowsInPeriod } from '../../platform/payment-store';
+import { type DonationRow, donationRowsInPeriod } from '../../donations/payment-store';
 import { jsonArrayStream } from '../json-array-stream';
-import { BOTH_DATES_REQUIRED, DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDayRange } from '../params';
+import { BOTH_DATES_REQUIRED, DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDayRange } from '../query-params';
 import type { VersionFeatures } from '../versions/features';
-import { presentDonationEntry } from '../versions/donations';
+import { presentDonationEntry } from '../versions/donation-presenter';
 import { crmOperation } from './crm-operation';
 
 const query = z

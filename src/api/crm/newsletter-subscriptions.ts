@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { countedPage, paginationParams } from '../../http/pagination';
-import { confirmedSignUpsPage, countConfirmedSignUps } from '../../platform/newsletter-store';
-import { DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDay } from '../params';
+import { confirmedSignUpsPage, countConfirmedSignUps } from '../../newsletter/newsletter-store';
+import { DATE_ORDER_ERROR, dateOrder, dateParam, environmentParam, swissDay } from '../query-params';
 import type { VersionFeatures } from '../versions/features';
-import { presentNewsletterSubscription } from '../versions/newsletter-subscriptions';
+import { presentNewsletterSubscription } from '../versions/newsletter-presenter';
 import { crmOperation } from './crm-operation';
 
 const query = z

@@ -1,52 +1,45 @@
-import type { TimestampStyle } from '../../shared/time';
+import type { Version, VersionFeatures as SharedVersionFeatures } from '../../shared/version-features';
 
-export type ApiVersion = 'v1' | 'v2' | 'v2.1';
+export type ApiVersion = Version;
 
 /**
- * Everything that differs between API versions, in one place. Serializers and response schemas read these
- * flags; nothing else in the code asks which version it is serving.
+ * Everything that differs between API versions, in one place, in the words the payload versions use too
+ * (src/shared/version-features.ts). Serializers and response schemas read these flags; nothing else in the code asks
+ * which version it is serving. `timestamps`: v1 and v2 Swiss local time with offset, v2.1 UTC with Z.
+ * `customFields` (v2 on): `custom_fields` on donation entries and contacts. `checkouts`: what counts as one donation
+ * of a contact, and how the contact's donations list a multi-checkout.
  */
-export interface VersionFeatures {
-  version: ApiVersion;
+export interface VersionFeatures extends SharedVersionFeatures {
   /** Prefix of the OpenAPI component names of this version's response schemas. */
   schemaPrefix: string;
-  /** v1 and v2: Swiss local time with offset; v2.1: UTC with Z. */
-  timestampStyle: TimestampStyle;
-  /** v2: `custom_fields` on donation entries and contacts. */
-  customFields: boolean;
   /** v2.1: `checkout` (number, total, currency) on every entry of the donations list. */
   checkoutOnDonationEntries: boolean;
-  /**
-   * What counts as one donation of a contact. `position`: every position is its own entry and counts once.
-   * `checkout`: a multi-checkout is one entry with the total and its `positions`, and counts once.
-   */
-  contactDonationUnit: 'position' | 'checkout';
 }
 
 export const VERSION_FEATURES: Readonly<Record<ApiVersion, VersionFeatures>> = {
   v1: {
     version: 'v1',
     schemaPrefix: 'V1',
-    timestampStyle: 'swiss-local',
+    timestamps: 'swiss-local',
     customFields: false,
     checkoutOnDonationEntries: false,
-    contactDonationUnit: 'position',
+    checkouts: 'per-position',
   },
   v2: {
     version: 'v2',
     schemaPrefix: 'V2',
-    timestampStyle: 'swiss-local',
+    timestamps: 'swiss-local',
     customFields: true,
     checkoutOnDonationEntries: false,
-    contactDonationUnit: 'position',
+    checkouts: 'per-position',
   },
   'v2.1': {
     version: 'v2.1',
     schemaPrefix: 'V2_1',
-    timestampStyle: 'utc',
+    timestamps: 'utc',
     customFields: true,
     checkoutOnDonationEntries: true,
-    contactDonationUnit: 'checkout',
+    checkouts: 'whole-checkout',
   },
 };
 

@@ -37,7 +37,7 @@ const position = z
 
 const donationEntryFields = (features: VersionFeatures) => ({
   id: z.string().meta({ description: 'Donation (position) number' }),
-  created_at: timestamp(features.timestampStyle),
+  created_at: timestamp(features.timestamps),
   environment,
   payment_type: z.enum(['single', 'recurring_init', 'recurring_interval', 'crowdfunding']),
   amount,
@@ -62,7 +62,7 @@ function schemasFor(features: VersionFeatures) {
     .meta({ id: name('DonationEntry') });
 
   const contactDonation =
-    features.contactDonationUnit === 'checkout'
+    features.checkouts === 'whole-checkout'
       ? z
           .strictObject({
             ...donationEntryFields(features),
@@ -78,8 +78,8 @@ function schemasFor(features: VersionFeatures) {
   const statistics = z
     .strictObject({
       donation_count: z.number().int(),
-      first_donation_at: timestamp(features.timestampStyle).nullable(),
-      last_donation_at: timestamp(features.timestampStyle).nullable(),
+      first_donation_at: timestamp(features.timestamps).nullable(),
+      last_donation_at: timestamp(features.timestamps).nullable(),
       totals: z.array(z.strictObject({ currency, amount })),
     })
     .meta({ id: name('ContactStatistics') });
@@ -88,14 +88,14 @@ function schemasFor(features: VersionFeatures) {
     .strictObject({
       id: z.number().int(),
       ...donorShape,
-      created_at: timestamp(features.timestampStyle),
+      created_at: timestamp(features.timestamps),
       statistics,
       ...(features.customFields ? { custom_fields: customFields } : {}),
     })
     .meta({ id: name('Contact') });
 
   // The webhook's newsletter_subscription object, in this version's timestamps.
-  const newsletterSubscription = newsletterSubscriptionSchema(features.timestampStyle)
+  const newsletterSubscription = newsletterSubscriptionSchema(features.timestamps)
     .meta({ id: name('NewsletterSubscription') });
 
   return {

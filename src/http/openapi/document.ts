@@ -1,9 +1,14 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../../shared/errors';
-import { registerWebhookSchemas, WEBHOOK_TAGS } from '../../webhooks/schemas/openapi';
 import { BODY_LIMIT } from '../body';
 import type { Operation, OperationGroup } from '../operation';
+
+/** What the document holds beyond the operations (the app's webhooks): registered after them, with their tags. */
+export interface DocumentAdditions {
+  register(registry: OpenAPIRegistry): void;
+  tags: Array<{ name: string; description: string }>;
+}
 
 /** Koa's `:id` is OpenAPI's `{id}`. */
 export const toOpenApiPath = (koaPath: string) => koaPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -28,17 +33,18 @@ export const errorSchema = z
   .meta({ id: 'Error' });
 
 /** The codes an operation answers with, beyond what it declares: those its access rule and its inputs imply. */
-function impliedErrors(operation: Operation): ErrorCode[] {
+function impliedErrors(operation: Operation<unknown>): ErrorCode[] {
   const codes: ErrorCode[] = [];
   if (operation.query || operation.params) codes.push('invalid_parameter');
   if (operation.query) codes.push('missing_parameter');
   if (operation.body) codes.push('invalid_body', 'malformed_json', 'malformed_body', 'payload_too_large', 'unsupported_media_type');
-  if (operation.access === 'staff') codes.push('not_authenticated', 'token_not_valid', 'permission_denied', 'too_many_login_failures');
+  if (operation.method !== 'get') codes.push('cross_origin_request', 'unsupported_media_type');
+  if (operation.access === 'staff') codes.push('not_authenticated', 'token_not_valid', 'permission_denied', 'too_many_login_failures', 'too_many_password_checks');
   if (operation.access === 'metrics') codes.push('not_authenticated');
   return codes;
 }
 
-function errorResponses(operation: Operation): RouteConfig['responses'] {
+function errorResponses(operation: Operation<unknown>): RouteConfig['responses'] {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set([...impliedErrors(operation), ...(operation.errors ?? [])])) {
     const { status } = ERROR_CODES[code];
@@ -54,7 +60,7 @@ function errorResponses(operation: Operation): RouteConfig['responses'] {
   return responses;
 }
 
-function successResponses(operation: Operation): RouteConfig['responses'] {
+function successResponses(operation: Operation<unknown>): RouteConfig['responses'] {
   return Object.fromEntries(
     Object.entries(operation.responses).map(([status, response]) => [
       status,
@@ -66,7 +72,7 @@ function successResponses(operation: Operation): RouteConfig['responses'] {
   );
 }
 
-function routeOf(group: OperationGroup, operation: Operation): RouteConfig {
+function routeOf(group: OperationGroup<unknown>, operation: Operation<unknown>): RouteConfig {
   const path = toOpenApiPath(group.prefix + operation.path);
   return {
     method: operation.method,
@@ -91,8 +97,11 @@ const errorCodeTable = [
   ...ALL_CODES.map((code) => `| \`${code}\` | ${ERROR_CODES[code].status} | ${ERROR_CODES[code].meaning} |`),
 ].join('\n');
 
-/** The OpenAPI 3.1 document of every documented operation, generated from the zod schemas that validate them. */
-export function buildOpenApiDocument(groups: OperationGroup[]) {
+/**
+ * The OpenAPI 3.1 document of every documented operation, generated from the zod schemas that validate them, and of
+ * the additions.
+ */
+export function buildOpenApiDocument<R>(groups: OperationGroup<R>[], additions: DocumentAdditions) {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
@@ -112,7 +121,7 @@ export function buildOpenApiDocument(groups: OperationGroup[]) {
       if (!operation.undocumented) registry.registerPath(routeOf(group, operation));
     }
   }
-  registerWebhookSchemas(registry);
+  additions.register(registry);
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
@@ -126,6 +135,6 @@ export function buildOpenApiDocument(groups: OperationGroup[]) {
         'read-API path without its trailing slash is redirected (308) to it. Bodies are JSON of at most ' +
         `${BODY_LIMIT}. Every error is a JSON object with \`error\` and \`code\`:\n\n${errorCodeTable}`,
     },
-    tags: [...documented.map(({ tag, description }) => ({ name: tag, description })), ...WEBHOOK_TAGS],
+    tags: [...documented.map(({ tag, description }) => ({ name: tag, description })), ...additions.tags],
   });
 }

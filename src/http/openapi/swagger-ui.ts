@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import type { Context } from 'koa';
-import { defineOperation, type Operation, type OperationGroup } from '../operation';
+import { type Operation, type OperationGroup, operationsReceiving } from '../operation';
 import { pageHeaders } from '../page-headers';
 
 /** Swagger UI is served from the npm package's files: the service works without any internet access. */
@@ -16,6 +16,9 @@ const ASSETS: Record<string, string> = {
   'favicon-32x32.png': 'image/png',
   'favicon-16x16.png': 'image/png',
 };
+
+// These handlers need nothing of the app's route context.
+const defineOperation = operationsReceiving<unknown>();
 
 export const SWAGGER_UI_PATHS = ['/api/swagger', '/api/v1/swagger'];
 
@@ -51,7 +54,7 @@ const initializer = `window.onload = function () {
 };
 `;
 
-function page(route: string, summary: string, type: string, body: () => string | NodeJS.ReadableStream, cacheControl?: string): Operation {
+function page(route: string, summary: string, type: string, body: () => string | NodeJS.ReadableStream, cacheControl?: string): Operation<unknown> {
   return defineOperation({
     method: 'get',
     path: route,
@@ -69,9 +72,9 @@ function page(route: string, summary: string, type: string, body: () => string |
 }
 
 /** The OpenAPI document at a stable path, and Swagger UI at /api/swagger/ and /api/v1/swagger/. */
-export function documentationGroup(document: object): OperationGroup {
+export function documentationGroup(document: object): OperationGroup<unknown> {
   const json = JSON.stringify(document);
-  const operations: Operation[] = [
+  const operations: Operation<unknown>[] = [
     defineOperation({
       method: 'get',
       path: OPENAPI_JSON_PATH,

@@ -89,7 +89,7 @@ function wholePaymentPart(snapshot: PaymentSnapshot): DonationPart {
 
 /** donation.completed: one event with positions (v2.1), or one event per position (v1, v2). */
 export function renderDonationCompleted(snapshot: PaymentSnapshot, features: PayloadFeatures): RenderedEvent<DonationData>[] {
-  if (features.checkoutShape === 'whole-checkout') {
+  if (features.checkouts === 'whole-checkout') {
     return [
       {
         key: `checkout:${snapshot.number}`,
@@ -125,7 +125,7 @@ export function renderDonationReconciled(
   reconciliation: ReconciliationView,
   features: PayloadFeatures,
 ): RenderedEvent<DonationData>[] {
-  if (features.checkoutShape === 'whole-checkout') {
+  if (features.checkouts === 'whole-checkout') {
     return [
       {
         key: `checkout:${snapshot.number}`,

@@ -59,7 +59,7 @@ export type DonationEventType = Extract<WebhookEventType, `donation.${string}`>;
 
 /** `positions`: v2.1 in donation.completed and donation.reconciled; never in a recurring follow-up. */
 export const carriesPositions = (features: PayloadFeatures, event: DonationEventType) =>
-  features.checkoutShape === 'whole-checkout' && event !== 'donation.recurring_completed';
+  features.checkouts === 'whole-checkout' && event !== 'donation.recurring_completed';
 
 function donationSchema(features: PayloadFeatures, event: DonationEventType) {
   const shape = donationShape(features, event);
@@ -159,7 +159,7 @@ export function dataSchema(event: WebhookEventType, features: PayloadFeatures) {
  * The widest shapes, for the renderers' types: every field any version sends, the version-dependent ones optional.
  * Only types are taken from these; validation always uses the exact schema of the version.
  */
-const widest: PayloadFeatures = { version: 'v2.1', timestamps: 'utc', customFields: true, checkoutShape: 'whole-checkout' };
+const widest: PayloadFeatures = { version: 'v2.1', timestamps: 'utc', customFields: true, checkouts: 'whole-checkout' };
 const widestDonation = z.strictObject({
   ...donationShape(widest, 'donation.completed'),
   payment: z.strictObject({ ...paymentShape, ...z.strictObject(reconciliationShape).partial().shape }),

@@ -1,0 +1,245 @@
+import { performance } from 'node:perf_hooks';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Db } from '../src/db/knex';
+import type {
+  AttemptReport,
+  AttemptRequest,
+  AttemptResult,
+  DeliveryActivities,
+  RecordedSchedule,
+  RecordedState,
+  RecordRequest,
+} from '../src/delivery-rules/activity-contracts';
+import { RESPONSE_TIMEOUT_MS } from '../src/delivery-rules/retry-schedule';
+import type { Logger } from '../src/logger';
+import type { DeliveryMetrics } from '../src/observability/metrics';
+import type { Keyring } from '../src/secrets/keyring';
+import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
+import { classifyExchange, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
+import { openEndpointSecrets } from '../src/webhook-endpoint/endpoint-store';
+import {
+  type DeliveryProgress,
+  type EndpointForAttempt,
+  type EventForAttempt,
+  findEventForAttempt,
+  findRecordedProgress,
+  recordAttempt as writeAttempt,
+} from '../src/webhook-events/attempts';
+import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
+import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
+import { postRequest } from './http-post';
+import { SubscriberConnections } from './subscriber-connections';
+
+export interface HttpSettings {
+  /** The spec's 30 s in production; tests pass a scaled-down limit instead of waiting half a minute. */
+  timeoutMs: number;
+  userAgent: string;
+}
+
+export interface DeliveryActivityDependencies {
+  db: Db;
+  log: Logger;
+  http?: Partial<HttpSettings>;
+  /** Wall time for attempt timestamps and the signature timestamp. */
+  clock?: () => Date;
+  /**
+   * Whether subscribers on loopback, private or link-local addresses may be reached (development only; see
+   * urlPolicyFor). Checked at every attempt on the addresses the host resolves to, not only at configuration.
+   */
+  allowPrivateAddresses: boolean;
+  /** DNS; tests inject a table. */
+  resolve?: ResolveHost;
+  /** Counts attempts and their durations; the worker process passes its registry. */
+  metrics?: DeliveryMetrics;
+  /** Opens the endpoint's secrets (SECRETS_KEYS). */
+  keyring: Keyring;
+}
+
+export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
+  timeoutMs: RESPONSE_TIMEOUT_MS,
+  userAgent: `${SERVICE_NAME}/${SERVICE_VERSION} (webhook delivery)`,
+};
+
+const eventMissing = (eventId: number) =>
+  ApplicationFailure.nonRetryable(`Webhook event ${eventId} does not exist`, 'WebhookEventNotFound');
+
+const basicCredentials = (endpoint: EndpointForAttempt) =>
+  Buffer.from(`${endpoint.basic_auth_username}:${endpoint.basic_auth_password ?? ''}`, 'utf8').toString('base64');
+
+/**
+ * What must never come back out through a stored response: the password, the header made of it, the signing secret
+ * and its key's base64 (what a subscriber configures without the `whsec_`).
+ */
+function secretsOf(endpoint: EndpointForAttempt): string[] {
+  const { basic_auth_username: username, basic_auth_password: password, signing_secret: secret } = endpoint;
+  return [
+    ...(username ? [basicCredentials(endpoint)] : []),
+    ...(password ? [password] : []),
+    ...(secret ? [secret, ...(secret.startsWith(SIGNING_SECRET_PREFIX) ? [secret.slice(SIGNING_SECRET_PREFIX.length)] : [])] : []),
+  ];
+}
+
+function requestHeaders(eventId: number, payload: string, endpoint: EndpointForAttempt, http: HttpSettings, now: Date, test: boolean): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
+  // A test event sent from the admin page (docs/webhooks.md, "Test events"); real events never carry it.
+  if (test) headers['webhook-test'] = '1';
+  if (endpoint.basic_auth_username) headers.authorization = `Basic ${basicCredentials(endpoint)}`;
+  if (endpoint.signing_secret) {
+    Object.assign(
+      headers,
+      signatureHeaders({
+        messageId: String(eventId),
+        timestampSeconds: Math.floor(now.getTime() / 1000),
+        body: payload,
+        secret: endpoint.signing_secret,
+      }),
+    );
+  }
+  return headers;
+}
+
+type NotSent = Extract<HttpExchange, { kind: 'not-sent' }>;
+
+/** A request ready to be POSTed: the endpoint with its secrets opened, and the headers made with them. */
+interface ReadyRequest {
+  kind: 'ready';
+  endpoint: EndpointForAttempt;
+  headers: Record<string, string>;
+}
+
+/**
+ * The request of an attempt, or why nothing can be sent. Everything here is pure (no I/O), so an error here (a secret
+ * sealed with a key no longer in SECRETS_KEYS, a stored secret that cannot sign) would come back on every retry: it
+ * ends the attempt as failed with its reason, recorded and shown, so that the schedule and max retries apply. A retry
+ * by Temporal is only for errors that can pass by themselves (Postgres or the network down).
+ */
+function prepareRequest(eventId: number, event: EventForAttempt, keyring: Keyring, http: HttpSettings, now: Date): ReadyRequest | NotSent {
+  if (!event.endpoint.active) return { kind: 'not-sent', reason: 'the webhook endpoint is switched off' };
+  try {
+    const endpoint = openEndpointSecrets(event.endpoint, keyring);
+    return { kind: 'ready', endpoint, headers: requestHeaders(eventId, event.payload, endpoint, http, now, event.test) };
+  } catch (err) {
+    // The keyring's and the signer's messages name a column, a key id or the cure, never a secret's value.
+    return { kind: 'not-sent', reason: (err as Error).message };
+  }
+}
+
+/** What every log line of an activity carries: which event, which workflow, which attempt. */
+function logContext(eventId: number, attemptNumber: number) {
+  const { workflowExecution, attempt } = Context.current().info;
+  // activityAttempt > 1: Temporal retried this activity after an infrastructure error, not a new delivery attempt.
+  return { eventId, workflowId: workflowExecution?.workflowId, attempt: attemptNumber, activityAttempt: attempt };
+}
+
+/**
+ * The delivery activities, built from their dependencies. They own all I/O (Postgres, HTTP); the workflow owns
+ * the schedule. Credentials and payloads are read here from Postgres and never pass through workflow history.
+ */
+export function createDeliveryActivities({
+  db,
+  log,
+  http: httpOverrides,
+  clock = () => new Date(),
+  metrics,
+  allowPrivateAddresses,
+  resolve = systemResolver,
+  keyring,
+}: DeliveryActivityDependencies): DeliveryActivities {
+  const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
+  const addresses = { resolve, allowPrivateAddresses };
+  const connections = new SubscriberConnections();
+
+  const stateOf = ({ status, nextAttemptAt }: DeliveryProgress): RecordedState => {
+    const nextAttemptAtMs = nextAttemptAt?.getTime() ?? null;
+    return { status, nextAttemptAtMs, retryInMs: nextAttemptAtMs === null ? null : Math.max(0, nextAttemptAtMs - clock().getTime()) };
+  };
+
+  /** Records an attempt and its status transition; an attempt recorded before answers the event as it stands. */
+  async function record(request: RecordRequest, responseBody: string | null): Promise<RecordedState> {
+    const recorded = await writeAttempt(db, { ...request, responseBody });
+    if (!recorded) throw eventMissing(request.eventId);
+    const logFields = logContext(request.eventId, request.attemptNumber);
+    const nextAttemptAt = recorded.nextAttemptAt?.toISOString() ?? null;
+    if (recorded.written) log.info({ ...logFields, outcome: request.result.outcome, status: recorded.status, nextAttemptAt }, 'webhook event status recorded');
+    else log.debug({ ...logFields, status: recorded.status }, 'webhook delivery attempt was recorded already');
+    return stateOf(recorded);
+  }
+
+  /**
+   * One delivery attempt: POSTs the stored payload once and records the outcome with the event's new status.
+   * Throws only for infrastructure errors before the POST (retried by Temporal; nothing was sent); a request that
+   * cannot be made (prepareRequest) is a failed attempt like any other. Never throws after the POST: when the write
+   * fails, the outcome goes back unrecorded and the workflow records it with recordAttempt, so the subscriber never
+   * gets this attempt twice because of the database.
+   */
+  async function attemptDelivery(request: AttemptRequest): Promise<AttemptReport> {
+    const { eventId, attemptNumber, attempt } = request;
+    const logFields = { ...logContext(eventId, attemptNumber), manual: attempt.kind === 'manual' };
+    const event = await findEventForAttempt(db, eventId, attemptNumber);
+    if (!event) throw eventMissing(eventId);
+    // An attempt recorded already (a worker lost before Temporal heard of it, a reset workflow) is not sent again.
+    if (event.recorded) {
+      log.warn({ ...logFields, outcome: event.recorded.outcome }, 'webhook delivery attempt already recorded; not sent again');
+      const { status, nextAttemptAt, ...result } = event.recorded;
+      return { ...result, recorded: stateOf({ status, nextAttemptAt }) };
+    }
+
+    const startedAt = clock();
+    const started = performance.now();
+    const prepared = prepareRequest(eventId, event, keyring, http, startedAt);
+    const exchange =
+      prepared.kind === 'ready'
+        ? await postRequest(prepared.endpoint.url, prepared.headers, Buffer.from(event.payload, 'utf8'), {
+            timeoutMs: http.timeoutMs,
+            maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+            addresses,
+            connections,
+          })
+        : prepared;
+    const secrets = prepared.kind === 'ready' ? secretsOf(prepared.endpoint) : [];
+    const bodyCut = exchange.kind === 'response' && !exchange.complete;
+    const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), secrets, { bodyCut });
+    const result: AttemptResult = { ...outcome, startedAtMs: startedAt.getTime(), durationMs: Math.round(performance.now() - started) };
+    metrics?.deliveryAttempt({ event: event.eventType, outcome: result.outcome, durationMs: result.durationMs });
+    log.info(
+      {
+        ...logFields,
+        eventType: event.eventType,
+        outcome: result.outcome,
+        responseCode: result.responseCode,
+        durationMs: result.durationMs,
+        error: result.error,
+      },
+      'webhook delivery attempt',
+    );
+    try {
+      const recorded = await record({ ...request, attempt: { ...attempt, outcome: result.outcome }, result }, responseBody);
+      return { ...result, recorded };
+    } catch (err) {
+      // The subscriber has it: never send again. The workflow records the outcome with recordAttempt, retried until
+      // Postgres is back; the response body is not kept (it never enters workflow history).
+      log.warn({ ...logFields, err }, 'webhook delivery attempt not recorded at once; the workflow records it next');
+      return { ...result, recorded: null };
+    }
+  }
+
+  /**
+   * Records an attempt whose outcome attemptDelivery could not write (Postgres failed right after the POST).
+   * Idempotent per (event, attempt): when Temporal retries it after a commit it did not hear about, nothing is
+   * written twice.
+   */
+  async function recordAttempt(request: RecordRequest): Promise<RecordedState> {
+    return record(request, null);
+  }
+
+  /** Where an event's delivery stands, for a resend after its delivery workflow ended or a delivery resumed. */
+  async function readRecordedProgress(eventId: number): Promise<RecordedSchedule> {
+    const progress = await findRecordedProgress(db, eventId);
+    if (!progress) throw eventMissing(eventId);
+    const { status, attempts, lastManualAttempt, scheduledAttempts } = progress;
+    return { status, attempts, lastManualAttempt, scheduledAttempts, retryInMs: stateOf(progress).retryInMs };
+  }
+
+  return { attemptDelivery, recordAttempt, readRecordedProgress };
+}
+

@@ -1,0 +1,37 @@
+// Where the page's tokens live: IndexedDB, one record per session, which every tab of this origin reads. Each read
+// and write goes to the browser's one copy of the database, and a write counts as done once its transaction has
+// completed: a tab that reads after another tab's write completed sees that write. (localStorage promises no such
+// thing: each tab reads its own cached copy, which another tab's write reaches some time later.)
+
+const DATABASE = 'webhook-admin';
+const SESSIONS = 'sessions';
+
+let opened = null;
+
+function database() {
+  opened ??= new Promise((resolve, reject) => {
+    const request = indexedDB.open(DATABASE, 1);
+    request.onupgradeneeded = () => request.result.createObjectStore(SESSIONS);
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+  return opened;
+}
+
+/** One request in a transaction of its own: its result, once the transaction has completed. */
+async function transact(mode, operate) {
+  const db = await database();
+  return new Promise((resolve, reject) => {
+    const transaction = db.transaction(SESSIONS, mode);
+    const request = operate(transaction.objectStore(SESSIONS));
+    transaction.oncomplete = () => resolve(request.result);
+    transaction.onerror = () => reject(transaction.error);
+    transaction.onabort = () => reject(transaction.error);
+  });
+}
+
+/** `{access, refresh}` of a session, or undefined. */
+export const readTokens = (session) => transact('readonly', (store) => store.get(session));
+export const writeTokens = (session, tokens) => transact('readwrite', (store) => store.put(tokens, session));
+export const deleteTokens = (session) => transact('readwrite', (store) => store.delete(session));
+export const storedSessions = () => transact('readonly', (store) => store.getAllKeys());

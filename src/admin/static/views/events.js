@@ -1,0 +1,119 @@
+// The events list (#/events): filters, search by transaction id, number or e-mail, created range, pages.
+
+import { $, dash, h } from '../dom.js';
+import { fromZurichInput, shortTimeFormat, snippet, time, toZurichInput } from '../format.js';
+import { ApiError } from '../http.js';
+import { statusBadge, stuckBadge, testBadge } from '../parts.js';
+import { eventsHash, isCurrent, LIST_KEYS, parseRoute, SEARCH_KEYS, showView } from '../router.js';
+import { api, info } from '../session.js';
+
+const PAGE_SIZE = 20;
+
+export async function renderEvents(route, mine) {
+  const params = new URLSearchParams({ page: String(route.page), page_size: String(PAGE_SIZE) });
+  for (const key of LIST_KEYS) if (route[key]) params.set(key, route[key]);
+  let data;
+  try {
+    data = await api('GET', `/admin/api/webhook-events?${params}`);
+  } catch (err) {
+    // A page that no longer exists (fewer events under a filter): back to the first one.
+    if (err instanceof ApiError && err.status === 404 && route.page > 1 && isCurrent(mine)) {
+      location.hash = eventsHash({ ...route, page: 1 });
+      return;
+    }
+    throw err;
+  }
+  if (!isCurrent(mine)) return;
+
+  const filters = $('#filters');
+  filters.status.value = route.status;
+  filters.event.value = route.event;
+  filters.stuck.checked = route.stuck === 'true';
+  fillSearch(route);
+  const rows = data.results.map((event) => {
+    const open = () => (location.hash = `#/events/${event.id}`);
+    return h(
+      'tr',
+      { class: 'clickable', onclick: open },
+      h('td', { class: 'num' }, h('a', { href: `#/events/${event.id}` }, `#${event.id}`)),
+      h('td', {}, h('code', {}, event.event), testBadge(event)),
+      h('td', {}, time(event.created_at, shortTimeFormat)),
+      h('td', {}, statusBadge(event), stuckBadge(event)),
+      h('td', { class: 'num' }, String(event.attempts)),
+      h(
+        'td',
+        { class: 'response' },
+        event.last_response_code === null ? dash() : h('span', { class: 'code' }, String(event.last_response_code)),
+        event.last_response_body ? h('span', { class: 'snippet', title: snippet(event.last_response_body) }, snippet(event.last_response_body)) : null,
+      ),
+      h('td', {}, time(event.next_attempt_at, shortTimeFormat)),
+    );
+  });
+  $('#events-table tbody').replaceChildren(...rows);
+  $('#events-empty').hidden = rows.length > 0;
+  $('#events-count').textContent = `${data.count} ${data.count === 1 ? 'Ereignis' : 'Ereignisse'}`;
+  const pages = Math.max(1, Math.ceil(data.count / PAGE_SIZE));
+  $('#page-info').textContent = `Seite ${route.page} von ${pages}`;
+  $('#page-previous').disabled = !data.previous;
+  $('#page-next').disabled = !data.next;
+  showView('events');
+}
+
+/** The list as the filters and the search form say now: a change of either applies what is typed in the other. */
+function listRouteFromForms() {
+  const filters = $('#filters');
+  const search = $('#search');
+  const route = { view: 'events', page: 1, status: filters.status.value, event: filters.event.value, stuck: filters.stuck.checked ? 'true' : '' };
+  const term = search.term.value.trim();
+  if (term) route[search.by.value] = term;
+  route.created_from = fromZurichInput(search.created_from.value);
+  route.created_to = fromZurichInput(search.created_to.value);
+  return route;
+}
+
+function onFilterChange() {
+  location.hash = eventsHash(listRouteFromForms());
+}
+
+/** The search form as the route says (the list's address holds the search, so it can be bookmarked). */
+function fillSearch(route) {
+  const form = $('#search');
+  const by = SEARCH_KEYS.find((key) => route[key]) ?? form.by.value;
+  form.by.value = by;
+  form.term.value = route[by] ?? '';
+  form.created_from.value = toZurichInput(route.created_from);
+  form.created_to.value = toZurichInput(route.created_to);
+}
+
+function onSearch(submit) {
+  submit.preventDefault();
+  location.hash = eventsHash(listRouteFromForms());
+}
+
+function resetSearch() {
+  const { status, event, stuck } = parseRoute();
+  $('#search').reset();
+  location.hash = eventsHash({ status, event, stuck, page: 1 });
+}
+
+function turnPage(step) {
+  const route = parseRoute();
+  location.hash = eventsHash({ ...route, page: route.page + step });
+}
+
+/** The filters' choices, as the server lists them. */
+export function fillEventFilters() {
+  const all = () => h('option', { value: '' }, 'Alle');
+  const filters = $('#filters');
+  filters.status.replaceChildren(all(), ...info.statuses.map((s) => h('option', { value: s.value }, s.label)));
+  filters.event.replaceChildren(all(), ...info.event_types.map((type) => h('option', { value: type }, type)));
+}
+
+export function setUpEventsView() {
+  $('#filters').addEventListener('change', onFilterChange);
+  $('#filters').addEventListener('submit', (submit) => submit.preventDefault());
+  $('#search').addEventListener('submit', onSearch);
+  $('#search-reset').addEventListener('click', resetSearch);
+  $('#page-previous').addEventListener('click', () => turnPage(-1));
+  $('#page-next').addEventListener('click', () => turnPage(1));
+}

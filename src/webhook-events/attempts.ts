@@ -1,0 +1,182 @@
+import type { Knex } from 'knex';
+import type { AttemptResult, RecordedProgress } from '../delivery-rules/activity-contracts';
+import { DELIVERY_STATUSES, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
+import type { EndpointSettings } from '../webhook-endpoint/endpoint-store';
+import type { WebhookEventType } from '../webhooks/event-types';
+import { ATTEMPTS, ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
+
+/**
+ * Delivery attempts, as the delivery activities make them: the event to send with its endpoint, the attempt recorded
+ * with the event's status transition, and where a delivery stands in Postgres.
+ */
+/** Where an event's delivery stands after an attempt. */
+export interface DeliveryProgress {
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+}
+
+/** The endpoint's settings an attempt uses, read with the event; its secrets as stored (sealed, where they are). */
+export type EndpointForAttempt = Pick<EndpointSettings, 'url' | 'active' | 'basic_auth_username' | 'basic_auth_password' | 'signing_secret'>;
+
+export interface EventForAttempt {
+  eventType: WebhookEventType;
+  payload: string;
+  /** A test event: sent with the header `webhook-test: 1`. */
+  test: boolean;
+  endpoint: EndpointForAttempt;
+  /** This attempt with the event after it, when it is recorded already: it must not be sent again. */
+  recorded: (AttemptResult & DeliveryProgress) | undefined;
+}
+
+/**
+ * The event to send, its endpoint as configured now, and whether this attempt number is recorded already, in one
+ * round trip.
+ */
+export async function findEventForAttempt(db: Knex, eventId: number, attemptNumber: number): Promise<EventForAttempt | undefined> {
+  const row = await db(`${EVENTS} as e`)
+    .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
+    .leftJoin(`${ATTEMPTS} as a`, (join) => join.on('a.event_id', 'e.id').andOnVal('a.number', attemptNumber))
+    .where('e.id', eventId)
+    .first(
+      'p.url',
+      'p.active',
+      'p.basic_auth_username',
+      'p.basic_auth_password',
+      'p.signing_secret',
+      'e.event_type',
+      'e.payload',
+      'e.test',
+      'e.status',
+      'e.next_attempt_at',
+      'a.outcome as recorded_outcome',
+      'a.response_code as recorded_response_code',
+      'a.error as recorded_error',
+      'a.started_at as recorded_started_at',
+      'a.duration_ms as recorded_duration_ms',
+    );
+  if (!row) return undefined;
+  return {
+    eventType: row.event_type,
+    payload: row.payload,
+    test: row.test,
+    endpoint: {
+      url: row.url,
+      active: row.active,
+      basic_auth_username: row.basic_auth_username,
+      basic_auth_password: row.basic_auth_password,
+      signing_secret: row.signing_secret,
+    },
+    recorded: row.recorded_outcome
+      ? {
+          outcome: row.recorded_outcome,
+          responseCode: row.recorded_response_code,
+          error: row.recorded_error,
+          startedAtMs: row.recorded_started_at.getTime(),
+          durationMs: row.recorded_duration_ms,
+          status: row.status,
+          nextAttemptAt: row.next_attempt_at,
+        }
+      : undefined,
+  };
+}
+
+export interface AttemptToRecord {
+  eventId: number;
+  attemptNumber: number;
+  attempt: FinishedAttempt;
+  result: AttemptResult;
+  /** What the subscriber answered (16 KiB at most); null when there was no answer, or it was not kept. */
+  responseBody: string | null;
+  /**
+   * For a scheduled attempt, the schedule's pause before the next one should this one fail (null after the last).
+   * A manual attempt leaves the time already scheduled.
+   */
+  retryDelayMs: number | null;
+}
+
+export interface RecordedAttempt extends DeliveryProgress {
+  /** False when this attempt number was recorded before (a retried write): nothing was changed. */
+  written: boolean;
+}
+
+/**
+ * Writes the attempt row and the event's status transition in one statement, so one round trip: the insert and the
+ * update happen together or not at all. The transition is the pure rule (statusAfterAttempt) worked out in advance for
+ * every status the event may be in, and Postgres picks the one for the status it finds when it locks the row (also
+ * when another transaction changed it meanwhile). A next attempt is due the pause after this attempt's outcome; a
+ * manual attempt leaves the time already scheduled. Idempotent per (event, attempt number): a retried write changes
+ * nothing and answers the event as it stands. Undefined for an unknown event.
+ */
+export async function recordAttempt(db: Knex, record: AttemptToRecord): Promise<RecordedAttempt | undefined> {
+  const { eventId, attemptNumber, attempt, result, responseBody, retryDelayMs } = record;
+  const outcomeAt = new Date(result.startedAtMs + result.durationMs);
+  // The status after this attempt, for the status the row has when it is locked.
+  const newStatus = db.raw(`CASE e.status ${DELIVERY_STATUSES.map(() => 'WHEN ? THEN ?').join(' ')} END`, [
+    ...DELIVERY_STATUSES.flatMap((current) => [current, statusAfterAttempt(current, attempt)]),
+  ]);
+  const nextWhileFailed =
+    attempt.kind === 'manual'
+      ? db.raw('e.next_attempt_at')
+      : db.raw('?::timestamptz', [retryDelayMs === null ? null : new Date(outcomeAt.getTime() + retryDelayMs)]);
+  const { rows } = await db.raw<{ rows: Array<Pick<WebhookEventRow, 'status' | 'next_attempt_at'>> }>(
+    `WITH attempt AS (
+       INSERT INTO ${ATTEMPTS} (event_id, number, manual, started_at, duration_ms, response_code, response_body, error, outcome)
+       SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM ${EVENTS} WHERE id = ?
+       ON CONFLICT (event_id, number) DO NOTHING
+       RETURNING event_id
+     )
+     UPDATE ${EVENTS} AS e SET
+       status = ?,
+       attempts = e.attempts + 1,
+       last_response_code = ?,
+       last_response_body = ?,
+       last_error = ?,
+       next_attempt_at = CASE ? WHEN 'failed' THEN ? END,
+       delivered_at = ?,
+       updated_at = now()
+     FROM attempt WHERE e.id = attempt.event_id
+     RETURNING e.status, e.next_attempt_at`,
+    [
+      ...[attemptNumber, attempt.kind === 'manual', new Date(result.startedAtMs), result.durationMs],
+      ...[result.responseCode, responseBody, result.error, result.outcome, eventId],
+      newStatus,
+      ...[result.responseCode, responseBody, result.error],
+      newStatus,
+      nextWhileFailed,
+      result.outcome === 'delivered' ? outcomeAt : db.raw('e.delivered_at'),
+    ],
+  );
+  if (rows.length > 0) return { status: rows[0].status, nextAttemptAt: rows[0].next_attempt_at, written: true };
+  // Not written: the event is unknown, or this attempt number was recorded before (a retried write).
+  const event: Pick<WebhookEventRow, 'status' | 'next_attempt_at'> | undefined = await db(EVENTS).where({ id: eventId }).first('status', 'next_attempt_at');
+  return event && { status: event.status, nextAttemptAt: event.next_attempt_at, written: false };
+}
+
+/** Where a delivery stands with its schedule, for a run that goes on from there after its workflow was lost. */
+export interface RecordedProgressWithSchedule extends RecordedProgress {
+  /** Scheduled (not manual) attempts made: the schedule goes on with the next one. */
+  scheduledAttempts: number;
+  nextAttemptAt: Date | null;
+}
+
+export async function findRecordedProgress(db: Knex, eventId: number): Promise<RecordedProgressWithSchedule | undefined> {
+  const attempts = (manual: boolean) => db(ATTEMPTS).where({ event_id: eventId, manual });
+  const row = await db(EVENTS)
+    .where({ id: eventId })
+    .first(
+      'status',
+      'attempts',
+      'next_attempt_at',
+      attempts(true).max('number').as('last_manual_attempt'),
+      attempts(false).count('*').as('scheduled_attempts'),
+    );
+  return (
+    row && {
+      status: row.status,
+      attempts: row.attempts,
+      lastManualAttempt: row.last_manual_attempt ?? 0,
+      scheduledAttempts: Number(row.scheduled_attempts),
+      nextAttemptAt: row.next_attempt_at,
+    }
+  );
+}

@@ -1,0 +1,74 @@
+import type { Knex } from 'knex';
+import pg from 'pg';
+import { searchKeysOf } from '../webhooks/event-search-keys';
+import { EVENTS, REFERENCES, type WebhookEventRow } from './tables';
+
+/**
+ * The outbox: events written inside the platform's transaction (status waiting), and the notice a relay waits for
+ * when a transaction that wrote some commits.
+ */
+
+/** Channel of the insert trigger of migration 008 (kept literal there: migrations do not change with the code). */
+const EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
+
+export type NewWebhookEvent = Pick<
+  WebhookEventRow,
+  'id' | 'endpoint_id' | 'event_type' | 'payload_version' | 'source_key' | 'payload' | 'created_at'
+> &
+  Partial<Pick<WebhookEventRow, 'test'>>;
+
+/** Reserves the id of an event about to be written: its envelope, rendered before the insert, carries it. */
+export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
+  const {
+    rows: [{ id }],
+  } = await trx.raw<{ rows: { id: string }[] }>(`SELECT nextval(pg_get_serial_sequence('${EVENTS}', 'id')) AS id`);
+  return Number(id);
+}
+
+/**
+ * Writes a new event, status waiting, with the keys the admin searches it by; answers its workflow id (given by
+ * the insert trigger of migration 017). Undefined when an event of the same `source_key` exists (a repeated cause).
+ */
+export async function insertEvent(trx: Knex.Transaction, event: NewWebhookEvent): Promise<{ workflowId: string } | undefined> {
+  const { references, ...keys } = searchKeysOf(event.payload);
+  const [inserted]: Array<Pick<WebhookEventRow, 'workflow_id'>> = await trx(EVENTS)
+    .insert({ ...event, ...keys, status: 'waiting', updated_at: event.created_at })
+    .onConflict('source_key')
+    .ignore()
+    .returning('workflow_id');
+  if (!inserted) return undefined;
+  if (references.length > 0) await trx(REFERENCES).insert(references.map((reference) => ({ reference, event_id: event.id })));
+  return { workflowId: inserted.workflow_id };
+}
+
+export interface EventListener {
+  /** Safe at any time, also after the connection was lost. */
+  close(): Promise<void>;
+}
+
+/**
+ * Calls `onInserted` whenever a transaction that inserted events commits (NOTIFY from the insert trigger), on a
+ * connection of its own; `onLost` when that connection fails, after which it is closed.
+ */
+export async function listenForNewEvents(db: Knex, onInserted: () => void, onLost: (err: Error) => void): Promise<EventListener> {
+  const connection = new pg.Client(db.client.connectionSettings as pg.ClientConfig);
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await connection.end().catch(() => undefined);
+  };
+  connection.on('notification', onInserted);
+  connection.on('error', (err) => {
+    void close();
+    onLost(err);
+  });
+  try {
+    await connection.connect();
+    await connection.query(`LISTEN ${EVENT_INSERTED_CHANNEL}`);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { close };
+}

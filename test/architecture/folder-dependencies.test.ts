@@ -1,0 +1,214 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { cyclesOf, type Import, importsIn, ROOT } from './import-graph';
+
+/*
+ * The folders and what each may import (README, "Where things live"): no cycle between folders, at any depth, and
+ * every import between folders one its folder's rule allows. The file-level cycle rule is the lint's
+ * (`import/no-cycle` in .oxlintrc.json); a cycle between folders can pass it, one file at a time.
+ */
+
+/** The aggregates: one folder each, with its store, types and rules. */
+const AGGREGATES = [
+  'src/campaign-links',
+  'src/contacts',
+  'src/donations',
+  'src/newsletter',
+  'src/shop',
+  'src/users',
+  'src/webhook-endpoint',
+  'src/webhook-events',
+];
+
+/** What the aggregates build on; each may also import the others. */
+const BELOW_AGGREGATES = ['src/db', 'src/shared', 'src/secrets', 'src/delivery-rules', 'src/webhooks'];
+
+/**
+ * What each folder (or module at the top of src/) may import besides itself. The kit (src/http), the pure helpers
+ * (src/shared) and the rules the workflows import (src/delivery-rules) stand below every feature.
+ */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  'src/shared': [],
+  'src/delivery-rules': [],
+  'src/http': ['src/shared'],
+  'src/config-variables.ts': [],
+  'src/logger.ts': [],
+  'src/secrets': [],
+  'src/config.ts': ['src/config-variables.ts', 'src/secrets'],
+  'src/service-info.ts': ['src/config.ts'],
+  migrations: [],
+  'src/db': ['src/secrets', 'migrations'],
+  'src/webhooks': ['src/shared', 'src/delivery-rules'],
+  ...Object.fromEntries(AGGREGATES.map((aggregate) => [aggregate, [...BELOW_AGGREGATES, ...AGGREGATES]])),
+  'src/auth': ['src/config.ts', 'src/db', 'src/shared', 'src/users'],
+  'src/observability': ['src/db', 'src/delivery-rules', 'src/http', 'src/logger.ts', 'src/shared', 'src/webhooks', ...AGGREGATES],
+  workflows: ['src/delivery-rules'],
+  activities: [...BELOW_AGGREGATES, ...AGGREGATES, 'src/logger.ts', 'src/observability', 'src/service-info.ts'],
+  'src/temporal': [
+    'activities',
+    'workflows',
+    'src/config.ts',
+    'src/db',
+    'src/delivery-rules',
+    'src/logger.ts',
+    'src/observability',
+    'src/service-info.ts',
+    'src/shared',
+    ...AGGREGATES,
+  ],
+  'src/route-context.ts': ['src/auth', 'src/config.ts', 'src/db', 'src/http', 'src/logger.ts', 'src/observability', 'src/temporal', 'src/webhooks'],
+  'src/api': ['src/auth', 'src/http', 'src/route-context.ts', 'src/shared', 'src/webhooks', ...AGGREGATES],
+  'src/platform': ['src/config.ts', 'src/http', 'src/route-context.ts', 'src/shared', 'src/webhooks', ...AGGREGATES],
+  'src/admin': [
+    'src/config.ts',
+    'src/db',
+    'src/delivery-rules',
+    'src/http',
+    'src/route-context.ts',
+    'src/secrets',
+    'src/shared',
+    'src/temporal',
+    'src/webhooks',
+    ...AGGREGATES,
+  ],
+  'src/probes': ['src/db', 'src/http', 'src/logger.ts', 'src/route-context.ts', 'src/shared'],
+  'src/runtime': [
+    'src/admin',
+    'src/api',
+    'src/auth',
+    'src/config.ts',
+    'src/db',
+    'src/http',
+    'src/logger.ts',
+    'src/observability',
+    'src/platform',
+    'src/probes',
+    'src/route-context.ts',
+    'src/secrets',
+    'src/shared',
+    'src/temporal',
+    'src/webhooks',
+  ],
+  'src/demo': ['src/auth', 'src/config.ts', 'src/db', 'src/platform', 'src/secrets', 'src/shared', 'src/webhooks', ...AGGREGATES],
+  'src/cli': ['src/auth', 'src/config.ts', 'src/db', 'src/secrets', ...AGGREGATES],
+  'src/main.ts': ['src/config.ts', 'src/db', 'src/demo', 'src/logger.ts', 'src/observability', 'src/runtime', 'src/secrets', 'src/temporal'],
+};
+
+const FOLDERS = ['src', 'activities', 'workflows', 'migrations'];
+
+/** The top-level folder a file belongs to: a folder of src/ (or a module at its top), activities/, workflows/, … */
+function areaOf(file: string): string {
+  const [top, second] = file.split('/');
+  return top === 'src' ? `src/${second}` : top;
+}
+
+const describeImport = ({ from, specifier }: Import) => `${from} imports '${specifier}'`;
+
+/** Each cycle, with one import that makes each of its edges. */
+function foldersInCycles(imports: Import[], folderOf: (file: string) => string | undefined): string[] {
+  const edges = new Map<string, Set<string>>();
+  const example = new Map<string, Import>();
+  for (const found of imports) {
+    const [from, to] = [folderOf(found.from), folderOf(found.to)];
+    if (from === undefined || to === undefined || from === to) continue;
+    if (!edges.has(from)) edges.set(from, new Set());
+    edges.get(from)!.add(to);
+    if (!example.has(`${from} ${to}`)) example.set(`${from} ${to}`, found);
+  }
+  return cyclesOf(edges).map((cycle) => {
+    const within = [...example].filter(([edge]) => cycle.includes(edge.split(' ')[0]) && cycle.includes(edge.split(' ')[1]));
+    return `${cycle.join(' ↔ ')}: ${within.map(([, found]) => describeImport(found)).join('; ')}`;
+  });
+}
+
+/** Below `folder`: the child (folder or module) a file lies in; undefined outside it. */
+const childOf = (folder: string) => (file: string) => {
+  if (!file.startsWith(`${folder}/`)) return undefined;
+  return `${folder}/${file.slice(folder.length + 1).split('/')[0]}`;
+};
+
+/** Every folder of these sources that holds a folder, at any depth (src/ itself is ruled by areaOf). */
+function parentFolders(files: string[]): string[] {
+  const folders = new Set<string>();
+  for (const file of files) {
+    const parts = file.split('/').slice(0, -1);
+    for (let depth = 1; depth < parts.length; depth++) folders.add(parts.slice(0, depth).join('/'));
+  }
+  folders.delete('src');
+  return [...folders].sort();
+}
+
+/** Whether `to` may be imported from `from`, by the rules; every area needs a rule. */
+function ruleBroken(found: Import): string | undefined {
+  const [from, to] = [areaOf(found.from), areaOf(found.to)];
+  if (from === to) return undefined;
+  const allowed = MAY_IMPORT[from];
+  if (allowed === undefined) return `${from} has no rule in MAY_IMPORT (${describeImport(found)})`;
+  if (allowed.includes(to)) return undefined;
+  return `${describeImport(found)}: ${from} may import only ${allowed.length > 0 ? allowed.join(', ') : 'nothing of ours'}`;
+}
+
+describe('folder dependencies', () => {
+  const imports = importsIn(FOLDERS);
+
+  test('no cycle between the folders of src/ (and its top modules), activities/, workflows/ and migrations/', () => {
+    expect(foldersInCycles(imports, areaOf)).toEqual([]);
+  });
+
+  test('no cycle between the folders inside any folder, at any depth', () => {
+    const files = [...new Set(imports.flatMap(({ from, to }) => [from, to]))];
+    const cycles = parentFolders(files).flatMap((folder) => foldersInCycles(imports, childOf(folder)));
+    expect(cycles).toEqual([]);
+  });
+
+  test('every import between folders is one its folder may make (the kit, shared and delivery-rules import no feature)', () => {
+    expect(imports.flatMap((found) => ruleBroken(found) ?? [])).toEqual([]);
+  });
+
+  test('a cycle between two folders is found, though no two files import each other', () => {
+    const made: Import[] = [
+      { from: 'src/http/a.ts', to: 'src/admin/b.ts', specifier: '../admin/b' },
+      { from: 'src/admin/c.ts', to: 'src/http/d.ts', specifier: '../http/d' },
+    ];
+    expect(foldersInCycles(made, areaOf)).toEqual([
+      "src/admin ↔ src/http: src/http/a.ts imports '../admin/b'; src/admin/c.ts imports '../http/d'",
+    ]);
+  });
+
+  test('an import of a feature from the kit is named with the rule it breaks', () => {
+    expect(ruleBroken({ from: 'src/http/app.ts', to: 'src/admin/operations.ts', specifier: '../admin/operations' })).toBe(
+      "src/http/app.ts imports '../admin/operations': src/http may import only src/shared",
+    );
+    expect(ruleBroken({ from: 'src/shared/money.ts', to: 'src/config.ts', specifier: '../config' })).toMatch(/may import only nothing of ours$/);
+  });
+
+  test('the README\'s map of the folders states these rules', () => {
+    expect(readmeRules()).toEqual(
+      Object.fromEntries(
+        Object.entries(MAY_IMPORT)
+          .map(([folder, allowed]): [string, string[]] => [folder, allowed.filter((name) => name !== folder).sort()])
+          .sort(([a], [b]) => a.localeCompare(b)),
+      ),
+    );
+  });
+});
+
+/** `src/http/` → `src/http`; `src/<aggregate>/` → every aggregate. */
+function pathsOf(cell: string): string[] {
+  return [...cell.matchAll(/`([^`]+)`/g)].flatMap(([, name]) => (name === 'src/<aggregate>/' ? AGGREGATES : [name.replace(/\/$/, '')]));
+}
+
+/** The "may import" column of the README's "Where things live" table, by folder. */
+function readmeRules(): Record<string, string[]> {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.split(/^## /m).find((part) => part.startsWith('Where things live'));
+  if (!section) throw new Error('README.md has no section "Where things live"');
+  // The first table of the section: the map.
+  const table = section.slice(section.indexOf('\n|')).split('\n\n')[0];
+  const rows = table.split('\n').filter((line) => line.startsWith('| `'));
+  const rules: Array<[string, string[]]> = rows.flatMap((row) => {
+    const [folders, , allowed] = row.split(' | ').map((cell) => cell.replace(/^\| |\s*\|$/g, ''));
+    return pathsOf(folders).map((folder): [string, string[]] => [folder, pathsOf(allowed).filter((name) => name !== folder).sort()]);
+  });
+  return Object.fromEntries(rules.sort(([a], [b]) => a.localeCompare(b)));
+}
