@@ -10,7 +10,7 @@ import { machineInfo } from './support/machine';
 import { type Phase, phaseName, runPhase } from './support/phase-report';
 import { answered, EventLoad, type Offer, platformCall, settle, untilArrived } from './support/platform-load';
 import { CpuMeter } from './support/processes';
-import { type RealStack, realStackFlags, startRealStack } from './support/real-stack';
+import { type RealStack, REAL_STACK_TEMPORAL, realStackFlags, startRealStack } from './support/real-stack';
 import { Receiver } from './support/receiver';
 import type { NamedTuning } from './support/worker-tuning';
 
@@ -125,7 +125,7 @@ async function main() {
   const runs: SystemRun[] = [];
   const machine = {
     ...(await machineInfo()),
-    temporal: 'npm run stack: Temporal server as four services on the embedded Postgres (durable), mTLS; see docker-compose.yml for versions',
+    temporal: REAL_STACK_TEMPORAL,
   };
   try {
     for (let round = 0; round < options.rounds; round++) {

@@ -8,7 +8,7 @@ import { machineInfo } from './support/machine';
 import { type PhaseReport, runPhase } from './support/phase-report';
 import { EventLoad, platformCall, untilArrived } from './support/platform-load';
 import { CpuMeter } from './support/processes';
-import { startRealStack, realStackFlags } from './support/real-stack';
+import { REAL_STACK_TEMPORAL, realStackFlags, startRealStack } from './support/real-stack';
 import { Receiver } from './support/receiver';
 import { markdownTable, median } from './support/stats';
 
@@ -124,7 +124,7 @@ async function main() {
   const receiver = new Receiver(options['answer-ms']);
   await receiver.listen();
   const runs: ScaleRun[] = [];
-  const machine = await machineInfo();
+  const machine = { ...(await machineInfo()), temporal: REAL_STACK_TEMPORAL };
   try {
     for (let round = 0; round < options.rounds; round++) {
       runs.push(...(await runRound(receiver, round, counts)));

@@ -14,6 +14,9 @@ import { configureBenchEndpoint, stopOnSignals } from './stack';
 /** `--base-port` and `--membership-base-port` of the benchmarks on the stack (0: a free block, stack/ports.ts). */
 export const realStackFlags = { 'base-port': 0, 'membership-base-port': 0 };
 
+/** The report's `temporal` line for these benchmarks (machineInfo names the dev server's CLI, which they do not run). */
+export const REAL_STACK_TEMPORAL = 'npm run stack: Temporal server as four services on the embedded Postgres (durable), mTLS; see docker-compose.yml for versions';
+
 export interface RealStackOptions {
   ports: typeof realStackFlags;
   api: number;
