@@ -3,9 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { Db } from '../src/db/knex';
 import { createTemporalClient } from '../src/temporal/client';
-import { startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
+import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
+import { captureTemplate, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, list, runMain } from './support/cli';
 import {
   deliveredEvents,
@@ -20,12 +20,11 @@ import {
 } from './support/delivery-trace';
 import { LockWaitSampler } from './support/lock-waits';
 import { machineInfo } from './support/machine';
-import { type Phase, phaseName, type PhaseReport, runPhase } from './support/phase-report';
+import { type Phase, phaseName, runPhase } from './support/phase-report';
 import { answered, EventLoad, platformCall, settle, untilArrived } from './support/platform-load';
 import { CpuMeter } from './support/processes';
 import { Receiver } from './support/receiver';
 import { startStack } from './support/stack';
-import { markdownTable, median } from './support/stats';
 import { type NamedTuning, parseTunings } from './support/worker-tuning';
 
 /**
@@ -56,49 +55,12 @@ const options = flags({
   out: '',
 });
 
-const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'platform'] as const;
-type System = (typeof SYSTEMS)[number];
-
-/** Processes whose CPU counts for each system (the bench process, which offers the load, for none). */
-const COUNTED: Record<System, string[]> = {
-  service: ['api', 'relay', 'worker', 'delivery', 'postgres', 'temporal'],
-  // The ceiling's worker process starts its workflows too (bench/ceiling/worker.ts).
-  ceiling: ['worker', 'temporal'],
-  'ceiling-view': ['worker', 'temporal'],
-  platform: ['api', 'postgres'],
-};
-
-/** The counted processes that ran (the service has `delivery` or `relay` and `worker`, by its layout). */
-const countedIn = (system: System, report: PhaseReport) => COUNTED[system].filter((name) => report.cpuMsPerEvent[name] !== undefined);
-
-interface SystemRun {
-  system: System;
-  tuning: string;
-  round: number;
-  loadAverage: { before: number; after: number };
-  phases: PhaseReport[];
-  stages: Record<string, ReturnType<typeof stageRows>>;
-  relay: Record<string, unknown>;
-  lockWaits: Record<string, unknown>;
-}
-
 const phases: Phase[] = [
   ...list(options.rates).map((rate) => ({ rate: Number(rate), durationS: options.duration })),
   { concurrency: options.concurrency, durationS: options['max-duration'] },
 ];
 
-const cpuTotal = (system: System, report: PhaseReport) => countedIn(system, report).reduce((sum, name) => sum + report.cpuMsPerEvent[name], 0);
-const coresTotal = (system: System, report: PhaseReport) => countedIn(system, report).reduce((sum, name) => sum + report.cores[name], 0);
-
 let template: EnvelopeTemplate | undefined;
-
-/** The last envelope the service delivered, the model of the ceiling's bodies. */
-async function captureTemplate(db: Db): Promise<EnvelopeTemplate> {
-  const { payload } = await db('webhook_events').orderBy('id', 'desc').first('payload');
-  const transactionId = (JSON.parse(payload) as { data: { donation: { payment: { transaction_id: string } } } }).data.donation.payment
-    .transaction_id;
-  return { payload, transactionId };
-}
 
 async function runService(receiver: Receiver, { name, tuning, relay, layout }: NamedTuning, round: number): Promise<SystemRun> {
   const relayTraceFile = path.join(os.tmpdir(), `bench-relay-trace-${randomUUID()}.jsonl`);
@@ -115,7 +77,7 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout }: N
     const processes = new Map([...stack.processes(), ['bench', process.pid]]);
     if (options.warmup > 0) await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);
     template ??= await captureTemplate(stack.db);
-    const run: SystemRun = { system: 'service', tuning: name, round, loadAverage: { before: os.loadavg()[0], after: 0 }, phases: [], stages: {}, relay: {}, lockWaits: {} };
+    const run = startRun('service', name, round);
     for (const phase of phases) {
       process.stderr.write(`  service: ${phaseName(phase)}\n`);
       const locks = new LockWaitSampler(stack.db);
@@ -174,7 +136,7 @@ async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTun
       ['bench', process.pid],
     ]);
     if (options.warmup > 0) await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);
-    const run: SystemRun = { system, tuning: name, round, loadAverage: { before: os.loadavg()[0], after: 0 }, phases: [], stages: {}, relay: {}, lockWaits: {} };
+    const run = startRun(system, name, round);
     for (const phase of phases) {
       process.stderr.write(`  ${system}: ${phaseName(phase)}\n`);
       const { report, timings } = await runPhase(phase, load, () => new CpuMeter(processes), untilArrived(receiver, options['settle-timeout']));
@@ -206,7 +168,7 @@ async function runPlatform(receiver: Receiver, { name }: NamedTuning, round: num
     const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `calls-${randomUUID().slice(0, 8)}`, false);
     const processes = new Map([...stack.processes(), ['bench', process.pid]]);
     if (options.warmup > 0) await load.openLoop(50, options.warmup);
-    const run: SystemRun = { system: 'platform', tuning: name, round, loadAverage: { before: os.loadavg()[0], after: 0 }, phases: [], stages: {}, relay: {}, lockWaits: {} };
+    const run = startRun('platform', name, round);
     for (const phase of phases) {
       process.stderr.write(`  platform: ${phaseName(phase)}, calls only\n`);
       run.phases.push((await runPhase(phase, load, () => new CpuMeter(processes), answered)).report);
@@ -225,101 +187,9 @@ const RUNNERS: Record<System, (receiver: Receiver, tuning: NamedTuning, round: n
   platform: runPlatform,
 };
 
-/** The figures compared, per phase: rate, latency, CPU per event and cores busy over the system's processes. */
-function metricsOf(run: SystemRun): Record<string, number> {
-  const metrics: Record<string, number> = {};
-  for (const report of run.phases) {
-    metrics[`${report.phase}: delivered/s`] = report.ratePerS;
-    metrics[`${report.phase}: p50 ms`] = report.p50;
-    metrics[`${report.phase}: p95 ms`] = report.p95;
-    metrics[`${report.phase}: CPU ms per event`] = cpuTotal(run.system, report);
-    metrics[`${report.phase}: cores busy`] = coresTotal(run.system, report);
-    for (const name of countedIn(run.system, report)) metrics[`${report.phase}: CPU ms per event, ${name}`] = report.cpuMsPerEvent[name];
-  }
-  return metrics;
-}
-
-function medians(runs: SystemRun[]): Record<string, number> {
-  const all = runs.map(metricsOf);
-  return Object.fromEntries(Object.keys(all[0] ?? {}).map((key) => [key, median(all.map((metrics) => metrics[key]))]));
-}
-
-/** Median over the rounds of each stage's p50 and p95. */
-function stageMedians(runs: SystemRun[], phase: string) {
-  const tables = runs.map((run) => run.stages[phase]).filter(Boolean);
-  if (tables.length === 0) return [];
-  return tables[0].map(({ stage }) => {
-    const rows = tables.map((table) => table.find((row) => row.stage === stage)).filter((row) => row !== undefined);
-    return { stage, p50: median(rows.map((row) => row.p50)), p95: median(rows.map((row) => row.p95)), max: median(rows.map((row) => row.max)) };
-  });
-}
-
-function report(runs: SystemRun[], tunings: NamedTuning[], machine: Record<string, string | number>): string {
-  const lines = [`Machine: ${JSON.stringify(machine)}`, ''];
-  const loads = runs.map((run) => `${run.system}/${run.tuning}#${run.round + 1}: ${run.loadAverage.before.toFixed(1)}→${run.loadAverage.after.toFixed(1)}`);
-  lines.push(`Load average (1 min) before→after each run: ${loads.join(', ')}`, '');
-  for (const { name } of tunings) {
-    const of = (system: System) => runs.filter((run) => run.tuning === name && run.system === system);
-    const bySystem = Object.fromEntries(SYSTEMS.map((system) => [system, medians(of(system))])) as Record<System, Record<string, number>>;
-    const present = SYSTEMS.filter((system) => of(system).length > 0);
-    const { service, ceiling, platform } = bySystem;
-    const keys = [...new Set(present.flatMap((system) => Object.keys(bySystem[system])))];
-    const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined ? (a / b).toFixed(2) : '');
-    lines.push(
-      `### Tuning "${name}": ${JSON.stringify(tunings.find((t) => t.name === name))}; medians of ${present.map((system) => `${of(system).length} ${system}`).join(', ')} runs`,
-      '',
-      markdownTable(
-        keys.map((key) => ({
-          metric: key,
-          ...Object.fromEntries(present.map((system) => [system, bySystem[system][key] ?? ''])),
-          'service ÷ ceiling': ratio(service[key], ceiling[key]),
-        })),
-      ),
-      '',
-    );
-    // At a given offered rate every system delivers the same events per second, so their CPU per event adds up; in
-    // the closed loop each runs at its own maximum, where the platform's calls are cheapest (an optimistic floor).
-    for (const phase of phases.map(phaseName)) {
-      const cpu = `${phase}: CPU ms per event`;
-      const [bare, view, calls, measured] = [ceiling[cpu], bySystem['ceiling-view'][cpu], platform[cpu], service[cpu]];
-      if (bare === undefined || calls === undefined) continue;
-      lines.push(
-        `Floor of service ÷ ceiling, CPU per event, ${phase}: (ceiling ${bare.toFixed(1)} + platform calls ${calls.toFixed(1)} ms) ÷ ceiling = ${ratio(bare + calls, bare)}` +
-          (view === undefined ? '' : `; with the operators' view (ceiling-view ${view.toFixed(1)} + platform calls) ÷ ceiling = ${ratio(view + calls, bare)}`) +
-          (measured === undefined ? '' : `; measured: ${ratio(measured, bare)}`),
-      );
-    }
-    lines.push('', 'Platform calls alone: rates are answered calls per second, latencies the answers\' (not deliveries).', '');
-    for (const system of SYSTEMS) {
-      for (const phase of phases.map(phaseName)) {
-        const rows = stageMedians(of(system), phase);
-        if (rows.length > 0) lines.push(`Stages, ${system}, ${phase} (ms, medians of the runs' p50 / p95 / max):`, markdownTable(rows), '');
-      }
-    }
-    for (const run of of('service')) {
-      lines.push(`Relay passes and lock waits, service run ${run.round + 1}: ${JSON.stringify({ relay: run.relay, lockWaits: run.lockWaits })}`);
-    }
-    lines.push('');
-  }
-  if (tunings.length > 1) {
-    for (const system of SYSTEMS) {
-      const bySetting = tunings.map(({ name }) => [name, medians(runs.filter((run) => run.tuning === name && run.system === system))] as const);
-      const keys = Object.keys(bySetting[0][1]).filter((key) => !key.includes('CPU ms per event,'));
-      if (keys.length === 0) continue;
-      lines.push(`### ${system}: tunings side by side (medians)`, '', markdownTable(keys.map((key) => ({ metric: key, ...Object.fromEntries(bySetting.map(([name, metrics]) => [name, metrics[key]])) }))), '');
-    }
-  }
-  return lines.join('\n');
-}
-
 async function main() {
   const tunings = parseTunings(options.tunings);
-  const systems = list(options.systems) as System[];
-  const unknown = systems.filter((system) => !SYSTEMS.includes(system));
-  if (unknown.length > 0) throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${SYSTEMS.join(', ')})`);
-  if (systems.some((system) => system.startsWith('ceiling')) && systems.indexOf('service') !== 0) {
-    throw new Error('--systems must begin with service when it has a ceiling: the ceiling sends the envelope the service rendered');
-  }
+  const systems = parseSystems(options.systems);
   const receiver = new Receiver();
   await receiver.listen();
   const runs: SystemRun[] = [];
@@ -329,8 +199,7 @@ async function main() {
     for (let round = 0; round < options.rounds; round++) {
       // Alternately forwards and backwards, so that neither system nor tuning always runs first (the first service
       // run of all must stay first: it renders the envelope the ceiling sends).
-      const turn = round % 2 === 1 ? [...order].reverse() : order;
-      for (const { tuning, system } of turn) {
+      for (const { tuning, system } of inTurn(order, round)) {
         process.stderr.write(`round ${round + 1}: ${system}, tuning ${tuning.name} (load ${os.loadavg()[0].toFixed(1)})\n`);
         const run = await RUNNERS[system](receiver, tuning, round);
         runs.push(run);
@@ -340,7 +209,7 @@ async function main() {
   } finally {
     await receiver.close();
   }
-  process.stdout.write(`${report(runs, tunings, machine)}\n`);
+  process.stdout.write(`${report(runs, tunings, machine, phases)}\n`);
 }
 
 runMain(main);

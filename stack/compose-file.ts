@@ -63,7 +63,7 @@ export function loadCompose(env: Env, text = readFileSync(COMPOSE_FILE, 'utf8'))
   return interpolateAll(parse(text, { merge: true }), env) as ComposeFile;
 }
 
-/** The tag of a service's pinned image (`temporalio/server:1.31.2` → `1.31.2`, `caddy:2.10.2-alpine` → `2.10.2`). */
+/** The tag of a service's pinned image (`temporalio/server:1.31.2` → `1.31.2`, `caddy:2.11.4-alpine` → `2.11.4`). */
 export function imageVersion(service: ComposeService): string {
   const tag = /:([^:/]+)$/.exec(service.image ?? '')?.[1];
   const version = tag && /^\d+(\.\d+)*/.exec(tag)?.[0];

@@ -1,3 +1,5 @@
+import { portIsFree } from '../src/shared/free-port';
+
 /**
  * Where each process of the stack listens: every port on 127.0.0.1, laid out from one base port so that a second
  * stack (or a test) needs only another base.
@@ -41,24 +43,28 @@ export const MAX_HISTORY_PROCESSES = 4;
 
 export interface PortLayout {
   basePort: number;
-  /** Where the membership ports start; default: the base port itself, or 20000 below it where that is too high. */
+  /** Where the membership ports start; default: the base port + 12, or 20000 below that where it is too high. */
   membershipBasePort?: number;
   api: number;
   delivery: number;
   history: number;
 }
 
+/** The membership ports' default place in the block: offsets 12–18, which nothing else of the block takes. */
+const MEMBERSHIP_OFFSET = 12;
+
 /**
- * Offsets from the base: 0 balancer, 1 Postgres, 2–3 frontend gRPC and HTTP, 4 Temporal UI, 5–11 matching, worker and history
+ * Offsets from the base: 0 balancer, 1 Postgres, 2–3 frontend gRPC and HTTP, 4 Temporal UI, 5–10 matching, worker and history
  * gRPC, 20–26 the Temporal services' metrics, 30–49 API replicas, 50–69 delivery metrics; membership ports at their
- * own base + 0–6, in the same order.
+ * own base + 0–6, in the same order (by default base + 12–18, or 20000 below that).
  */
 export function planPorts({ basePort, membershipBasePort, api, delivery, history }: PortLayout): PortPlan {
   if (api < 1 || api > MAX_REPLICAS || delivery < 1 || delivery > MAX_REPLICAS) {
     throw new Error(`--api and --delivery: 1 to ${MAX_REPLICAS} replicas each`);
   }
   if (history < 1 || history > MAX_HISTORY_PROCESSES) throw new Error(`--history: 1 to ${MAX_HISTORY_PROCESSES} processes`);
-  const memberBase = membershipBasePort ?? (basePort + 10 <= MAX_MEMBERSHIP_PORT ? basePort : basePort - 20_000);
+  const ownBlock = basePort + MEMBERSHIP_OFFSET;
+  const memberBase = membershipBasePort ?? (ownBlock + 10 <= MAX_MEMBERSHIP_PORT ? ownBlock : ownBlock - 20_000);
   if (memberBase < 1024 || memberBase + 10 > MAX_MEMBERSHIP_PORT) {
     throw new Error(
       `membership ports ${memberBase}–${memberBase + 9}: Temporal stores them as SMALLINT, so they must lie between ` +
@@ -111,3 +117,17 @@ export function namedPorts(plan: PortPlan): Array<{ name: string; port: number }
 }
 
 export const allPorts = (plan: PortPlan): number[] => namedPorts(plan).map(({ port }) => port);
+
+/**
+ * A plan on a base whose ports (and `extra` offsets from it, for the caller's own listeners) are all free: blocks of
+ * 100 between 20000 and 32000, low enough that the membership ports fit Temporal's SMALLINT column and below the
+ * kernel's range for outgoing connections.
+ */
+export async function freePortPlan(layout: Omit<PortLayout, 'basePort' | 'membershipBasePort'>, extra: number[] = []): Promise<PortPlan> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const plan = planPorts({ basePort: 20_000 + 100 * Math.floor(Math.random() * 120), ...layout });
+    const free = await Promise.all([...allPorts(plan), ...extra.map((offset) => plan.balancer + offset)].map(portIsFree));
+    if (free.every(Boolean)) return plan;
+  }
+  throw new Error('no block of 100 free ports found between 20000 and 32000');
+}

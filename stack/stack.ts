@@ -3,10 +3,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { postmasterPid } from '../bench/support/stack';
 import { type Child, portAnswers, startChild, waitFor } from '../drills/support/processes';
-import { projectRoot } from '../src/config';
+import { projectRoot, type TemporalTlsSettings } from '../src/config';
 import { EMBEDDED_SUPERUSER } from '../src/db/embedded-credentials';
 import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { persistedLocalSecret } from '../src/secrets/local-secret';
+import { temporalConnection, type TemporalConnectionOptions } from '../src/temporal/connection-settings';
 import { ensureCertificates, type StackCertificates } from './certificates';
 import { COMPOSE_FILE, type Env, imageVersion, loadCompose } from './compose-file';
 import { portIsFree } from '../src/shared/free-port';
@@ -29,6 +30,10 @@ export interface StackOptions {
   /** The variables Compose would take from the shell: they fill the file's `${…}`; unset secrets are generated. */
   shellEnv: Env;
   log: (line: string) => void;
+  /** Postgres and Temporal with its namespace only: no UI, migrations, application replicas or Caddy. */
+  temporalOnly?: boolean;
+  /** Changes a process before it starts, e.g. a benchmark's variant of a role (the Compose description stays as it is). */
+  adjust?: (spec: ProcessSpec) => ProcessSpec;
 }
 
 export interface RunningStack {
@@ -48,8 +53,15 @@ export interface RunningStack {
   logDir: string;
   /** The generated secrets, one file each (`metrics_token.txt`, `admin-password.txt`, …), mode 0600. */
   secretsDir: string;
-  /** Every long-running process by name (`postgres` is the postmaster). */
+  /** Every long-running process that runs, by name (`postgres` is the postmaster). */
   processes(): Map<string, number>;
+  /**
+   * Stops one process as a fault or a deploy would, while the others run on: SIGTERM with its Compose grace period
+   * (then SIGKILL), or SIGKILL at once; `postgres` stops fast (its sessions are cut). Not reported as an exit.
+   */
+  stopProcess(name: string, signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /** Starts a stopped process again as it first started (same command, environment and ports); resolves once ready. */
+  startProcess(name: string): Promise<void>;
   /** Stops the processes in the reverse order of their start, each with its Compose grace period. */
   stop(): Promise<void>;
 }
@@ -85,6 +97,16 @@ async function refuseTakenPorts(ports: PortPlan): Promise<void> {
   if (taken.length > 0) throw new Error(`ports in use on 127.0.0.1: ${taken.join(', ')}; choose another --base-port`);
 }
 
+/** The files a client of the stack's frontend needs under mTLS, as the TEMPORAL_TLS_* settings name them. */
+export function temporalTlsSettings({ certificates }: RunningStack): TemporalTlsSettings | undefined {
+  return certificates && { caFile: certificates.ca, certFile: certificates.client.cert, keyFile: certificates.client.key, serverName: certificates.serverName };
+}
+
+/** How a client of this machine reaches the stack's Temporal frontend, with its client certificate under mTLS. */
+export function temporalClientOptions(stack: RunningStack): TemporalConnectionOptions {
+  return temporalConnection(stack.temporalAddress, { tls: temporalTlsSettings(stack) }).options;
+}
+
 export async function startStack(options: StackOptions): Promise<RunningStack> {
   const { dataDir, ports, log } = options;
   await refuseTakenPorts(ports);
@@ -116,30 +138,33 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     stateDir: dataDir,
   });
 
-  const running = new Map<string, Child>();
-  const stops: Array<{ name: string; step: () => Promise<void> }> = [];
+  /** Each long-running process by name, in the order of their start, with how it starts and what runs now. */
+  const processes = new Map<string, { spec?: ProcessSpec; timeoutMs: number; child?: Child; postgres?: EmbeddedPostgresHandle; pid?: number }>();
+  /** Stopped on purpose (a drill's fault, a restart): its exit is not news. */
+  const stoppedOnPurpose = new Set<Child>();
   let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
-      for (const { name, step } of stops.reverse()) {
-        const started = Date.now();
-        await step().catch((err: unknown) => log(`while stopping ${name}: ${(err as Error).message}`));
-        log(`  stopped ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-      }
-    })());
+
+  const clusterDir = path.join(dataDir, 'postgres');
+  const startPostgres = async () => {
+    const postgres = await startEmbeddedPostgres({
+      dataDir: clusterDir,
+      port: ports.postgres,
+      persistent: true,
+      durable: true,
+      settings: topology.postgres.settings,
+      onLog: (message) => void writeFile(path.join(logDir, 'postgres.log'), message, { flag: 'a' }),
+    });
+    processes.set('postgres', { timeoutMs: 0, postgres, pid: await postmasterPid(clusterDir) });
+    return postgres;
+  };
 
   /** Starts a long-running process and waits until it is ready; says so when it ends while the stack runs. */
   const launch = async (spec: ProcessSpec, timeoutMs: number): Promise<Child> => {
     const child = startChild(spec.name, spec.command, spec.args, spec.env, logDir);
-    running.set(spec.name, child);
+    processes.set(spec.name, { spec, timeoutMs, child });
     void child.exited.then((code) => {
-      if (!stopping) log(`${spec.name} exited (code ${code}) while the stack runs${logTail(logDir, spec.name)}`);
+      if (!stopping && !stoppedOnPurpose.has(child)) log(`${spec.name} exited (code ${code}) while the stack runs${logTail(logDir, spec.name)}`);
     });
-    stops.push({ name: spec.name, step: async () => {
-      const kill = setTimeout(() => void child.kill('SIGKILL'), spec.stopGraceMs);
-      await child.kill('SIGTERM');
-      clearTimeout(kill);
-    } });
     const { ready } = spec;
     if (!ready) return child;
     const what = 'port' in ready ? `${spec.name} on port ${ready.port}` : `${spec.name} at ${ready.url}`;
@@ -154,6 +179,44 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     return child;
   };
 
+  const stopProcess = async (name: string, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') => {
+    const entry = processes.get(name);
+    if (!entry) throw new Error(`the stack has no process ${name}`);
+    if (entry.postgres) {
+      // Postgres's fast shutdown; there is no kill -9 of a cluster here, which a drill would need to recover from.
+      await entry.postgres.stop();
+      entry.postgres = undefined;
+      return;
+    }
+    const { child, spec } = entry;
+    if (!child?.isRunning()) return;
+    stoppedOnPurpose.add(child);
+    if (signal === 'SIGKILL') return child.kill('SIGKILL');
+    const kill = setTimeout(() => void child.kill('SIGKILL'), spec!.stopGraceMs);
+    await child.kill('SIGTERM');
+    clearTimeout(kill);
+  };
+
+  const startProcess = async (name: string) => {
+    const entry = processes.get(name);
+    if (!entry) throw new Error(`the stack has no process ${name}`);
+    if (name === 'postgres') {
+      if (!entry.postgres) await startPostgres();
+      return;
+    }
+    if (entry.child?.isRunning()) throw new Error(`${name} runs already`);
+    await launch(entry.spec!, entry.timeoutMs);
+  };
+
+  const stop = () =>
+    (stopping ??= (async () => {
+      for (const name of [...processes.keys()].reverse()) {
+        const started = Date.now();
+        await stopProcess(name).catch((err: unknown) => log(`while stopping ${name}: ${(err as Error).message}`));
+        log(`  stopped ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      }
+    })());
+
   /** A one-off job: runs to completion, and must succeed (Compose: service_completed_successfully). */
   const runJob = async (spec: ProcessSpec) => {
     const code = await startChild(spec.name, spec.command, spec.args, spec.env, logDir).exited;
@@ -161,18 +224,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   };
 
   try {
-    const clusterDir = path.join(dataDir, 'postgres');
     const initialised = path.join(dataDir, 'postgres-initialised');
     log(`Postgres on 127.0.0.1:${ports.postgres}`);
-    const postgres: EmbeddedPostgresHandle = await startEmbeddedPostgres({
-      dataDir: clusterDir,
-      port: ports.postgres,
-      persistent: true,
-      durable: true,
-      settings: topology.postgres.settings,
-      onLog: (message) => void writeFile(path.join(logDir, 'postgres.log'), message, { flag: 'a' }),
-    });
-    stops.push({ name: 'postgres', step: () => postgres.stop() });
+    const postgres = await startPostgres();
     const superuser = new URL(postgres.connectionString());
     // The image runs these once, on an empty volume; so does the stack, on a new cluster.
     if (!existsSync(initialised)) {
@@ -196,24 +250,26 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       await writeFile(initialised, `${new Date().toISOString()}\n`);
     }
 
+    const adjust = options.adjust ?? ((spec: ProcessSpec) => spec);
     log(`Temporal ${temporalVersion}: schema`);
     await runJob(topology.temporalSchema);
     log(`Temporal ${temporalVersion}: ${topology.temporal.map((spec) => spec.name).join(', ')}${certificates ? ' (mTLS)' : ''}`);
-    for (const spec of topology.temporal) await launch(spec, 120_000);
+    for (const spec of topology.temporal) await launch(adjust(spec), 120_000);
     log('Temporal: namespace and search attributes');
     await runJob(topology.temporalNamespace);
-    log(`Temporal UI ${temporalUi.version}`);
-    await launch(topology.temporalUi, 60_000);
-    log('Migrations');
-    await runJob(topology.migrate);
+    if (!options.temporalOnly) {
+      log(`Temporal UI ${temporalUi.version}`);
+      await launch(adjust(topology.temporalUi), 60_000);
+      log('Migrations');
+      await runJob(topology.migrate);
 
-    log(`Application: ${[...topology.delivery, ...topology.api].map((spec) => spec.name).join(', ')}`);
-    await Promise.all([...topology.delivery, ...topology.api].map((spec) => launch(spec, 180_000)));
+      log(`Application: ${[...topology.delivery, ...topology.api].map((spec) => spec.name).join(', ')}`);
+      await Promise.all([...topology.delivery, ...topology.api].map((spec) => launch(adjust(spec), 180_000)));
 
-    await writeFile(topology.proxy.caddyfilePath, topology.proxy.caddyfile);
-    await launch(topology.proxy, 60_000);
+      await writeFile(topology.proxy.caddyfilePath, topology.proxy.caddyfile);
+      await launch(adjust(topology.proxy), 60_000);
+    }
 
-    const postgresPid = await postmasterPid(clusterDir);
     return {
       topology,
       temporalVersion,
@@ -228,7 +284,13 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       logDir,
       secretsDir,
       processes: () =>
-        new Map([['postgres', postgresPid], ...[...running].filter(([, child]) => child.isRunning()).map(([name, child]) => [name, child.pid] as [string, number])]),
+        new Map(
+          [...processes]
+            .filter(([, { child, postgres: cluster }]) => cluster ?? child?.isRunning())
+            .map(([name, { child, pid }]) => [name, child?.pid ?? pid!] as [string, number]),
+        ),
+      stopProcess,
+      startProcess,
       stop,
     };
   } catch (err) {
@@ -236,4 +298,3 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     throw err;
   }
 }
-

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { TemporalTlsSettings } from '../../src/config';
 import type { DeliveryFacts } from '../../src/delivery-rules/delivery-texts';
 import { describedAs } from '../../src/temporal/delivery-workflows';
 
@@ -6,6 +7,12 @@ import { describedAs } from '../../src/temporal/delivery-workflows';
 export interface EnvelopeTemplate {
   payload: string;
   transactionId: string;
+}
+
+/** Where the ceiling's process finds Temporal: the address, and the TLS settings' files where it needs them. */
+export interface CeilingTemporal {
+  address: string;
+  tls?: TemporalTlsSettings;
 }
 
 /** How the ceiling starts its workflows. */

@@ -1,23 +1,27 @@
 import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { connectNativeTemporal } from '../../src/temporal/connection';
+import { temporalConnection } from '../../src/temporal/connection-settings';
 import { deliveryWorkerSettings, type WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE, createCeilingActivities } from './activities';
-import { ceilingStarter, type EnvelopeTemplate, type StartOptions, type StartRequest } from './starts';
+import { type CeilingTemporal, ceilingStarter, type EnvelopeTemplate, type StartOptions, type StartRequest } from './starts';
 
 /**
  * The trivial-workflow ceiling in one process, as the service's `delivery` role runs relay and worker:
- * `node dist/bench/ceiling/worker.js <temporal address> <task queue> <subscriber url> <tuning JSON> <template JSON>
- * <start options JSON>`, started with an IPC channel over which the bench asks for one workflow start per event. The worker runs with the
- * delivery worker's settings (src/temporal/worker.ts), overridden by the same tuning the service's worker gets.
+ * `node dist/bench/ceiling/worker.js <temporal JSON> <task queue> <subscriber url> <tuning JSON> <template JSON>
+ * <start options JSON>`, started with an IPC channel over which the bench asks for one workflow start per event. The
+ * Temporal JSON is `{"address", "tls"?}`, `tls` with the settings' files (TemporalTlsSettings, as TEMPORAL_TLS_* name
+ * them). The worker runs with the delivery worker's settings (src/temporal/worker.ts), overridden by the same tuning
+ * the service's worker gets.
  */
 async function main() {
-  const [address, taskQueue, subscriberUrl, tuningJson, templateJson, startOptionsJson] = process.argv.slice(2);
-  if (!address || !taskQueue || !subscriberUrl || !tuningJson || !templateJson || !startOptionsJson || !process.send) {
-    throw new Error('usage (with an IPC channel): worker.js <address> <task queue> <subscriber url> <tuning JSON> <template JSON> <start options JSON>');
+  const [temporalJson, taskQueue, subscriberUrl, tuningJson, templateJson, startOptionsJson] = process.argv.slice(2);
+  if (!temporalJson || !taskQueue || !subscriberUrl || !tuningJson || !templateJson || !startOptionsJson || !process.send) {
+    throw new Error('usage (with an IPC channel): worker.js <temporal JSON> <task queue> <subscriber url> <tuning JSON> <template JSON> <start options JSON>');
   }
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const connection = await connectNativeTemporal({ address });
+  const { address, tls } = JSON.parse(temporalJson) as CeilingTemporal;
+  const connection = await connectNativeTemporal(temporalConnection(address, { tls }).options);
   const worker = await Worker.create({
     connection,
     namespace: 'default',

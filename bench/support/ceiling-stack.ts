@@ -3,10 +3,11 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import type { Db } from '../../src/db/knex';
 import { createTemporalClient } from '../../src/temporal/client';
 import type { WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE } from '../ceiling/activities';
-import type { EnvelopeTemplate, StartAnswer, StartOptions, StartRequest } from '../ceiling/starts';
+import type { CeilingTemporal, EnvelopeTemplate, StartAnswer, StartOptions, StartRequest } from '../ceiling/starts';
 import type { Offer } from './platform-load';
 import { type ServiceProcess, startService } from './service-process';
 import { stopOnSignals } from './stack';
@@ -55,10 +56,53 @@ function startRequests(child: ChildProcess): Offer {
     });
 }
 
+/** The last envelope the service delivered, the model of the ceiling's bodies. */
+export async function captureTemplate(db: Db): Promise<EnvelopeTemplate> {
+  const { payload } = await db('webhook_events').orderBy('id', 'desc').first('payload');
+  const transactionId = (JSON.parse(payload) as { data: { donation: { payment: { transaction_id: string } } } }).data.donation.payment
+    .transaction_id;
+  return { payload, transactionId };
+}
+
+export interface CeilingWorkerOptions {
+  /** Where the worker finds Temporal (the dev server, or the stack's frontend with its client certificate). */
+  temporal: CeilingTemporal;
+  subscriberUrl: string;
+  tuning: WorkerTuning;
+  template: EnvelopeTemplate;
+  start: StartOptions;
+  logFile: string;
+}
+
 /**
- * The ceiling of one workflow per event: the same Temporal dev server and one process (bench/ceiling/worker.ts) with
- * a worker of the same settings and a client on its connection, which starts one workflow per event when the bench
- * asks; the workflow's local activity POSTs the service's real envelope to the same subscriber. No Postgres, no API.
+ * The ceiling's process (bench/ceiling/worker.ts): a worker of the delivery worker's settings and a client on its
+ * connection, which starts one workflow per event when the bench asks; the workflow's local activity POSTs the
+ * service's real envelope to the same subscriber.
+ */
+export async function startCeilingWorker(options: CeilingWorkerOptions): Promise<{ worker: ServiceProcess; offer: Offer }> {
+  const worker = await startService('worker', {
+    env: {},
+    logFile: options.logFile,
+    script: {
+      path: path.join(__dirname, '..', 'ceiling', 'worker.js'),
+      args: [
+        JSON.stringify(options.temporal),
+        CEILING_TASK_QUEUE,
+        options.subscriberUrl,
+        JSON.stringify(options.tuning),
+        JSON.stringify(options.template),
+        JSON.stringify(options.start),
+      ],
+      readyMessage: CEILING_READY_MESSAGE,
+    },
+    ipc: true,
+  });
+  return { worker, offer: startRequests(worker.child) };
+}
+
+/**
+ * The ceiling of one workflow per event on the Temporal dev server: the same dev server binary started afresh and the
+ * ceiling's process (startCeilingWorker). No Postgres, no API.
  */
 export async function startCeilingStack(options: {
   subscriberUrl: string;
@@ -80,26 +124,11 @@ export async function startCeilingStack(options: {
   try {
     const temporal = await startTemporalDevServer(path.join(dir, 'temporal.log'), options.temporalDynamicConfig);
     stops.push(() => temporal.stop());
-    const worker = await startService('worker', {
-      env: {},
-      logFile: path.join(dir, 'worker.log'),
-      script: {
-        path: path.join(__dirname, '..', 'ceiling', 'worker.js'),
-        args: [temporal.address, CEILING_TASK_QUEUE, options.subscriberUrl, JSON.stringify(options.tuning), JSON.stringify(options.template), JSON.stringify(options.start)],
-        readyMessage: CEILING_READY_MESSAGE,
-      },
-      ipc: true,
-    });
+    const { worker, offer } = await startCeilingWorker({ ...options, temporal: { address: temporal.address }, logFile: path.join(dir, 'worker.log') });
     stops.push(() => worker.stop());
     const client = createTemporalClient({ address: temporal.address, namespace: 'default' });
     stops.push(() => client.connection.close());
-    return {
-      temporal,
-      worker,
-      client,
-      offer: startRequests(worker.child),
-      stop,
-    };
+    return { temporal, worker, client, offer, stop };
   } catch (err) {
     await stop();
     throw err;

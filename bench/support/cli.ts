@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util';
 
 /** `--name=value` flags with defaults; numbers stay numbers, lists are comma separated. */
-export function flags<T extends Record<string, string | number | boolean>>(defaults: T): T {
+export function flags<T extends Record<string, string | number | boolean>>(defaults: T, args = process.argv.slice(2)): T {
   const { values } = parseArgs({
+    args,
     options: Object.fromEntries(
       Object.entries(defaults).map(([name, value]) => [name, { type: typeof value === 'boolean' ? 'boolean' : 'string' }]),
     ) as Record<string, { type: 'string' | 'boolean' }>,

@@ -117,13 +117,60 @@ export class MemorySampler {
   }
 }
 
-/** CPU used by each named process tree between two moments, as cores busy (1.0 = one core all the time). */
+/** CPU seconds (user + system) of one process alone, without its children; undefined once it has exited. */
+function ownCpuSeconds(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The backends of a Postgres cluster by the database they serve, as Postgres names them in their process titles
+ * (`postgres: temporal temporal_visibility 127.0.0.1(51234) idle`), as parts `postgres[<database>]` for CpuMeter.
+ */
+export function postgresBackendsByDatabase(postmaster: number): Map<string, number[]> {
+  const parts = new Map<string, number[]>();
+  for (const pid of processTree(postmaster).slice(1)) {
+    let title: string;
+    try {
+      title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    } catch {
+      continue;
+    }
+    const database = /^postgres: \S+ (\S+) (?:[\d.:a-f]+\(\d+\)|\[local\])/.exec(title)?.[1];
+    if (!database) continue;
+    const name = `postgres[${database}]`;
+    parts.set(name, [...(parts.get(name) ?? []), pid]);
+  }
+  return parts;
+}
+
+/**
+ * CPU used by each named process tree between two moments, as cores busy (1.0 = one core all the time); and by
+ * `parts`, groups of single processes inside one of the trees (found again at the end: a process that started
+ * meanwhile counts whole, one that exited is lost), which are shown beside their tree, not added to it.
+ */
 export class CpuMeter {
   private start: Map<string, number>;
+  private startOfParts: Map<string, Map<number, number>>;
   private startedAt = performance.now();
 
-  constructor(private readonly roots: ReadonlyMap<string, number>) {
+  constructor(
+    private readonly roots: ReadonlyMap<string, number>,
+    private readonly parts: () => ReadonlyMap<string, number[]> = () => new Map(),
+  ) {
     this.start = this.read();
+    this.startOfParts = this.readParts();
+  }
+
+  private readParts(): Map<string, Map<number, number>> {
+    return new Map(
+      [...this.parts()].map(([name, pids]) => [name, new Map(pids.map((pid) => [pid, ownCpuSeconds(pid) ?? 0] as [number, number]))]),
+    );
   }
 
   private read(): Map<string, number> {
@@ -135,15 +182,15 @@ export class CpuMeter {
     return new Map([...this.roots].map(([name, pid]) => [name, pid === process.pid ? own() : cpuSecondsOf(pid)]));
   }
 
-  /** CPU seconds and cores used per process tree since construction. */
+  /** CPU seconds and cores used per process tree, and per part, since construction. */
   used(): Record<string, { seconds: number; cores: number }> {
     const elapsedS = (performance.now() - this.startedAt) / 1000;
     const now = this.read();
-    return Object.fromEntries(
-      [...this.roots.keys()].map((name) => {
-        const seconds = (now.get(name) ?? 0) - (this.start.get(name) ?? 0);
-        return [name, { seconds, cores: seconds / elapsedS }];
-      }),
-    );
+    const trees = [...this.roots.keys()].map((name) => [name, (now.get(name) ?? 0) - (this.start.get(name) ?? 0)] as const);
+    const parts = [...this.readParts()].map(([name, pids]) => {
+      const before = this.startOfParts.get(name);
+      return [name, [...pids].reduce((sum, [pid, seconds]) => sum + seconds - (before?.get(pid) ?? 0), 0)] as const;
+    });
+    return Object.fromEntries([...trees, ...parts].map(([name, seconds]) => [name, { seconds, cores: seconds / elapsedS }]));
   }
 }

@@ -11,7 +11,9 @@ export interface Receipt {
 /**
  * The subscriber, inside the bench process so that send and receipt times are on one clock (performance.now()).
  * It answers 200 at once and keeps only the first receipt per transaction id (deliveries are at least once).
- * Lighter than test/support/subscriber.ts on purpose: it keeps no bodies or headers of tens of thousands of requests.
+ * Lighter than src/demo/subscriber-server.ts (the tests' subscriber) on purpose: it keeps no bodies or headers of tens of thousands of requests.
+ * `answerAfterMs`: a slow subscriber, which answers that long after a request has arrived (its receipt counts at
+ * arrival).
  */
 export class Receiver {
   readonly receipts = new Map<string, Receipt>();
@@ -21,6 +23,8 @@ export class Receiver {
   private server?: http.Server;
   url = '';
 
+  constructor(private readonly answerAfterMs = 0) {}
+
   async listen(): Promise<void> {
     this.server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -29,7 +33,9 @@ export class Receiver {
         const atMs = performance.now();
         this.requests += 1;
         this.record(Buffer.concat(chunks).toString('utf8'), atMs);
-        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        const answer = () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+        if (this.answerAfterMs > 0) setTimeout(answer, this.answerAfterMs);
+        else answer();
       });
     });
     this.server.keepAliveTimeout = 5_000;

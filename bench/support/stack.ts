@@ -72,6 +72,27 @@ export function stopOnSignals(stop: () => Promise<void>): () => Promise<void> {
   };
 }
 
+/**
+ * Points the platform's webhook endpoint at the bench's subscriber (v2.1, all donation events, basic auth), its
+ * secrets sealed with `secretsKeys` (SECRETS_KEYS of the service under test).
+ */
+export async function configureBenchEndpoint(db: Db, url: string, secretsKeys: string): Promise<void> {
+  await saveEndpoint(
+    db,
+    {
+      url,
+      active: true,
+      payload_version: 'v2.1',
+      events: ['donation.completed', 'donation.recurring_completed', 'donation.reconciled', 'shop_order.completed'],
+      basic_auth_username: 'crm',
+      basic_auth_password: 'bench-subscriber-password',
+      signing_secret: null,
+    },
+    new Date(),
+    createKeyring(parseSecretsKeys(secretsKeys)),
+  );
+}
+
 /** The postmaster's pid, from its pid file (first line). */
 export async function postmasterPid(dataDir: string): Promise<number> {
   const { readFile } = await import('node:fs/promises');
@@ -174,22 +195,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       services,
       apiUrl: `http://127.0.0.1:${apiPort}`,
       staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock, sessionMaxSeconds: 86_400 }, staff).access,
-      async configureEndpoint(url) {
-        await saveEndpoint(
-          db,
-          {
-            url,
-            active: true,
-            payload_version: 'v2.1',
-            events: ['donation.completed', 'donation.recurring_completed', 'donation.reconciled', 'shop_order.completed'],
-            basic_auth_username: 'crm',
-            basic_auth_password: 'bench-subscriber-password',
-            signing_secret: null,
-          },
-          new Date(),
-          createKeyring(parseSecretsKeys(SECRETS_KEYS)),
-        );
-      },
+      configureEndpoint: (url) => configureBenchEndpoint(db, url, SECRETS_KEYS),
       processes: () =>
         new Map<string, number>([
           ...[...services].map(([role, service]) => [role, service.pid] as [string, number]),

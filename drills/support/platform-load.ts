@@ -1,5 +1,4 @@
 import { sleep } from './processes';
-import type { DrillCluster } from './cluster';
 
 const donor = {
   gender: 'female',
@@ -14,8 +13,15 @@ const donor = {
   language: 'de',
 };
 
+/** Where the load goes: an API (a drill cluster's, or the stack's behind Caddy) and a staff login there. */
+export interface StaffApi {
+  apiUrl: string;
+  /** A staff access token from the API. */
+  staffToken(): Promise<string>;
+}
+
 /** A staff client of the API that logs in again when its token expires. */
-export function apiClient(cluster: DrillCluster) {
+export function apiClient(cluster: StaffApi) {
   let token: Promise<string> | undefined;
   return async function request(method: string, path: string, body: unknown): Promise<number> {
     token ??= cluster.staffToken();
@@ -31,7 +37,7 @@ export function apiClient(cluster: DrillCluster) {
   };
 }
 
-export async function configureEndpoint(cluster: DrillCluster, url: string): Promise<void> {
+export async function configureEndpoint(cluster: StaffApi, url: string): Promise<void> {
   const status = await apiClient(cluster)('PUT', '/admin/api/webhook-endpoint', { url, active: true });
   if (status !== 200) throw new Error(`configuring the endpoint failed: ${status}`);
 }
@@ -50,7 +56,7 @@ export interface LoadResult {
  * `onProgress` sees the number of calls completed so far.
  */
 export async function recordCheckouts(
-  cluster: DrillCluster,
+  cluster: StaffApi,
   {
     count,
     concurrency,
@@ -58,6 +64,7 @@ export async function recordCheckouts(
     deadlineMs,
     pauseMs = 0,
     onProgress,
+    onFailedTry,
   }: {
     count: number;
     concurrency: number;
@@ -66,6 +73,8 @@ export async function recordCheckouts(
     /** Pause of each lane between calls, to spread the load over time. */
     pauseMs?: number;
     onProgress?: (done: number) => void;
+    /** Sees each try that did not succeed, as it happens (by status or error code). */
+    onFailedTry?: (outcome: string) => void;
   },
 ): Promise<LoadResult> {
   const request = apiClient(cluster);
@@ -98,6 +107,7 @@ export async function recordCheckouts(
           outcome = ((err as Error).cause as { code?: string } | undefined)?.code ?? (err as Error).name;
         }
         failedTries[outcome] = (failedTries[outcome] ?? 0) + 1;
+        onFailedTry?.(outcome);
         if (Date.now() > deadline) return;
         await sleep(250);
       }

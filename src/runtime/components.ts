@@ -1,4 +1,3 @@
-import type { Server } from 'node:http';
 import { Client } from '@temporalio/client';
 import type Koa from 'koa';
 import type { Config } from '../config';
@@ -7,6 +6,7 @@ import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
 import { createApp, createMetricsApp } from './app';
 import { answerClientErrors } from '../http/client-errors';
+import { closeGracefully } from '../http/graceful-close';
 import { createKeyring } from '../secrets/keyring';
 import { createTemporalClient } from '../temporal/client';
 import { connectNativeTemporal } from '../temporal/connection';
@@ -36,13 +36,15 @@ export function startTemporalClient({ config, lifecycle }: Runtime, connection: 
   return client;
 }
 
-async function serve(app: Koa, port: number, host: string, lifecycle: Lifecycle): Promise<number> {
-  const server = await new Promise<Server>((resolve, reject) => {
-    const listening = answerClientErrors(app.listen(port, host));
-    listening.once('listening', () => resolve(listening));
-    listening.once('error', reject);
+/** Listens on `host:port` until the lifecycle stops, then closes as src/http/graceful-close.ts says; answers the port. */
+export async function serve(app: Koa, port: number, host: string, lifecycle: Lifecycle): Promise<number> {
+  const server = answerClientErrors(app.listen(port, host));
+  const close = closeGracefully(server);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', () => resolve());
+    server.once('error', reject);
   });
-  lifecycle.onStop(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  lifecycle.onStop(close);
   return (server.address() as { port: number }).port;
 }
 

@@ -199,6 +199,12 @@ test('lays out distinct ports, and membership ports that Temporal’s SMALLINT c
   const membership = [ports.frontend, ports.matching, ports.worker, ...ports.history].map((own) => own.membership);
   expect(Math.max(...membership)).toBeLessThanOrEqual(MAX_MEMBERSHIP_PORT);
   expect(used.filter((port) => !membership.includes(port)).every((port) => port >= 47_000 && port < 48_000)).toBe(true);
+  // Below 32767 the membership ports stay in the base's own block, clear of its other ports.
+  for (const basePort of [7300, 25_000]) {
+    const low = allPorts(planPorts({ basePort, api: 20, delivery: 20, history: 4 }));
+    expect(new Set(low).size).toBe(low.length);
+    expect(low.every((port) => port >= basePort && port < basePort + 100)).toBe(true);
+  }
   expect(() => planPorts({ basePort: 47_000, membershipBasePort: 40_000, api: 1, delivery: 1, history: 1 })).toThrow(/SMALLINT/);
   expect(() => planPorts({ basePort: 7300, api: 21, delivery: 1, history: 1 })).toThrow(/--api/);
 });

@@ -15,8 +15,7 @@ import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
 import { projectRoot } from '../../src/config';
 import { isRunning, STACK_DESCRIPTION, type StackDescription } from '../../stack/description';
-import { portIsFree } from '../../src/shared/free-port';
-import { allPorts, planPorts, type PortPlan } from '../../stack/ports';
+import { allPorts, freePortPlan, planPorts, type PortPlan } from '../../stack/ports';
 import { builtTools } from '../../stack/tools';
 import { eventually } from '../support/eventually';
 import { PLATFORM_DONOR } from '../support/platform-donor';
@@ -45,17 +44,11 @@ let subscriber: Subscriber;
 let temporal: Client;
 let connection: Connection;
 
-/** A base whose 70 ports are free, low enough that the membership ports fit Temporal's SMALLINT column. */
+/** The ports of STACK_TEST_BASE_PORT, or a free block, with room for the subscriber at +90. */
 async function freePlan(): Promise<PortPlan> {
   const layout = { api: 2, delivery: 2, history: 1 };
   const given = Number(process.env.STACK_TEST_BASE_PORT);
-  if (given) return planPorts({ basePort: given, ...layout });
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const plan = planPorts({ basePort: 20_000 + 100 * Math.floor(Math.random() * 120), ...layout });
-    const free = await Promise.all([...allPorts(plan), plan.balancer + 90].map(portIsFree));
-    if (free.every(Boolean)) return plan;
-  }
-  throw new Error('no block of 100 free ports found between 20000 and 32000');
+  return given ? planPorts({ basePort: given, ...layout }) : freePortPlan(layout, [90]);
 }
 
 /** `node dist/stack/main.js` in its own process group, as a terminal would start `npm run stack`. */

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { temporalTlsSettings } from '../stack/stack';
+import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
+import { captureTemplate, startCeilingWorker, type EnvelopeTemplate } from './support/ceiling-stack';
+import { flags, list, runMain } from './support/cli';
+import { machineInfo } from './support/machine';
+import { type Phase, phaseName, runPhase } from './support/phase-report';
+import { answered, EventLoad, type Offer, platformCall, settle, untilArrived } from './support/platform-load';
+import { CpuMeter } from './support/processes';
+import { type RealStack, REAL_STACK_TEMPORAL, realStackFlags, startRealStack } from './support/real-stack';
+import { Receiver } from './support/receiver';
+import type { NamedTuning } from './support/worker-tuning';
+
+/**
+ * bench/ceiling.ts on the production-like stack instead of the dev server (issue 21): the service as `npm run stack`
+ * runs it (two API and two delivery replicas behind Caddy, Temporal as four services on a durable Postgres, mTLS),
+ * against its ceiling of one trivial workflow per event (and the ceiling told what the operators see) on the same
+ * Temporal server, and the platform calls alone; each run on a fresh stack, rounds alternating. CPU per event for
+ * every process, each Temporal service and Postgres (split by database: the application's, Temporal's and its
+ * visibility's backends).
+ *
+ *   node dist/bench/stack-ceiling.js --rounds=3 --rates=20 --duration=20 --max-duration=30 --out=/tmp/stack-ceiling.json
+ */
+const options = flags({
+  rounds: 3,
+  systems: 'service,ceiling,ceiling-view,platform',
+  rates: '20',
+  duration: 20,
+  warmup: 10,
+  concurrency: 32,
+  'max-duration': 30,
+  'settle-timeout': 180,
+  /** The service's replicas (the stack's defaults, as docker-compose.yml has them). */
+  api: 2,
+  delivery: 2,
+  ...realStackFlags,
+  out: '',
+});
+
+const phases: Phase[] = [
+  ...list(options.rates).map((rate) => ({ rate: Number(rate), durationS: options.duration })),
+  { concurrency: options.concurrency, durationS: options['max-duration'] },
+];
+
+/** The production roles only: the stack runs them as Compose does, without the bench's tunings or traces. */
+const PRODUCTION: NamedTuning = { name: 'stack', tuning: {}, relay: {}, layout: 'combined' };
+
+let template: EnvelopeTemplate | undefined;
+
+/** The phases of one run, each measured over every process of the stack (and the bench's own, not counted). */
+async function measure(real: RealStack, run: SystemRun, load: EventLoad, receiver: Receiver, answeredOnly = false): Promise<SystemRun> {
+  const meter = () => new CpuMeter(real.processes(), () => real.postgresParts());
+  for (const phase of phases) {
+    process.stderr.write(`  ${run.system}: ${phaseName(phase)}\n`);
+    run.phases.push((await runPhase(phase, load, meter, answeredOnly ? answered : untilArrived(receiver, options['settle-timeout']))).report);
+  }
+  run.loadAverage.after = os.loadavg()[0];
+  return run;
+}
+
+/** The service, or (`platform`) its platform calls alone: the delivery replicas stopped, the events left in the outbox. */
+async function runService(receiver: Receiver, round: number, system: 'service' | 'platform'): Promise<SystemRun> {
+  const real = await startRealStack({ ports: options, api: options.api, delivery: options.delivery });
+  try {
+    await real.configureEndpoint(receiver.url);
+    const calls = platformCall(real.stack.apiUrl, real.staffToken);
+    if (system === 'platform') {
+      // Nothing but what a platform call uses: the API replicas, Caddy and Postgres, as on the dev server.
+      const { delivery, temporal, temporalUi } = real.stack.topology;
+      for (const { name } of [...delivery, temporalUi, ...[...temporal].reverse()]) await real.stack.stopProcess(name);
+      const load = new EventLoad(calls, receiver, `calls-${randomUUID().slice(0, 8)}`, false);
+      if (options.warmup > 0) await load.openLoop(20, options.warmup);
+      return await measure(real, startRun(system, PRODUCTION.name, round), load, receiver, true);
+    }
+    const load = new EventLoad(calls, receiver, `svc-${randomUUID().slice(0, 8)}`);
+    if (options.warmup > 0) await settle(receiver, await load.openLoop(20, options.warmup), options['settle-timeout']);
+    template ??= await captureTemplate(real.db);
+    return await measure(real, startRun(system, PRODUCTION.name, round), load, receiver);
+  } finally {
+    await real.stop();
+  }
+}
+
+/** The ceiling's process (bench/ceiling/worker.ts) against the same Temporal services and Postgres, nothing else. */
+async function runCeiling(receiver: Receiver, round: number, system: 'ceiling' | 'ceiling-view'): Promise<SystemRun> {
+  if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
+  const real = await startRealStack({ ports: options, api: 1, delivery: 1, temporalOnly: true });
+  try {
+    const { worker, offer } = await startCeilingWorker({
+      temporal: { address: real.stack.temporalAddress, tls: temporalTlsSettings(real.stack) },
+      subscriberUrl: receiver.url,
+      tuning: PRODUCTION.tuning,
+      template,
+      // Eager, as the service's delivery role starts its workflows.
+      start: { described: system === 'ceiling-view', eager: true },
+      logFile: path.join(real.stack.logDir, 'ceiling-worker.log'),
+    });
+    try {
+      const load = new EventLoad(offer as Offer, receiver, `ceil-${randomUUID().slice(0, 8)}`);
+      if (options.warmup > 0) await settle(receiver, await load.openLoop(20, options.warmup), options['settle-timeout']);
+      const withWorker: RealStack = { ...real, processes: () => new Map([...real.processes(), ['worker', worker.pid]]) };
+      return await measure(withWorker, startRun(system, PRODUCTION.name, round), load, receiver);
+    } finally {
+      await worker.stop();
+    }
+  } finally {
+    await real.stop();
+  }
+}
+
+const RUNNERS: Record<System, (receiver: Receiver, round: number) => Promise<SystemRun>> = {
+  service: (receiver, round) => runService(receiver, round, 'service'),
+  ceiling: (receiver, round) => runCeiling(receiver, round, 'ceiling'),
+  'ceiling-view': (receiver, round) => runCeiling(receiver, round, 'ceiling-view'),
+  platform: (receiver, round) => runService(receiver, round, 'platform'),
+};
+
+async function main() {
+  const systems = parseSystems(options.systems);
+  const receiver = new Receiver();
+  await receiver.listen();
+  const runs: SystemRun[] = [];
+  const machine = {
+    ...(await machineInfo()),
+    temporal: REAL_STACK_TEMPORAL,
+  };
+  try {
+    for (let round = 0; round < options.rounds; round++) {
+      for (const system of inTurn(systems, round)) {
+        process.stderr.write(`round ${round + 1}: ${system} (load ${os.loadavg()[0].toFixed(1)})\n`);
+        runs.push(await RUNNERS[system](receiver, round));
+        if (options.out) writeFileSync(options.out, JSON.stringify({ machine, options, runs }, null, 2));
+      }
+    }
+  } finally {
+    await receiver.close();
+  }
+  process.stdout.write(`${report(runs, [PRODUCTION], machine, phases)}\n`);
+}
+
+runMain(main);
