@@ -1,6 +1,7 @@
 import bodyParser from 'koa-bodyparser';
 import type { Context, Next } from 'koa';
 import { ApiError } from '../shared/errors';
+import { refuseNumbersThatLoseDigits } from './exact-numbers';
 
 /** The one body limit of every operation: the largest platform call (a shop order) stays far below it. */
 export const BODY_LIMIT = '1mb';
@@ -62,7 +63,11 @@ function refuseUnlessJson(ctx: Context): void {
  */
 export async function jsonBody(ctx: Context, next: Next): Promise<void> {
   refuseUnlessJson(ctx);
-  await parse(ctx, next);
+  await parse(ctx, async () => {
+    const raw = (ctx.request as { rawBody?: unknown }).rawBody;
+    if (typeof raw === 'string' && raw !== '') refuseNumbersThatLoseDigits(raw);
+    await next();
+  });
 }
 
 /**

@@ -613,6 +613,20 @@ describe('validation and access', () => {
     expect(await app.db('contacts').count('* as n')).toEqual(contactsBefore);
   });
 
+  test('an amount whose digits JSON\'s double cannot keep is a 400, not the rounded amount (50.000000000000001 is not 50)', async () => {
+    const contactsBefore = await app.db('contacts').count('* as n');
+    const withAmount = (literal: string) => JSON.stringify(checkoutBody({ positions: [{ amount: 12.34 }] })).replace('12.34', literal);
+    for (const literal of ['50.000000000000001', '0.010000000000000000001', '999999999.99000001', '1.00000000000000000000000000001']) {
+      const response = await postCheckout(withAmount(literal));
+      expect([response.status, response.body.code, response.body.error]).toEqual([400, 'invalid_body', expect.stringContaining(`The number ${literal}`)]);
+    }
+    expect(await app.db('contacts').count('* as n')).toEqual(contactsBefore);
+    // Other spellings of what a double holds exactly are amounts like any other.
+    for (const literal of ['1.5E3', '99999999999e-2', '12.340', '0.1']) {
+      expect((await postCheckout(withAmount(literal))).status).toBe(201);
+    }
+  });
+
   test('a body linking to a campaign or contact that does not exist is a 400 with its own code (docs/platform-api.md)', async () => {
     const campaign = await postCheckout(checkoutBody({ positions: [{ amount: 10, campaign_id: 987654 }] }));
     expect([campaign.status, campaign.body.code]).toEqual([400, 'unknown_campaign']);
