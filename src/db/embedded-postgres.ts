@@ -84,7 +84,7 @@ async function adoptKeptPassword(port: number, kept: string, previous: string, d
  * fails inside Postgres; the package reports that without a word. Left running rather than stopped here: the process
  * may as well be a start command that is still running, on this DATA_DIR, in another terminal.
  */
-async function postmasterHoldingTheCluster(databaseDir: string): Promise<{ pid: number; port: string } | undefined> {
+async function postmasterHoldingTheCluster(databaseDir: string): Promise<{ pid: number; port: string; startedBy?: number } | undefined> {
   const lockFile = await readFile(path.join(databaseDir, 'postmaster.pid'), 'utf8').catch(() => undefined);
   const [pidLine = '', , , portLine = ''] = lockFile?.split('\n') ?? [];
   const pid = Number(pidLine);
@@ -95,7 +95,21 @@ async function postmasterHoldingTheCluster(databaseDir: string): Promise<{ pid: 
     // EPERM: alive, and another user's (Postgres runs as `postgres` when this runs as root without the right to signal).
     if ((err as NodeJS.ErrnoException).code !== 'EPERM') return undefined;
   }
-  return { pid, port: portLine.trim() };
+  return { pid, port: portLine.trim(), startedBy: await startHoldingIt(pid) };
+}
+
+/**
+ * The start command that launched the postmaster, when it is still running (a second start on the same DATA_DIR,
+ * or one whose `npm` wrapper was killed while the service went on): stopping Postgres alone would not help then,
+ * its shutdown waits for that service's connections. An orphan of a killed start has been adopted by another process.
+ */
+async function startHoldingIt(postmaster: number): Promise<number | undefined> {
+  const stat = await readFile(`/proc/${postmaster}/stat`, 'utf8').catch(() => '');
+  // The command name in parentheses may hold spaces; the parent pid is the second field after it.
+  const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  if (!Number.isSafeInteger(parent) || parent <= 1) return undefined;
+  const command = await readFile(`/proc/${parent}/cmdline`, 'utf8').catch(() => '');
+  return command.split('\0').some((arg) => /(^|\/)main\.[jt]s$/.test(arg)) ? parent : undefined;
 }
 
 /** How many of Postgres' last log lines a failed start reports. */
@@ -120,6 +134,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     ...options.settings,
   };
   const holder = await postmasterHoldingTheCluster(databaseDir);
+  if (holder?.startedBy) {
+    throw new Error(
+      `The embedded Postgres in ${databaseDir} is in use by another start of the service, still running as pid ` +
+        `${holder.startedBy} (Postgres pid ${holder.pid}, port ${holder.port || 'unknown'}), for instance one whose npm was ` +
+        `killed. Stop that start (kill ${holder.startedBy}: it stops its Postgres and dev server with it) or give this ` +
+        'one another DATA_DIR.',
+    );
+  }
   if (holder) {
     throw new Error(
       `The embedded Postgres in ${databaseDir} is still running as pid ${holder.pid} (port ${holder.port || 'unknown'}), ` +

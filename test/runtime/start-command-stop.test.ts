@@ -132,6 +132,18 @@ test('SIGKILL to the start command ends its Temporal dev server too; the next st
   await eventually(async () => leftOver().length === 0, { what: 'Postgres to stop' });
 }, 120_000);
 
+test('a second start on a DATA_DIR a running start holds names that start, not its Postgres (npm killed, the service left)', async () => {
+  const first = await startCommand();
+  await first.waitFor(READY);
+  const second = await startCommand();
+  expect(await second.exited).toBe(1);
+  expect(second.output()).toContain(`is in use by another start of the service, still running as pid ${first.child.pid} `);
+  expect(second.output()).toContain(`Stop that start (kill ${first.child.pid}: it stops its Postgres and dev server with it)`);
+  first.child.kill('SIGTERM');
+  expect(await first.exited).toBe(0);
+  await eventually(async () => leftOver().length === 0, { what: `nothing left running, found ${leftOver().join(', ')}` });
+}, 180_000);
+
 test('a Temporal server already on the dev server port fails the start clearly; it is never used', async () => {
   const foreign = await startTestDevServer();
   try {
