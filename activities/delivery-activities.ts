@@ -10,6 +10,7 @@ import type {
   RecordedState,
   RecordRequest,
 } from '../src/delivery-rules/activity-contracts';
+import { foreignWorkflowReason } from '../src/delivery-rules/event-identity';
 import { RESPONSE_TIMEOUT_MS } from '../src/delivery-rules/retry-schedule';
 import type { Logger } from '../src/logger';
 import type { DeliveryMetrics } from '../src/observability/metrics';
@@ -25,6 +26,7 @@ import {
   findRecordedProgress,
   recordAttempt as writeAttempt,
 } from '../src/webhook-events/attempts';
+import { readEventOwnership, readInstallation } from '../src/webhook-events/installation';
 import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
@@ -154,6 +156,23 @@ export function createDeliveryActivities({
     return { status, nextAttemptAtMs, retryInMs: nextAttemptAtMs === null ? null : Math.max(0, nextAttemptAtMs - clock().getTime()) };
   };
 
+  /**
+   * Sends and records nothing for a workflow that is not this event's: another installation's (a database sharing the
+   * namespace and task queue) or another event's of the same id. Retryable, so that the workflow is never ended here:
+   * it waits, retried with backoff, for its own installation's worker (docs/delivery.md); an error log and
+   * webhook_foreign_delivery_workflows_total (alert WebhookForeignDeliveryWorkflows) say so meanwhile.
+   */
+  async function refuseForeignWorkflow(request: AttemptRequest): Promise<void> {
+    const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
+    const [installation, event] = await Promise.all([readInstallation(db), readEventOwnership(db, request.eventId)]);
+    const reason = foreignWorkflowReason(request.eventId, { workflowId, owner: request.owner }, { installation, event });
+    if (reason === undefined) return;
+    metrics?.foreignDeliveryWorkflow();
+    const message = `Workflow ${workflowId} is not event ${request.eventId}'s of this database: ${reason}; nothing sent or recorded. Another deployment shares this task queue (TEMPORAL_TASK_QUEUE)`;
+    log.error({ ...logContext(request.eventId, request.attemptNumber), owner: request.owner, installation }, message);
+    throw ApplicationFailure.retryable(message, 'ForeignDeliveryWorkflow');
+  }
+
   /** Records an attempt and its status transition; an attempt recorded before answers the event as it stands. */
   async function record(request: RecordRequest, responseBody: string | null): Promise<RecordedState> {
     const recorded = await writeAttempt(db, { ...request, responseBody });
@@ -175,6 +194,7 @@ export function createDeliveryActivities({
   async function attemptDelivery(request: AttemptRequest): Promise<AttemptReport> {
     const { eventId, attemptNumber, attempt } = request;
     const logFields = { ...logContext(eventId, attemptNumber), manual: attempt.kind === 'manual' };
+    await refuseForeignWorkflow(request);
     const event = await findEventForAttempt(db, eventId, attemptNumber);
     if (!event) throw eventMissing(eventId);
     // An attempt recorded already (a worker lost before Temporal heard of it, a reset workflow) is not sent again.
@@ -229,6 +249,7 @@ export function createDeliveryActivities({
    * written twice.
    */
   async function recordAttempt(request: RecordRequest): Promise<RecordedState> {
+    await refuseForeignWorkflow(request);
     return record(request, null);
   }
 

@@ -30,3 +30,36 @@ export function isOwnWorkflow(memo: Record<string, unknown> | undefined, identit
   if (key === undefined) return identity.workflowId === legacyWorkflowId(identity.eventId);
   return key === identity.key;
 }
+
+/**
+ * Whose event a delivery workflow is for, carried in its input (workflows started since migration 020): this
+ * database's installation id and the event's key. Workflows started before carry none (`owner` undefined).
+ */
+export interface DeliveryOwner {
+  installation: string;
+  key: string;
+}
+
+/** What the attempt finds in this database: its installation, and the event (its key and workflow id) if it exists. */
+export interface AttemptSite {
+  installation: string;
+  event?: { key: string; workflowId: string };
+}
+
+/**
+ * Why a workflow asking to send or record an attempt of event `eventId` is not that event's (undefined: it is, or the
+ * event does not exist here and nothing says the workflow is another installation's). It belongs to another
+ * installation (another database on the namespace and task queue), or to another event of the same id. A workflow
+ * without an owner in its input (started by an earlier release) is the event's when it runs under the event's
+ * workflow id or, as releases before migration 017 started them, the legacy one: there another database's event of
+ * the same id cannot be told apart, which the task-queue check at start covers (src/temporal/task-queue-installations.ts).
+ */
+export function foreignWorkflowReason(eventId: number, workflow: { workflowId: string; owner?: DeliveryOwner }, site: AttemptSite): string | undefined {
+  const { owner, workflowId } = workflow;
+  const { installation, event } = site;
+  if (owner && owner.installation !== installation) return `it belongs to installation ${owner.installation}, not to this one (${installation})`;
+  if (!event) return undefined;
+  if (owner) return owner.key === event.key ? undefined : `it carries event key ${owner.key}, not this event's (${event.key})`;
+  if (workflowId === event.workflowId || workflowId === legacyWorkflowId(eventId)) return undefined;
+  return `it runs under workflow id ${workflowId}, not under this event's (${event.workflowId})`;
+}

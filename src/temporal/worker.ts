@@ -8,7 +8,9 @@ import { createRecoveryActivities } from '../../activities/recovery-activities';
 import { createRetentionActivities } from '../../activities/retention-activities';
 import type { DeliveryMetrics, RetentionMetrics } from '../observability/metrics';
 import { resendForRecovery } from './held-resend';
+import { readInstallation } from '../webhook-events/installation';
 import { runningDeliveries } from './running-deliveries';
+import { workerIdentity } from './task-queue-installations';
 
 /** The workflow sources: workflows/index.ts under ts-node/Jest, dist/workflows/index.js when compiled. */
 export const deliveryWorkflowsPath = require.resolve('../../workflows');
@@ -141,6 +143,8 @@ export async function createDeliveryWorker({
     connection,
     namespace,
     taskQueue,
+    // Names this database's installation, by which another deployment's start sees this worker on the task queue.
+    identity: workerIdentity(await readInstallation(db)),
     activities: {
       ...createDeliveryActivities(dependencies),
       ...createRetentionActivities({ ...dependencies, runningAmong: (events) => runningDeliveries(client, events) }),
