@@ -19,5 +19,8 @@ export async function createTestDatabase(): Promise<{ db: Db; url: string }> {
     await admin.destroy();
   }
   const url = urlFor(name);
-  return { db: createDb({ connectionString: url }), url };
+  const db = createDb({ connectionString: url });
+  // A database of its own is an installation of its own (migration 020), not a copy of the template's.
+  await db.raw('UPDATE installation SET id = gen_random_uuid()');
+  return { db, url };
 }
