@@ -26,7 +26,7 @@ import {
   findRecordedProgress,
   recordAttempt as writeAttempt,
 } from '../src/webhook-events/attempts';
-import { readEventOwnership, readInstallation } from '../src/webhook-events/installation';
+import { readEventKey, readInstallation } from '../src/webhook-events/installation';
 import { SIGNING_SECRET_PREFIX, signatureHeaders } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
@@ -162,14 +162,17 @@ export function createDeliveryActivities({
    * it waits, retried with backoff, for its own installation's worker (docs/delivery.md); an error log and
    * webhook_foreign_delivery_workflows_total (alert WebhookForeignDeliveryWorkflows) say so meanwhile.
    */
-  async function refuseForeignWorkflow(request: AttemptRequest): Promise<void> {
-    const workflowId = Context.current().info.workflowExecution?.workflowId ?? '';
-    const [installation, event] = await Promise.all([readInstallation(db), readEventOwnership(db, request.eventId)]);
-    const reason = foreignWorkflowReason(request.eventId, { workflowId, owner: request.owner }, { installation, event });
+  async function refuseForeignWorkflow({ eventId, owner }: AttemptRequest): Promise<void> {
+    if (!owner) return;
+    const [installation, eventKey] = await Promise.all([readInstallation(db), readEventKey(db, eventId)]);
+    const reason = foreignWorkflowReason(owner, { installation, eventKey });
     if (reason === undefined) return;
     metrics?.foreignDeliveryWorkflow();
-    const message = `Workflow ${workflowId} is not event ${request.eventId}'s of this database: ${reason}; nothing sent or recorded. Another deployment shares this task queue (TEMPORAL_TASK_QUEUE)`;
-    log.error({ ...logContext(request.eventId, request.attemptNumber), owner: request.owner, installation }, message);
+    const { workflowExecution } = Context.current().info;
+    const message =
+      `Workflow ${workflowExecution?.workflowId} is not event ${eventId}'s of this database: ${reason}; nothing sent or recorded. ` +
+      'Another deployment shares this task queue (TEMPORAL_TASK_QUEUE)';
+    log.error({ eventId, workflowId: workflowExecution?.workflowId, owner, installation }, message);
     throw ApplicationFailure.retryable(message, 'ForeignDeliveryWorkflow');
   }
 

@@ -40,26 +40,22 @@ export interface DeliveryOwner {
   key: string;
 }
 
-/** What the attempt finds in this database: its installation, and the event (its key and workflow id) if it exists. */
+/** What the attempt finds in this database: its installation, and the event's key if the event exists. */
 export interface AttemptSite {
   installation: string;
-  event?: { key: string; workflowId: string };
+  eventKey?: string;
 }
 
 /**
- * Why a workflow asking to send or record an attempt of event `eventId` is not that event's (undefined: it is, or the
- * event does not exist here and nothing says the workflow is another installation's). It belongs to another
- * installation (another database on the namespace and task queue), or to another event of the same id. A workflow
- * without an owner in its input (started by an earlier release) is the event's when it runs under the event's
- * workflow id or, as releases before migration 017 started them, the legacy one: there another database's event of
- * the same id cannot be told apart, which the task-queue check at start covers (src/temporal/task-queue-installations.ts).
+ * Why a workflow asking to send or record an attempt of event `eventId` is not that event's (undefined: it is, or
+ * nothing says otherwise): its input names another installation (another database on the namespace and task queue)
+ * or another event key. A workflow without an owner in its input was started by a release before migration 020 (under
+ * `webhook-event-<id>` by release 0.1.0): it is taken as the event's, as those releases did; a worker of another
+ * database is kept off the task queue by the check at start (src/temporal/task-queue-installations.ts).
  */
-export function foreignWorkflowReason(eventId: number, workflow: { workflowId: string; owner?: DeliveryOwner }, site: AttemptSite): string | undefined {
-  const { owner, workflowId } = workflow;
-  const { installation, event } = site;
-  if (owner && owner.installation !== installation) return `it belongs to installation ${owner.installation}, not to this one (${installation})`;
-  if (!event) return undefined;
-  if (owner) return owner.key === event.key ? undefined : `it carries event key ${owner.key}, not this event's (${event.key})`;
-  if (workflowId === event.workflowId || workflowId === legacyWorkflowId(eventId)) return undefined;
-  return `it runs under workflow id ${workflowId}, not under this event's (${event.workflowId})`;
+export function foreignWorkflowReason(owner: DeliveryOwner | undefined, site: AttemptSite): string | undefined {
+  if (!owner) return undefined;
+  if (owner.installation !== site.installation) return `it belongs to installation ${owner.installation}, not to this one (${site.installation})`;
+  if (site.eventKey !== undefined && owner.key !== site.eventKey) return `it carries event key ${owner.key}, not this event's (${site.eventKey})`;
+  return undefined;
 }

@@ -28,10 +28,10 @@ export function readInstallation(db: Knex): Promise<string> {
   return id;
 }
 
-/** An event's key and workflow id, which the attempt compares with its workflow's (src/delivery-rules/event-identity.ts). */
-export async function readEventOwnership(db: Knex, eventId: number): Promise<{ key: string; workflowId: string } | undefined> {
-  const row: { uuid: string; workflow_id: string } | undefined = await db(EVENTS).where({ id: eventId }).first('uuid', 'workflow_id');
-  return row && { key: row.uuid, workflowId: row.workflow_id };
+/** An event's key (`uuid`), which the attempt compares with its workflow's (src/delivery-rules/event-identity.ts). */
+export async function readEventKey(db: Knex, eventId: number): Promise<string | undefined> {
+  const row: { uuid: string } | undefined = await db(EVENTS).where({ id: eventId }).first('uuid');
+  return row?.uuid;
 }
 
 /** Whether this database's event ids were ever checked against Temporal (advanceEventIds ran at least once). */
