@@ -6,6 +6,7 @@ import { type ReceivedRequest, startSubscriber, type Subscriber } from '../../sr
 import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import type { DevServerHandle } from '../../src/temporal/dev-server';
+import { deliveryWorkerDeployment } from '../../src/temporal/worker-deployment';
 import { deliveryQueueOf, startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
 import {
   foreignPollers,
@@ -83,7 +84,7 @@ async function polling(worker: Worker, taskQueue: string, identity: string) {
   };
 }
 
-const deliveryWorker = async (db: Db, taskQueue: string, options: { metrics?: ReturnType<typeof createMetrics>; log?: ReturnType<typeof createLogger> } = {}) => {
+const deliveryWorker = async (db: Db, taskQueue: string, options: Partial<Parameters<typeof createTestWorker>[0]> = {}) => {
   const worker = await createTestWorker({ connection, taskQueue, workflowBundle, db, keyring: TEST_KEYRING, ...options });
   return polling(worker, taskQueue, worker.options.identity);
 };
@@ -105,6 +106,14 @@ describe('the second deployment on a task queue is refused at start', () => {
     await stop();
     // A stopped worker stays listed for minutes; once its last poll is older than a live worker's can be, it is gone.
     expect(await foreignPollers(client, taskQueue, await readInstallation(second), Date.now() + LIVE_POLLER_MS)).toEqual([]);
+  }, 60_000);
+
+  test('a versioned worker (Worker Deployments, as production runs them) is seen as well', async () => {
+    const [first, second] = [await newDatabase(), await newDatabase()];
+    const taskQueue = `versioned-${randomUUID()}`;
+    const stop = await deliveryWorker(first, taskQueue, { deployment: deliveryWorkerDeployment(taskQueue, 'build-1') });
+    await expect(refuseTaskQueueOfAnotherInstallation({ db: second, client, taskQueue, log, graceMs: 0 })).rejects.toThrow(TaskQueueOfAnotherInstallation);
+    await stop();
   }, 60_000);
 
   test("a worker naming no installation (release 0.1.0's, in a rolling deploy) is not taken as another installation's", async () => {
