@@ -114,8 +114,8 @@ const ROLES = {
   async migrate(runtime: Runtime) {
     const { config, log, lifecycle } = runtime;
     const db = await connectDatabase(config, log, lifecycle, 'external-required');
-    log.info({ applied: await migrateToLatest(db) }, 'migrations applied');
     const temporal = await connectTemporal(config, log, lifecycle, 'external-required');
+    log.info({ applied: await migrateToLatest(db) }, 'migrations applied');
     await checkEventIds(runtime, db, temporal.connection);
     if (config.demo.adminPassword) {
       const admin = await ensureDemoAdmin(db, config);

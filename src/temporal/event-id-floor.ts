@@ -47,8 +47,9 @@ export async function highestEventIdInTemporal(client: Client, pageSize = VISIBI
 /** Temporal could not be asked, and this database was never checked against it: events must not be written yet. */
 export class EventIdsUnchecked extends Error {
   constructor(cause: unknown) {
+    const why = [cause, (cause as Error).cause].filter((err): err is Error => err instanceof Error).map((err) => err.message).join(': ');
     super(
-      `Temporal could not be asked for the event ids it delivered before (${(cause as Error).message}), and this database was never checked ` +
+      `Temporal could not be asked for the event ids it delivered before (${why}), and this database was never checked ` +
         'against it: it could hand out ids a subscriber has already seen. Start again once Temporal answers (docs/operations.md, "Backup and restore")',
       { cause },
     );
