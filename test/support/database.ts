@@ -24,3 +24,16 @@ export async function createTestDatabase(): Promise<{ db: Db; url: string }> {
   await db.raw('UPDATE installation SET id = gen_random_uuid()');
   return { db, url };
 }
+
+/** Databases a test file makes as it goes (each its own installation), destroyed together in its afterAll. */
+export function testDatabases() {
+  const made: Db[] = [];
+  return {
+    create: async (): Promise<Db> => {
+      const { db } = await createTestDatabase();
+      made.push(db);
+      return db;
+    },
+    destroyAll: () => Promise.all(made.splice(0).map((db) => db.destroy())),
+  };
+}

@@ -7,7 +7,7 @@ import { createTemporalClient } from '../../src/temporal/client';
 import { type DevServerHandle } from '../../src/temporal/dev-server';
 import { advanceEventIdsPastTemporal, EventIdsUnchecked } from '../../src/temporal/event-id-floor';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
-import { createTestDatabase } from '../support/database';
+import { testDatabases } from '../support/database';
 import { freePort } from '../support/free-port';
 import { captureLogs } from '../support/log-capture';
 import { startTestDevServer } from '../support/temporal';
@@ -22,7 +22,7 @@ import { insertEndpoint, insertEvent } from '../support/webhook-rows';
 const log = createLogger('silent');
 let server: DevServerHandle;
 let client: Client;
-const dbs: Db[] = [];
+const databases = testDatabases();
 const workflowIds: string[] = [];
 
 beforeAll(async () => {
@@ -33,15 +33,11 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(workflowIds.map((id) => client.workflow.getHandle(id).terminate('test done').catch(() => undefined)));
   await client?.connection.close();
-  await Promise.all(dbs.map((db) => db.destroy()));
+  await databases.destroyAll();
   await server?.stop();
 });
 
-async function newDatabase(): Promise<Db> {
-  const { db } = await createTestDatabase();
-  dbs.push(db);
-  return db;
-}
+const newDatabase = databases.create;
 
 /** A deployment's events relayed to Temporal on a queue nobody polls: their workflows run on, as in backoff. */
 async function relayedEvents(db: Db, count: number, taskQueue = `floor-${randomUUID()}`) {

@@ -16,7 +16,7 @@ import {
 } from '../../src/temporal/task-queue-installations';
 import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { readInstallation } from '../../src/webhook-events/installation';
-import { createTestDatabase } from '../support/database';
+import { testDatabases } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { captureLogs } from '../support/log-capture';
@@ -34,7 +34,7 @@ let server: DevServerHandle;
 let client: Client;
 let connection: NativeConnection;
 let workflowBundle: WorkflowBundle;
-const dbs: Db[] = [];
+const databases = testDatabases();
 const subscribers: Subscriber[] = [];
 const running = new Set<Worker>();
 
@@ -50,15 +50,11 @@ afterAll(async () => {
   await Promise.all(subscribers.map((subscriber) => subscriber.close()));
   await connection?.close();
   await client?.connection.close();
-  await Promise.all(dbs.map((db) => db.destroy()));
+  await databases.destroyAll();
   await server?.stop();
 });
 
-async function newDatabase(): Promise<Db> {
-  const { db } = await createTestDatabase();
-  dbs.push(db);
-  return db;
-}
+const newDatabase = databases.create;
 
 async function subscriberFor(reply: (request: ReceivedRequest) => { status: number } = () => ({ status: 200 })) {
   const subscriber = await startSubscriber({ reply });
