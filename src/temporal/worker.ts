@@ -104,6 +104,8 @@ export interface DeliveryWorkerOptions extends Omit<DeliveryActivityDependencies
    * the tests run it (the time-skipping test server knows no Worker Deployments).
    */
   deployment?: WorkerDeploymentVersion;
+  /** The installation the worker names in its identity (src/temporal/task-queue-installations.ts); unset: read from `db`. */
+  installation?: string;
 }
 
 /** A worker for the delivery workflows and their activities; run it with `run()` or `runUntil()`. */
@@ -117,6 +119,7 @@ export async function createDeliveryWorker({
   client = new Client({ connection, namespace }),
   tuning,
   deployment,
+  installation,
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
   const { db, log } = dependencies;
@@ -144,7 +147,7 @@ export async function createDeliveryWorker({
     namespace,
     taskQueue,
     // Names this database's installation, by which another deployment's start sees this worker on the task queue.
-    identity: workerIdentity(await readInstallation(db)),
+    identity: workerIdentity(installation ?? (await readInstallation(db))),
     activities: {
       ...createDeliveryActivities(dependencies),
       ...createRetentionActivities({ ...dependencies, runningAmong: (events) => runningDeliveries(client, events) }),
