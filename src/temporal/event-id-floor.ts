@@ -50,7 +50,8 @@ export class EventIdsUnchecked extends Error {
     const why = [cause, (cause as Error).cause].filter((err): err is Error => err instanceof Error).map((err) => err.message).join(': ');
     super(
       `Temporal could not be asked for the event ids it delivered before (${why}), and this database was never checked ` +
-        'against it: it could hand out ids a subscriber has already seen. Start again once Temporal answers (docs/operations.md, "Backup and restore")',
+        'against it: it could hand out ids a subscriber has already seen. Start again once Temporal answers ' +
+        `(docs/operations.md, "Restoring the application's database")`,
       { cause },
     );
     this.name = 'EventIdsUnchecked';
