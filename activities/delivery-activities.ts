@@ -10,6 +10,7 @@ import type {
   RecordedState,
   RecordRequest,
 } from '../src/delivery-rules/activity-contracts';
+import { foreignWorkflowReason } from '../src/delivery-rules/event-identity';
 import { RESPONSE_TIMEOUT_MS } from '../src/delivery-rules/retry-schedule';
 import type { Logger } from '../src/logger';
 import type { DeliveryMetrics } from '../src/observability/metrics';
@@ -26,6 +27,7 @@ import {
   findRecordedProgress,
   recordAttempt as writeAttempt,
 } from '../src/webhook-events/attempts';
+import { readEventKey, readInstallation } from '../src/webhook-events/installation';
 import { signatureHeaders, signingKey } from '../src/webhooks/signature';
 import { type ResolveHost, systemResolver } from '../src/webhooks/subscriber-address';
 import { postRequest } from './http-post';
@@ -156,6 +158,26 @@ export function createDeliveryActivities({
     return { status, nextAttemptAtMs, retryInMs: nextAttemptAtMs === null ? null : Math.max(0, nextAttemptAtMs - clock().getTime()) };
   };
 
+  /**
+   * Sends and records nothing for a workflow that is not this event's: another installation's (a database sharing the
+   * namespace and task queue) or another event's of the same id. Retryable, so that the workflow is never ended here:
+   * it waits, retried with backoff, for its own installation's worker (docs/delivery.md); an error log and
+   * webhook_foreign_delivery_workflows_total (alert WebhookForeignDeliveryWorkflows) say so meanwhile.
+   */
+  async function refuseForeignWorkflow({ eventId, owner }: AttemptRequest): Promise<void> {
+    if (!owner) return;
+    const [installation, eventKey] = await Promise.all([readInstallation(db), readEventKey(db, eventId)]);
+    const reason = foreignWorkflowReason(owner, { installation, eventKey });
+    if (reason === undefined) return;
+    metrics?.foreignDeliveryWorkflow();
+    const { workflowExecution } = Context.current().info;
+    const message =
+      `Workflow ${workflowExecution?.workflowId} is not event ${eventId}'s of this database: ${reason}; nothing sent or recorded. ` +
+      'Another deployment shares this task queue (TEMPORAL_TASK_QUEUE)';
+    log.error({ eventId, workflowId: workflowExecution?.workflowId, owner, installation }, message);
+    throw ApplicationFailure.retryable(message, 'ForeignDeliveryWorkflow');
+  }
+
   /** Records an attempt and its status transition; an attempt recorded before answers the event as it stands. */
   async function record(request: RecordRequest, responseBody: string | null): Promise<RecordedState> {
     const recorded = await writeAttempt(db, { ...request, responseBody });
@@ -177,6 +199,7 @@ export function createDeliveryActivities({
   async function attemptDelivery(request: AttemptRequest): Promise<AttemptReport> {
     const { eventId, attemptNumber, attempt } = request;
     const logFields = { ...logContext(eventId, attemptNumber), manual: attempt.kind === 'manual' };
+    await refuseForeignWorkflow(request);
     const event = await findEventForAttempt(db, eventId, attemptNumber);
     if (!event) throw eventMissing(eventId);
     // An attempt recorded already (a worker lost before Temporal heard of it, a reset workflow) is not sent again.
@@ -231,6 +254,7 @@ export function createDeliveryActivities({
    * written twice.
    */
   async function recordAttempt(request: RecordRequest): Promise<RecordedState> {
+    await refuseForeignWorkflow(request);
     return record(request, null);
   }
 

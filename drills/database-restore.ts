@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { projectRoot } from '../src/config';
 import { recordCheckouts } from './support/platform-load';
-import { waitFor } from './support/processes';
+import { startChild, waitFor } from './support/processes';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
@@ -10,7 +11,8 @@ import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './sup
  * The application's database is restored from an older backup while Temporal keeps running, as docs/operations.md
  * ("Restoring the application's database") tells operators to: a backup is taken under traffic (half of the
  * checkouts committed), the traffic goes on and is delivered, the services are stopped, the backup restored, the
- * event id sequence advanced past the highest event id Temporal has seen, the services started, more traffic.
+ * `migrate` job run (it moves the event id sequence past the highest event id Temporal has seen by itself), the
+ * services started, more traffic.
  * Every event of the restored database and every new one must end delivered with a consistent attempt log;
  * duplicates only for events the backup had (their delivery went on after it, and Postgres no longer knows); no new
  * event under an id the subscriber saw before (it would drop it as a repeat); no workflow id conflict.
@@ -19,12 +21,6 @@ import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './sup
 const EVENTS = Number(process.argv[2] ?? 600);
 const EVENTS_AFTER = Math.round(EVENTS / 3);
 const TIME_LIMIT_MS = 10 * 60_000;
-
-/** The runbook's step: the highest event id in a delivery workflow id started since the backup (Temporal visibility). */
-function highestEventIdIn(listing: string): number {
-  const ids = [...listing.matchAll(/"workflowId":\s*"webhook-event-(\d+)/g)].map((match) => Number(match[1]));
-  return Math.max(0, ...ids);
-}
 
 const countLines = async (file: string, text: string) => (await readFile(file, 'utf8').catch(() => '')).split('\n').filter((line) => line.includes(text)).length;
 
@@ -43,8 +39,6 @@ void runDrill('database-restore', async (onCleanup) => {
     onProgress: (done) => (committed = done),
   });
   await waitFor('half of the checkouts committed and deliveries under way', () => committed >= EVENTS / 2 && subscriber.total() > 0, 180_000);
-  // A minute's margin against clock differences between this process and Temporal's visibility.
-  const backupTakenAt = new Date(Date.now() - 60_000);
   await cluster.snapshotDatabase('backup');
   log(`backup taken with ${committed} checkouts committed, ${subscriber.total()} requests received`);
   const loadBefore = await before;
@@ -63,13 +57,12 @@ void runDrill('database-restore', async (onCleanup) => {
   const inBackup = new Set((await cluster.db('webhook_events').select('id')).map((row: { id: number }) => row.id));
   log(`restored: ${backup.events} events (up to id ${backup.maxId}), ${backup.notFinal} not final, ${backup.unstarted} not started`);
 
-  // docs/operations.md: advance the event id sequence past the highest event id Temporal has seen.
-  const listing = await cluster.temporalCli(['workflow', 'list', '--query', `StartTime > '${backupTakenAt.toISOString()}'`, '-o', 'json']);
-  const highestInTemporal = highestEventIdIn(listing);
-  await cluster.db.raw(`SELECT setval(pg_get_serial_sequence('webhook_events', 'id'), greatest(?, (SELECT coalesce(max(id), 0) FROM webhook_events)))`, [
-    highestInTemporal,
-  ]);
-  log(`event id sequence advanced to ${highestInTemporal} (highest id received by the subscriber: ${highestReceived})`);
+  // docs/operations.md: the services start after the migrate job, which moves the event ids past Temporal's.
+  const migrate = startChild('migrate', process.execPath, [path.join(projectRoot, 'dist', 'src', 'main.js'), 'migrate'], { ...cluster.env, LOG_LEVEL: 'info' }, cluster.dir);
+  const migrateExit = await migrate.exited;
+  const advanced = (await readFile(path.join(cluster.dir, 'migrate.log'), 'utf8')).split('\n').find((line) => line.includes('event ids'));
+  const sequenceAfter = Number((await cluster.db.raw(`SELECT last_value FROM webhook_events_id_seq`)).rows[0].last_value);
+  log(`migrate exited ${migrateExit}: ${advanced ?? 'no event id line'}; sequence at ${sequenceAfter} (highest id received by the subscriber: ${highestReceived})`);
 
   const restarted = { api: await cluster.startApi(), relay: cluster.startRelay(), worker: await cluster.startWorker() };
   const loadAfter = await recordCheckouts(cluster, { count: EVENTS_AFTER, concurrency: 2, pauseMs: 50, prefix: 'after', deadlineMs: 300_000 });
@@ -103,6 +96,8 @@ void runDrill('database-restore', async (onCleanup) => {
     writes.missingCheckouts.length === 0 &&
     writes.halfWritten.length === 0 &&
     conflicts === 0 &&
+    migrateExit === 0 &&
+    sequenceAfter >= highestReceived &&
     restarted.relay.isRunning();
   return {
     passed,
@@ -111,7 +106,8 @@ void runDrill('database-restore', async (onCleanup) => {
       eventsAfter: EVENTS_AFTER,
       backup,
       highestReceivedBeforeRestore: highestReceived,
-      sequenceAdvancedTo: highestInTemporal,
+      migrateExit,
+      sequenceAfterMigrate: sequenceAfter,
       lostWithRestore: lostWithRestore.length,
       unexpectedUnknown,
       newEventIdsReused: reusedIds,

@@ -19,6 +19,7 @@ import * as m016 from './016_add_new_donations_to_contact_totals';
 import * as m017 from './017_give_webhook_events_their_own_workflow_ids';
 import * as m018 from './018_create_ended_sessions';
 import * as m019 from './019_share_transaction_ids_cap_answers_unlink_foreign_sign_ups';
+import * as m020 from './020_record_the_installation_id';
 import * as m021 from './021_store_webhook_event_environment';
 
 interface Migration {
@@ -52,6 +53,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['017_give_webhook_events_their_own_workflow_ids', m017],
   ['018_create_ended_sessions', m018],
   ['019_share_transaction_ids_cap_answers_unlink_foreign_sign_ups', m019],
+  ['020_record_the_installation_id', m020],
   ['021_store_webhook_event_environment', m021],
 ];
 

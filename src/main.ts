@@ -6,8 +6,10 @@ import { seedDemoData } from './demo/seed';
 import { createLogger } from './logger';
 import { createMetrics } from './observability/metrics';
 import {
+  checkEventIds,
   type Runtime,
   startApi,
+  refuseSharedTaskQueue,
   startMetricsListener,
   startRelay,
   startTemporalClient,
@@ -30,7 +32,8 @@ async function withTemporalRuntime(runtime: Runtime): Promise<Runtime> {
  * `all` (the default, `npm start`): the embedded default in one process — Postgres and the Temporal dev server
  * unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere, migrations, demo data, API, worker and outbox relay.
  * The other roles are the separate services of the production stack (docker-compose.yml): `api`, `delivery` (worker
- * and relay together), or `worker` and `relay` apart, and the one-off `migrate`.
+ * and relay together), or `worker` and `relay` apart, and the one-off `migrate`, which the others start after: the
+ * `api` role writes events and relies on `migrate` having checked the event ids against Temporal (checkEventIds).
  */
 const ROLES = {
   async all(baseRuntime: Runtime) {
@@ -44,6 +47,8 @@ const ROLES = {
     const db = await connectDatabase(config, log, lifecycle, 'embedded-allowed');
     log.info({ applied: await migrateToLatest(db) }, 'migrations applied');
     const temporal = await connectTemporal(config, log, lifecycle, 'embedded-allowed');
+    // Before the demo data and the API write events: none may get an id a predecessor database already sent.
+    await checkEventIds(runtime, db, temporal.connection);
     const lines: string[] = [];
     if (config.demo.seed) {
       const admin = await ensureDemoAdmin(db, config);
@@ -96,15 +101,22 @@ const ROLES = {
   async relay(runtime: Runtime) {
     const db = await connectDatabase(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
     const temporal = await connectTemporal(runtime.config, runtime.log, runtime.lifecycle, 'external-required');
-    startRelay(runtime, db, startTemporalClient(runtime, temporal.connection));
+    const client = startTemporalClient(runtime, temporal.connection);
+    await refuseSharedTaskQueue(runtime, db, client);
+    startRelay(runtime, db, client);
     runtime.log.info({ metricsPort: await startMetricsListener(runtime, db) }, 'outbox relay running');
   },
 
-  /** One-off job: migrate, and create or reset the staff user named by ADMIN_USERNAME when ADMIN_PASSWORD is set. */
+  /**
+   * One-off job: migrate, check the event ids against Temporal (checkEventIds), and create or reset the staff user
+   * named by ADMIN_USERNAME when ADMIN_PASSWORD is set.
+   */
   async migrate(runtime: Runtime) {
     const { config, log, lifecycle } = runtime;
     const db = await connectDatabase(config, log, lifecycle, 'external-required');
+    const temporal = await connectTemporal(config, log, lifecycle, 'external-required');
     log.info({ applied: await migrateToLatest(db) }, 'migrations applied');
+    await checkEventIds(runtime, db, temporal.connection);
     if (config.demo.adminPassword) {
       const admin = await ensureDemoAdmin(db, config);
       log.info({ username: admin.username }, 'staff user created or updated');

@@ -1,8 +1,11 @@
 import type { DeliveryStatus } from '../src/delivery-rules/delivery-status';
+import type { DeliveryOwner } from '../src/delivery-rules/event-identity';
 import { Delivery } from './delivery';
 
 export interface DeliverEventInput {
   eventId: number;
+  /** Whose event this is (src/delivery-rules/event-identity.ts); absent when an earlier release started the workflow. */
+  owner?: DeliveryOwner;
 }
 
 /**
@@ -10,7 +13,7 @@ export interface DeliverEventInput {
  * for each resend request, every attempt recorded in Postgres; it ends with the event delivered or at max retries
  * reached.
  */
-export async function deliverEvent({ eventId }: DeliverEventInput): Promise<DeliveryStatus> {
-  const delivery = new Delivery(eventId, { status: 'waiting', attempts: 0, lastManualAttempt: 0 });
+export async function deliverEvent({ eventId, owner }: DeliverEventInput): Promise<DeliveryStatus> {
+  const delivery = new Delivery(eventId, { status: 'waiting', attempts: 0, lastManualAttempt: 0 }, owner);
   return delivery.keepToSchedule(1);
 }

@@ -17,6 +17,7 @@ import {
   backoffSummary,
   recordedDetails,
 } from '../src/delivery-rules/delivery-texts';
+import type { DeliveryOwner } from '../src/delivery-rules/event-identity';
 import { type ResendRequest, ResendRequests } from '../src/delivery-rules/resend-requests';
 import { delayAfterFailedAttempt } from '../src/delivery-rules/retry-schedule';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_STATUS } from '../src/delivery-rules/search-attributes';
@@ -60,10 +61,14 @@ export class Delivery {
   private lastAttempt: AttemptInBrief | undefined;
   private readonly resendRequests: ResendRequests;
 
-  /** `start`: nothing yet for a new event; what Postgres recorded for a resend. */
+  /**
+   * `start`: nothing yet for a new event; what Postgres recorded for a resend. `owner`: whose event it is, handed to
+   * every attempt, which checks it (absent in workflows an earlier release started).
+   */
   constructor(
     private readonly eventId: number,
     start: RecordedProgress,
+    private readonly owner?: DeliveryOwner,
   ) {
     this.status = start.status;
     this.attempts = start.attempts;
@@ -81,7 +86,7 @@ export class Delivery {
    * fail. Answers how long until the next scheduled attempt is due, if one is.
    */
   async attempt(attempt: AttemptKind, retryDelayMs: number | null = null): Promise<number | null> {
-    const request = { eventId: this.eventId, attemptNumber: ++this.attempts, attempt, retryDelayMs };
+    const request = { eventId: this.eventId, attemptNumber: ++this.attempts, attempt, retryDelayMs, owner: this.owner };
     this.resendRequests.attemptStarted(request.attemptNumber);
     setCurrentDetails(attemptingDetails(this.status, request.attemptNumber, attempt));
     const summary = attemptSummary(request.attemptNumber, attempt);
@@ -137,16 +142,16 @@ export class Delivery {
   }
 
   /** For a resend after the delivery workflow ended: where Postgres says the delivery stands. */
-  static async resume(eventId: number): Promise<Delivery> {
-    return (await Delivery.resumeSchedule(eventId)).delivery;
+  static async resume(eventId: number, owner?: DeliveryOwner): Promise<Delivery> {
+    return (await Delivery.resumeSchedule(eventId, owner)).delivery;
   }
 
   /**
    * Where Postgres says the delivery stands, with its schedule: how many scheduled attempts were made, and how long
    * until the next one is due (null: none is).
    */
-  static async resumeSchedule(eventId: number): Promise<{ delivery: Delivery } & Pick<RecordedSchedule, 'scheduledAttempts' | 'retryInMs'>> {
+  static async resumeSchedule(eventId: number, owner?: DeliveryOwner): Promise<{ delivery: Delivery } & Pick<RecordedSchedule, 'scheduledAttempts' | 'retryInMs'>> {
     const recorded = await readRecordedProgress.executeWithOptions({ ...ATTEMPT_OPTIONS, summary: 'Read the attempts recorded so far' }, [eventId]);
-    return { delivery: new Delivery(eventId, recorded), scheduledAttempts: recorded.scheduledAttempts, retryInMs: recorded.retryInMs };
+    return { delivery: new Delivery(eventId, recorded, owner), scheduledAttempts: recorded.scheduledAttempts, retryInMs: recorded.retryInMs };
   }
 }

@@ -7,13 +7,16 @@ import { PAYLOAD_VERSIONS, versionNeedsCartLogic } from '../webhooks/payload-ver
 
 /**
  * What the admin page needs besides the data: who is signed in, the choices its forms and filters offer (so the
- * page repeats no list of the server's), and where the Temporal UI shows an event's workflow.
+ * page repeats no list of the server's), where the Temporal UI shows an event's workflow, and which installation
+ * (this database, migration 020) on which task queue its workers and workflows are.
  */
-export function presentAdminInfo(config: Config, user: User) {
+export function presentAdminInfo(config: Config, user: User, installation: string) {
   return {
     username: user.username,
     temporal_ui_url: temporalUiUrl(config),
     temporal_namespace: config.temporal.namespace,
+    temporal_task_queue: config.temporal.taskQueue,
+    installation_id: installation,
     statuses: DELIVERY_STATUSES.map((status) => ({ value: status, label: DELIVERY_STATUS_LABELS[status] })),
     stuck_after_minutes: config.webhooks.stuckAfterMinutes,
     event_types: WEBHOOK_EVENT_TYPES,

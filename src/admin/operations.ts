@@ -9,6 +9,7 @@ import { RESEND_RULE } from '../delivery-rules/resend-requests';
 import { systemResolver } from '../webhooks/subscriber-address';
 import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant, textParam } from './admin-inputs';
 import { deliveryHealth, HEALTH_WINDOWS } from './delivery-health';
+import { readInstallation } from '../webhook-events/installation';
 import { presentAdminInfo } from './info';
 import { previewRecovery, recoveryIdParams, recoveryPreviewInput, recoveryStartInput, requestRecovery, showRecovery } from './recovery-routes';
 import { resendWebhookEvent } from './resend-route';
@@ -73,8 +74,8 @@ const infoOperations = (): Operation[] => [
     access: 'staff',
     summary: 'Who is signed in, and the choices the admin page offers',
     responses: { 200: { description: 'Signed-in user and the lists of statuses, event types, payload versions', schema: adminInfoSchema } },
-    async handle(ctx, _input, { config }) {
-      ctx.body = presentAdminInfo(config, ctx.state.user);
+    async handle(ctx, _input, { config, db }) {
+      ctx.body = presentAdminInfo(config, ctx.state.user, await readInstallation(db));
     },
   }),
 ];

@@ -12,6 +12,8 @@ export const adminInfoSchema = z
     username: z.string(),
     temporal_ui_url: z.string().nullable(),
     temporal_namespace: z.string(),
+    temporal_task_queue: z.string(),
+    installation_id: z.uuid().meta({ description: "This database's installation: named by its workers and carried by its delivery workflows" }),
     statuses: z.array(z.strictObject({ value: z.enum(DELIVERY_STATUSES), label: z.string() })),
     stuck_after_minutes: z.number().int().meta({ description: 'DELIVERY_STUCK_AFTER_MINUTES: when an event that has not moved on counts as stuck' }),
     event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)),

@@ -1,4 +1,5 @@
 import type { AttemptKind, AttemptOutcome, DeliveryStatus, FinishedAttempt } from './delivery-status';
+import type { DeliveryOwner } from './event-identity';
 import type { RecoveryOutcome, RecoveryParameters } from './recovery';
 
 /*
@@ -28,6 +29,11 @@ export interface AttemptRequest {
    * the next attempt is recorded as due that long after this one's outcome. Unused for a manual attempt.
    */
   retryDelayMs: number | null;
+  /**
+   * Whose event the workflow was started for (workflows started since migration 020): the activity sends and records
+   * nothing for a workflow of another installation or event. Absent in workflows an earlier release started.
+   */
+  owner?: DeliveryOwner;
 }
 
 /** Where the delivery stands once an attempt is recorded, as the workflow needs it. */

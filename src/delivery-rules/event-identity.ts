@@ -30,3 +30,32 @@ export function isOwnWorkflow(memo: Record<string, unknown> | undefined, identit
   if (key === undefined) return identity.workflowId === legacyWorkflowId(identity.eventId);
   return key === identity.key;
 }
+
+/**
+ * Whose event a delivery workflow is for, carried in its input (workflows started since migration 020): this
+ * database's installation id and the event's key. Workflows started before carry none (`owner` undefined).
+ */
+export interface DeliveryOwner {
+  installation: string;
+  key: string;
+}
+
+/** What the attempt finds in this database: its installation, and the event's key if the event exists. */
+export interface AttemptSite {
+  installation: string;
+  eventKey?: string;
+}
+
+/**
+ * Why a workflow asking to send or record an attempt of event `eventId` is not that event's (undefined: it is, or
+ * nothing says otherwise): its input names another installation (another database on the namespace and task queue)
+ * or another event key. A workflow without an owner in its input was started by a release before migration 020 (under
+ * `webhook-event-<id>` by release 0.1.0): it is taken as the event's, as those releases did; a worker of another
+ * database is kept off the task queue by the check at start (src/temporal/task-queue-installations.ts).
+ */
+export function foreignWorkflowReason(owner: DeliveryOwner | undefined, site: AttemptSite): string | undefined {
+  if (!owner) return undefined;
+  if (owner.installation !== site.installation) return `it belongs to installation ${owner.installation}, not to this one (${site.installation})`;
+  if (site.eventKey !== undefined && owner.key !== site.eventKey) return `it carries event key ${owner.key}, not this event's (${site.eventKey})`;
+  return undefined;
+}

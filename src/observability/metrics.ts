@@ -18,6 +18,8 @@ export interface DeliveryAttemptObservation {
 /** The part the delivery activities use; injected into them, so that tests can pass a registry of their own. */
 export interface DeliveryMetrics {
   deliveryAttempt(observation: DeliveryAttemptObservation): void;
+  /** An attempt refused because its workflow is another installation's or another event's (docs/delivery.md). */
+  foreignDeliveryWorkflow(): void;
 }
 
 /** What the retention purge's activities count. */
@@ -35,7 +37,13 @@ export interface DeliveryIdentityMetrics {
   deliveryHealed(status: 'waiting' | 'failed'): void;
 }
 
-export interface Metrics extends DeliveryMetrics, RetentionMetrics, DeliveryIdentityMetrics, RequestObserver {
+/** What the start-up check of the event ids against Temporal sets (src/temporal/event-id-floor.ts). */
+export interface EventIdMetrics {
+  /** The highest event id found among Temporal's delivery workflows, and the sequence's highest id after the check. */
+  eventIdsChecked(check: { highestInTemporal: number; sequence: number }): void;
+}
+
+export interface Metrics extends DeliveryMetrics, RetentionMetrics, DeliveryIdentityMetrics, EventIdMetrics, RequestObserver {
   readonly registry: Registry;
   /**
    * Adds the gauges read from Postgres when scraped. Only the API process registers them: every replica would
@@ -118,6 +126,7 @@ export function createMetrics({ processMetrics = false }: MetricsOptions = {}): 
   return {
     registry,
     ...deliveryIdentityMetrics(registers),
+    ...eventIdMetrics(registers),
     deliveryAttempt({ event, outcome, durationMs }) {
       deliveries.inc({ outcome, event });
       attemptDuration.observe({ outcome }, durationMs / 1000);
@@ -138,12 +147,17 @@ export function createMetrics({ processMetrics = false }: MetricsOptions = {}): 
   };
 }
 
-/** Workflow id conflicts and deliveries resumed by the healing sweep, every series starting at 0. */
-function deliveryIdentityMetrics(registers: Registry[]): DeliveryIdentityMetrics {
+/** Workflow id conflicts, foreign workflows refused, deliveries resumed by the healing sweep; every series starting at 0. */
+function deliveryIdentityMetrics(registers: Registry[]): DeliveryIdentityMetrics & Pick<DeliveryMetrics, 'foreignDeliveryWorkflow'> {
   const conflicts = new Counter({
     name: 'webhook_delivery_workflow_conflicts_total',
     help: "Events whose workflow id was held by another event's workflow (by where it was found); nothing was started for them",
     labelNames: ['source'] as const,
+    registers,
+  });
+  const foreign = new Counter({
+    name: 'webhook_foreign_delivery_workflows_total',
+    help: "Delivery attempts refused because their workflow is another installation's (database's) or another event's; nothing was sent or recorded",
     registers,
   });
   const healed = new Counter({
@@ -157,6 +171,27 @@ function deliveryIdentityMetrics(registers: Registry[]): DeliveryIdentityMetrics
   return {
     deliveryWorkflowConflict: (source) => conflicts.inc({ source }),
     deliveryHealed: (status) => healed.inc({ status }),
+    foreignDeliveryWorkflow: () => foreign.inc(),
+  };
+}
+
+/** The gauges of the last event id check at start: what Temporal held, and where the sequence stands after it. */
+function eventIdMetrics(registers: Registry[]): EventIdMetrics {
+  const highest = new Gauge({
+    name: 'webhook_event_id_highest_in_temporal',
+    help: "Highest webhook event id among the namespace's delivery workflows when this process checked at start (0: none)",
+    registers,
+  });
+  const sequence = new Gauge({
+    name: 'webhook_event_id_sequence_after_check',
+    help: 'Highest webhook event id counted as handed out after the check at start; new events get higher ids',
+    registers,
+  });
+  return {
+    eventIdsChecked(check) {
+      highest.set(check.highestInTemporal);
+      sequence.set(check.sequence);
+    },
   };
 }
 

@@ -12,6 +12,8 @@ import { createTemporalClient } from '../temporal/client';
 import { connectNativeTemporal } from '../temporal/connection';
 import type { TemporalConnectionOptions } from '../temporal/connection-settings';
 import type { TemporalSdkMetrics } from '../temporal/sdk-runtime';
+import { advanceEventIdsPastTemporal } from '../temporal/event-id-floor';
+import { refuseTaskQueueOfAnotherInstallation } from '../temporal/task-queue-installations';
 import { createDeliveryWorker } from '../temporal/worker';
 import { deliveryWorkerDeployment, watchCurrentVersion } from '../temporal/worker-deployment';
 import { ensureRetentionSchedule } from '../temporal/retention-schedule';
@@ -34,6 +36,28 @@ export function startTemporalClient({ config, lifecycle }: Runtime, connection: 
   const client = createTemporalClient({ ...connection, namespace: config.temporal.namespace });
   lifecycle.onStop(() => client.connection.close());
   return client;
+}
+
+/**
+ * Before events are written after a start (the `migrate` job, the all-in-one start): moves the event id sequence past
+ * the ids of the namespace's delivery workflows, so that a new, re-created or restored database never hands out an id
+ * a subscriber already has (src/temporal/event-id-floor.ts).
+ */
+export async function checkEventIds(runtime: Runtime, db: Db, connection: TemporalConnectionOptions): Promise<void> {
+  const client = createTemporalClient({ ...connection, namespace: runtime.config.temporal.namespace });
+  try {
+    await advanceEventIdsPastTemporal({ db, client, log: runtime.log, metrics: runtime.metrics });
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/**
+ * Refuses to start workflows on, or poll, a task queue that a worker of another installation (another database)
+ * polls (src/temporal/task-queue-installations.ts).
+ */
+export async function refuseSharedTaskQueue({ config, log }: Runtime, db: Db, client: Client): Promise<void> {
+  await refuseTaskQueueOfAnotherInstallation({ db, client, taskQueue: config.temporal.taskQueue, log });
 }
 
 /** Listens on `host:port` until the lifecycle stops, then closes as src/http/graceful-close.ts says; answers the port. */
@@ -84,6 +108,7 @@ export async function startWorker(
   const connection = await connectNativeTemporal(temporal);
   lifecycle.onStop(() => connection.close());
   const client = new Client({ connection, namespace: config.temporal.namespace });
+  await refuseSharedTaskQueue({ config, log, lifecycle, metrics }, db, client);
   const deployment = versioned ? deliveryWorkerDeployment(config.temporal.taskQueue, config.temporal.buildId) : undefined;
   const worker = await createDeliveryWorker({
     connection,

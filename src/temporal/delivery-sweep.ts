@@ -6,7 +6,7 @@ import { createWakeUp } from '../shared/wake-up';
 import type { EventDelivery } from '../webhook-events/event-deliveries';
 import { claimOverdueEvents } from '../webhook-events/sweep-claims';
 import { DeliveryWorkflowConflict, ownDelivery } from './delivery-identity';
-import { startResumedDelivery } from './delivery-workflows';
+import { type DeliveryQueue, deliveryQueueOf, startResumedDelivery } from './delivery-workflows';
 import { reportWorkflowConflict } from './workflow-conflicts';
 
 export interface SweepPassOptions {
@@ -41,10 +41,10 @@ export interface SweepResult {
  * when no run of the event's own is running (none at all, or one that ended while Postgres still says waiting or
  * failed) is the delivery started again where Postgres says it stands (resumeDelivery).
  */
-async function healIfLost(client: Client, taskQueue: string, event: EventDelivery): Promise<'healed' | 'running'> {
+async function healIfLost(client: Client, queue: DeliveryQueue, event: EventDelivery): Promise<'healed' | 'running'> {
   const existing = await ownDelivery(client, event.identity);
   if (existing.kind === 'own' && existing.running) return 'running';
-  return (await startResumedDelivery(client, taskQueue, event)) === 'started' ? 'healed' : 'running';
+  return (await startResumedDelivery(client, queue, event)) === 'started' ? 'healed' : 'running';
 }
 
 /**
@@ -63,9 +63,10 @@ export async function healLostDeliveries({
   batchSize = SWEEP_DEFAULTS.batchSize,
   timeoutMs = SWEEP_DEFAULTS.timeoutMs,
 }: SweepPassOptions): Promise<SweepResult> {
+  const queue = await deliveryQueueOf(db, taskQueue);
   const events = await claimOverdueEvents(db, { marginMs, limit: batchSize });
   const deadline = Date.now() + timeoutMs;
-  const outcomes = await Promise.allSettled(events.map((event) => client.connection.withDeadline(deadline, () => healIfLost(client, taskQueue, event))));
+  const outcomes = await Promise.allSettled(events.map((event) => client.connection.withDeadline(deadline, () => healIfLost(client, queue, event))));
   const result: SweepResult = { checked: events.length, healed: 0, conflicts: 0 };
   let failure: unknown;
   for (const [index, outcome] of outcomes.entries()) {

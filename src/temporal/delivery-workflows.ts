@@ -3,9 +3,11 @@ import type { Duration } from '@temporalio/common';
 import { deliverEvent, resendEvent, resendSignal, resumeDelivery } from '../../workflows';
 import { type DeliveryFacts, type DeliveryRun, deliveryDetails, deliverySummary } from '../delivery-rules/delivery-texts';
 import type { DeliveryStatus } from '../delivery-rules/delivery-status';
-import { type EventIdentity, memoOf } from '../delivery-rules/event-identity';
+import { type DeliveryOwner, type EventIdentity, memoOf } from '../delivery-rules/event-identity';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_ENVIRONMENT, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../delivery-rules/search-attributes';
+import type { Db } from '../db/knex';
 import type { EventDelivery } from '../webhook-events/event-deliveries';
+import { readInstallation } from '../webhook-events/installation';
 import { ownDelivery } from './delivery-identity';
 
 // The workflow task timeout is how soon an attempt on a worker that died is run again elsewhere: attempts are local
@@ -35,12 +37,32 @@ export interface StartableEvent {
   identity: EventIdentity;
 }
 
-/** Every run for an event: under its stored workflow id, with its key in the memo (src/delivery-rules/event-identity.ts). */
-const runOf = ({ identity }: StartableEvent) => ({
-  workflowId: identity.workflowId,
-  memo: memoOf(identity),
-  workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
-});
+/**
+ * Where this deployment's delivery workflows run: its task queue, and its installation (this database's id, migration
+ * 020), which every workflow carries in its input with the event's key so that a worker of another deployment on the
+ * same task queue never sends or records it as its own event of the same id (activities/delivery-activities.ts).
+ */
+export interface DeliveryQueue {
+  taskQueue: string;
+  installation: string;
+}
+
+export const deliveryQueueOf = async (db: Db, taskQueue: string): Promise<DeliveryQueue> => ({ taskQueue, installation: await readInstallation(db) });
+
+/**
+ * Every run for an event: on the deployment's task queue, under the event's stored workflow id, with its key in the
+ * memo (src/delivery-rules/event-identity.ts) and its owner in the input.
+ */
+const runOf = ({ taskQueue, installation }: DeliveryQueue, { identity }: StartableEvent) => {
+  const owner: DeliveryOwner = { installation, key: identity.key };
+  return {
+    taskQueue,
+    workflowId: identity.workflowId,
+    memo: memoOf(identity),
+    workflowTaskTimeout: WORKFLOW_TASK_TIMEOUT,
+    args: [{ eventId: identity.eventId, owner }] as [{ eventId: number; owner: DeliveryOwner }],
+  };
+};
 
 /**
  * "Already started" is believed only of the event's own workflow: Temporal refused the start because a workflow
@@ -65,15 +87,13 @@ async function alreadyStarted(client: Client, event: StartableEvent): Promise<'a
  */
 export async function startDeliveryWorkflow(
   client: Client,
-  taskQueue: string,
+  queue: DeliveryQueue,
   event: StartableEvent,
   { eager = false }: { eager?: boolean } = {},
 ): Promise<'started' | 'already-started'> {
   try {
     await client.workflow.start(deliverEvent, {
-      ...runOf(event),
-      taskQueue,
-      args: [{ eventId: event.identity.eventId }],
+      ...runOf(queue, event),
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
       workflowIdConflictPolicy: 'FAIL',
       requestEagerStart: eager,
@@ -91,12 +111,10 @@ export async function startDeliveryWorkflow(
  * (src/temporal/delivery-sweep.ts). Only after a closed run or none: a run of the event's that is running now is left
  * alone ('already-running'); another event's workflow throws DeliveryWorkflowConflict.
  */
-export async function startResumedDelivery(client: Client, taskQueue: string, event: EventDelivery): Promise<'started' | 'already-running'> {
+export async function startResumedDelivery(client: Client, queue: DeliveryQueue, event: EventDelivery): Promise<'started' | 'already-running'> {
   try {
     await client.workflow.start(resumeDelivery, {
-      ...runOf(event),
-      taskQueue,
-      args: [{ eventId: event.identity.eventId }],
+      ...runOf(queue, event),
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       workflowIdConflictPolicy: 'FAIL',
       ...describedAs(event.facts, event, 'resume'),
@@ -116,7 +134,7 @@ export async function startResumedDelivery(client: Client, taskQueue: string, ev
  * ended since the event was read): the caller reads it again. The workflow under the id is described first: a
  * request is never handed to another event's workflow (DeliveryWorkflowConflict).
  */
-export async function requestResend(client: Client, taskQueue: string, event: EventDelivery): Promise<'accepted' | 'not-running'> {
+export async function requestResend(client: Client, queue: DeliveryQueue, event: EventDelivery): Promise<'accepted' | 'not-running'> {
   const { workflowId } = event.identity;
   const request = { seenAttempts: event.attempts };
   const existing = await ownDelivery(client, event.identity);
@@ -132,9 +150,7 @@ export async function requestResend(client: Client, taskQueue: string, event: Ev
     }
   }
   await client.workflow.signalWithStart(resendEvent, {
-    ...runOf(event),
-    taskQueue,
-    args: [{ eventId: event.identity.eventId }],
+    ...runOf(queue, event),
     signal: resendSignal,
     signalArgs: [request],
     // A new run after the delivery (or an earlier resend) ended; the running one takes the signal.

@@ -3,7 +3,7 @@ import type { RecoveryResend } from '../../activities/recovery-activities';
 import type { Db } from '../db/knex';
 import { withEventHeldForResend } from '../webhook-events/event-deliveries';
 import { DeliveryWorkflowConflict } from './delivery-identity';
-import { requestResend } from './delivery-workflows';
+import { deliveryQueueOf, requestResend } from './delivery-workflows';
 import { type ConflictReporting, reportWorkflowConflict } from './workflow-conflicts';
 
 /** How long a resend may hold its event's row while Temporal takes the request. */
@@ -29,12 +29,13 @@ export type HeldResend =
  * delivery-workflows.ts, which owns attempt numbers). Throws when Temporal does not answer in time.
  */
 export async function resendHeldEvent(db: Db, client: Client, taskQueue: string, eventId: number): Promise<HeldResend> {
+  const queue = await deliveryQueueOf(db, taskQueue);
   return withEventHeldForResend(db, eventId, async (event): Promise<HeldResend> => {
     if (!event) return { kind: 'not-found' };
     if (event.status === 'delivered') return { kind: 'already-delivered' };
     if (event.payloadDropped) return { kind: 'payload-dropped' };
     try {
-      const answer = await client.connection.withDeadline(Date.now() + RESEND_REQUEST_DEADLINE_MS, () => requestResend(client, taskQueue, event));
+      const answer = await client.connection.withDeadline(Date.now() + RESEND_REQUEST_DEADLINE_MS, () => requestResend(client, queue, event));
       return answer === 'accepted' ? { kind: 'accepted', seenAttempts: event.attempts, workflowId: event.identity.workflowId } : { kind: 'not-running' };
     } catch (err) {
       if (err instanceof DeliveryWorkflowConflict) return { kind: 'workflow-conflict', conflict: err };

@@ -7,7 +7,7 @@ import { type EventListener, listenForNewEvents } from '../webhook-events/outbox
 import { claimUnstartedEvents, endClaim } from '../webhook-events/relay-claims';
 import { DeliveryWorkflowConflict } from './delivery-identity';
 import { type SweepOptions, startDeliverySweep } from './delivery-sweep';
-import { startDeliveryWorkflow } from './delivery-workflows';
+import { deliveryQueueOf, startDeliveryWorkflow } from './delivery-workflows';
 import { reportWorkflowConflict } from './workflow-conflicts';
 
 export interface RelayPassOptions {
@@ -69,13 +69,14 @@ export async function relayPendingEvents({
   eagerStart = false,
   metrics,
 }: RelayPassOptions): Promise<number> {
+  const queue = await deliveryQueueOf(db, taskQueue);
   // Longer than any pass can take, so that only a relay that died leaves a claim to run out.
   const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT);
   const { events } = claim;
   const eager = typeof eagerStart === 'function' ? eagerStart() : eagerStart;
   const deadline = Date.now() + startTimeoutMs;
   const starts = await Promise.allSettled(
-    events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, taskQueue, event, { eager }))),
+    events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, queue, event, { eager }))),
   );
   const started: number[] = [];
   const conflicts: DeliveryWorkflowConflict[] = [];

@@ -8,7 +8,9 @@ import { createRecoveryActivities } from '../../activities/recovery-activities';
 import { createRetentionActivities } from '../../activities/retention-activities';
 import type { DeliveryMetrics, RetentionMetrics } from '../observability/metrics';
 import { resendForRecovery } from './held-resend';
+import { readInstallation } from '../webhook-events/installation';
 import { runningDeliveries } from './running-deliveries';
+import { workerIdentity } from './task-queue-installations';
 
 /** The workflow sources: workflows/index.ts under ts-node/Jest, dist/workflows/index.js when compiled. */
 export const deliveryWorkflowsPath = require.resolve('../../workflows');
@@ -102,6 +104,8 @@ export interface DeliveryWorkerOptions extends Omit<DeliveryActivityDependencies
    * the tests run it (the time-skipping test server knows no Worker Deployments).
    */
   deployment?: WorkerDeploymentVersion;
+  /** The installation the worker names in its identity (src/temporal/task-queue-installations.ts); unset: read from `db`. */
+  installation?: string;
 }
 
 /** A worker for the delivery workflows and their activities; run it with `run()` or `runUntil()`. */
@@ -115,6 +119,7 @@ export async function createDeliveryWorker({
   client = new Client({ connection, namespace }),
   tuning,
   deployment,
+  installation,
   ...dependencies
 }: DeliveryWorkerOptions): Promise<Worker> {
   const { db, log } = dependencies;
@@ -141,6 +146,8 @@ export async function createDeliveryWorker({
     connection,
     namespace,
     taskQueue,
+    // Names this database's installation, by which another deployment's start sees this worker on the task queue.
+    identity: workerIdentity(installation ?? (await readInstallation(db))),
     activities: {
       ...createDeliveryActivities(dependencies),
       ...createRetentionActivities({ ...dependencies, runningAmong: (events) => runningDeliveries(client, events) }),

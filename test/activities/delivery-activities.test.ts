@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
@@ -7,6 +7,8 @@ import { createDeliveryActivities } from '../../activities/delivery-activities';
 import type { DeliveryActivities } from '../../src/delivery-rules/activity-contracts';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
+import { createMetrics } from '../../src/observability/metrics';
+import { readInstallation } from '../../src/webhook-events/installation';
 import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -270,6 +272,39 @@ describe('attemptDelivery', () => {
     const again = await run(activities.attemptDelivery, firstAttempt(event.id));
     expect(again).toEqual(first);
     expect(subscriber.requests).toHaveLength(1);
+  });
+
+  describe("a workflow of another installation or event (issue 20, P2): nothing sent, nothing recorded, retried", () => {
+    test.each([
+      ['another installation (a database sharing the task queue)', async (key: string) => ({ installation: randomUUID(), key }), /belongs to installation/],
+      ['another event of the same id', async () => ({ installation: await readInstallation(db), key: randomUUID() }), /carries event key/],
+    ])('%s', async (_, ownerOf, reason) => {
+      const metrics = createMetrics();
+      const guarded = createDeliveryActivities({ db, log, metrics, allowPrivateAddresses: true, keyring: TEST_KEYRING });
+      const event = await newEvent();
+      const owner = await ownerOf((await eventRow(db, event.id)).uuid);
+      const attempt = run(guarded.attemptDelivery, { ...firstAttempt(event.id), owner });
+      await expect(attempt).rejects.toThrow(reason);
+      await expect(attempt).rejects.toMatchObject({ type: 'ForeignDeliveryWorkflow', nonRetryable: false });
+      const recording = run(guarded.recordAttempt, {
+        ...firstAttempt(event.id),
+        owner,
+        attempt: { kind: 'scheduled', number: 1, outcome: 'delivered' },
+        result: { outcome: 'delivered', responseCode: 200, error: null, startedAtMs: 0, durationMs: 1 },
+      });
+      await expect(recording).rejects.toMatchObject({ type: 'ForeignDeliveryWorkflow', nonRetryable: false });
+      expect(subscriber.requests).toHaveLength(0);
+      expect(await attemptRows(db, event.id)).toEqual([]);
+      expect(await eventRow(db, event.id)).toMatchObject({ status: 'waiting', attempts: 0 });
+      expect(await metrics.registry.getSingleMetricAsString('webhook_foreign_delivery_workflows_total')).toContain('webhook_foreign_delivery_workflows_total 2');
+    });
+
+    test("the event's own owner is sent as before", async () => {
+      const event = await newEvent();
+      const owner = { installation: await readInstallation(db), key: (await eventRow(db, event.id)).uuid };
+      expect(await run(activities.attemptDelivery, { ...firstAttempt(event.id), owner })).toMatchObject({ outcome: 'delivered' });
+      expect(subscriber.requests).toHaveLength(1);
+    });
   });
 
   test('records a delivery itself, in one activity', async () => {

@@ -324,6 +324,9 @@ describe('what the admin page needs to know', () => {
         // No TEMPORAL_UI_URL and no TEMPORAL_ADDRESS: this process starts the dev server, whose UI it names.
         temporal_ui_url: `http://127.0.0.1:${app.config.temporal.uiPort}`,
         temporal_namespace: 'default',
+        temporal_task_queue: app.config.temporal.taskQueue,
+        // This database's installation (migration 020), which its workers and workflows name.
+        installation_id: (await app.db('installation').first('id')).id,
         statuses: [
           { value: 'waiting', label: 'Wartend' },
           { value: 'delivered', label: 'Zugestellt' },

@@ -4,7 +4,7 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import type { Config } from '../../src/config';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
-import { requestResend } from '../../src/temporal/delivery-workflows';
+import { deliveryQueueOf, requestResend } from '../../src/temporal/delivery-workflows';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -355,7 +355,7 @@ describe('after max retries reached', () => {
       const { subscriber, event } = await exhaust(() => ({ status: 200, body: 'finally' }));
       // Read while the fifth attempt ran (4 attempts then); the delivery workflow has ended since.
       const stale = { ...(await findEventDelivery(db, event.id))!, status: 'failed' as const, attempts: 4 };
-      expect(await requestResend(env.client, config.temporal.taskQueue, stale)).toBe('accepted');
+      expect(await requestResend(env.client, await deliveryQueueOf(db, config.temporal.taskQueue), stale)).toBe('accepted');
       expect(await env.client.workflow.getHandle(event.workflowId).result()).toBe('delivered');
       expect(subscriber.requests).toHaveLength(6);
       expect(await eventRow(db, event.id)).toMatchObject({ status: 'delivered', attempts: 6 });

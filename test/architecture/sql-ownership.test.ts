@@ -39,6 +39,8 @@ const OWNERS: Record<string, string> = {
   webhook_events: 'src/webhook-events/',
   webhook_delivery_attempts: 'src/webhook-events/',
   webhook_event_references: 'src/webhook-events/',
+  // This database's installation id and its event id check (migration 020).
+  installation: 'src/webhook-events/',
 };
 
 /** Read queries of an owner that join another owner's tables: the donation rows show contact and campaign, … */

@@ -59,6 +59,7 @@ describe('a delivery worker with a tuning', () => {
         connection: env.nativeConnection,
         namespace: 'default',
         taskQueue: 'tuning-test',
+        installation: 'tuning-test',
         workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
         maxCachedWorkflows: 70,
         tuning: {

@@ -107,7 +107,8 @@ test('runs migrations and Temporal set-up as one-off jobs that gate the services
   for (const name of ['api', 'delivery']) {
     expect(services[name].depends_on).toEqual({ migrate: completed, 'temporal-namespace': completed });
   }
-  expect(services.migrate.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
+  // migrate checks the event ids against Temporal (docs/operations.md, "Restoring the application's database").
+  expect(services.migrate.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, 'temporal-namespace': completed });
   expect(services['temporal-schema'].depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
   expect(services.temporal.depends_on).toEqual({ 'temporal-schema': completed });
 });

@@ -19,5 +19,21 @@ export async function createTestDatabase(): Promise<{ db: Db; url: string }> {
     await admin.destroy();
   }
   const url = urlFor(name);
-  return { db: createDb({ connectionString: url }), url };
+  const db = createDb({ connectionString: url });
+  // A database of its own is an installation of its own (migration 020), not a copy of the template's.
+  await db.raw('UPDATE installation SET id = gen_random_uuid()');
+  return { db, url };
+}
+
+/** Databases a test file makes as it goes (each its own installation), destroyed together in its afterAll. */
+export function testDatabases() {
+  const made: Db[] = [];
+  return {
+    create: async (): Promise<Db> => {
+      const { db } = await createTestDatabase();
+      made.push(db);
+      return db;
+    },
+    destroyAll: () => Promise.all(made.splice(0).map((db) => db.destroy())),
+  };
 }

@@ -4,7 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
-import { startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
+import { deliveryQueueOf, startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
 import { createDeliveryWorker, type DeliveryWorkerOptions, deliveryWorkflowsPath } from '../../src/temporal/worker';
 import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { createTimeSkippingEnvironment } from './temporal';
@@ -14,7 +14,7 @@ import { startTestApp, type TestApp } from './test-app';
 export async function startDelivery(db: Db, client: Client, taskQueue: string, eventId: number) {
   const delivery = await findEventDelivery(db, eventId);
   if (!delivery) throw new Error(`no webhook event ${eventId}`);
-  return startDeliveryWorkflow(client, taskQueue, delivery);
+  return startDeliveryWorkflow(client, await deliveryQueueOf(db, taskQueue), delivery);
 }
 
 /** The delivery workflows, bundled for a test file: webpack takes a second or two, so once per file, not per worker. */

@@ -4,7 +4,7 @@ import { NativeConnection, type WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import type { DevServerHandle } from '../../src/temporal/dev-server';
-import { requestResend } from '../../src/temporal/delivery-workflows';
+import { deliveryQueueOf, requestResend } from '../../src/temporal/delivery-workflows';
 import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { createTestDatabase } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
@@ -76,7 +76,7 @@ test('Temporal UI lists deliveries by status, attempts, event type and environme
   await worker.runUntil(async () => {
     await startDelivery(db, client, taskQueue, delivered.id);
     await startDelivery(db, client, taskQueue, inBackoff.id);
-    expect(await requestResend(client, taskQueue, (await findEventDelivery(db, exhausted.id))!)).toBe('accepted');
+    expect(await requestResend(client, await deliveryQueueOf(db, taskQueue), (await findEventDelivery(db, exhausted.id))!)).toBe('accepted');
     expect(await client.workflow.getHandle(delivered.workflowId).result()).toBe('delivered');
     expect(await client.workflow.getHandle(exhausted.workflowId).result()).toBe('max_retries_reached');
     await eventually(async () => (await eventRow(db, inBackoff.id)).status === 'failed', { what: 'the first attempt to fail' });

@@ -4,7 +4,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
-import { requestResend } from '../../src/temporal/delivery-workflows';
+import { deliveryQueueOf, requestResend } from '../../src/temporal/delivery-workflows';
 import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { deliveryStateQuery } from '../../workflows';
 import { createTestDatabase } from '../support/database';
@@ -142,7 +142,7 @@ test('at max retries the status says so; a resend after that is a run of its own
 
     // A failed manual attempt, then a delivered one.
     for (const expected of ['max_retries_reached', 'delivered']) {
-      expect(await requestResend(env.client, taskQueue, (await findEventDelivery(db, event.id))!)).toBe('accepted');
+      expect(await requestResend(env.client, await deliveryQueueOf(db, taskQueue), (await findEventDelivery(db, event.id))!)).toBe('accepted');
       expect(await handleOf(event).result()).toBe(expected);
     }
     const resendRun = await handleOf(event).describe();

@@ -6,7 +6,7 @@ import { NativeConnection, type Worker, type WorkflowBundle } from '@temporalio/
 import type { Db } from '../../src/db/knex';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
-import { requestResend } from '../../src/temporal/delivery-workflows';
+import { deliveryQueueOf, requestResend } from '../../src/temporal/delivery-workflows';
 import { startOutboxRelay } from '../../src/temporal/outbox-relay';
 import type { DevServerHandle } from '../../src/temporal/dev-server';
 import { type CurrentVersionWatch, deliveryWorkerDeployment, watchCurrentVersion } from '../../src/temporal/worker-deployment';
@@ -102,7 +102,7 @@ async function sleepingDelivery(taskQueue: string): Promise<number> {
 
 /** Wakes the sleeping delivery with a resend: its next workflow task runs where Temporal routes it. */
 async function resendAndFinish(taskQueue: string, eventId: number) {
-  expect(await requestResend(client, taskQueue, (await findEventDelivery(db, eventId))!)).toBe('accepted');
+  expect(await requestResend(client, await deliveryQueueOf(db, taskQueue), (await findEventDelivery(db, eventId))!)).toBe('accepted');
   expect(await client.workflow.getHandle(await workflowIdOf(db, eventId)).result()).toBe('delivered');
 }
 

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
 import { deliverEvent } from '../../workflows';
-import { createTestDatabase } from '../support/database';
+import { testDatabases } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { captureLogs } from '../support/log-capture';
@@ -24,7 +24,7 @@ import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/
 const log = createLogger('silent');
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundle;
-const dbs: Db[] = [];
+const databases = testDatabases();
 const subscribers: Subscriber[] = [];
 const apps: TestApp[] = [];
 /** Workers still running when a test ends (it failed before stopping them). */
@@ -42,16 +42,12 @@ afterEach(async () => {
 
 afterAll(async () => {
   await Promise.all(apps.map((app) => app.close()));
-  await Promise.all(dbs.map((db) => db.destroy()));
+  await databases.destroyAll();
   await env?.teardown();
 });
 
 /** A deployment's database: a fresh one from the same template, so its event ids start where every other's do. */
-async function newDatabase(): Promise<Db> {
-  const { db } = await createTestDatabase();
-  dbs.push(db);
-  return db;
-}
+const newDatabase = databases.create;
 
 async function subscriberFor(reply: (request: ReceivedRequest) => Reply = () => ({ status: 200, body: 'ok' })) {
   const subscriber = await startSubscriber({ now: () => env.currentTimeMs(), reply });
