@@ -158,6 +158,6 @@ describe('the rule check', () => {
   test('a contract step is allowed after a release that has been cut, not after one still to come', () => {
     const drop = "await knex.raw('ALTER TABLE users DROP COLUMN legacy_flag');";
     expect(ruleBroken(migration(drop, '', '// Contract step after release 0.1.0: 0.1.0 stopped reading legacy_flag.'), ['0.1.0'])).toBeUndefined();
-    expect(ruleBroken(migration(drop, '', '// Contract step after release 0.2.0.'), ['0.1.0'])).toMatch(/0\.2\.0, which has not been cut/);
+    expect(ruleBroken(migration(drop, '', '// Contract step after release 0.3.0.'), ['0.1.0'])).toMatch(/0\.3\.0, which has not been cut/);
   });
 });

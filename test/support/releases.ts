@@ -9,7 +9,7 @@
  * replay on today's workflow code (test/temporal/replay.test.ts). A release leaves this list once no workflow it
  * started can run anywhere.
  */
-export const SUPPORTED_RELEASES: readonly string[] = ['0.1.0'];
+export const SUPPORTED_RELEASES: readonly string[] = ['0.1.0', '0.2.0'];
 
 /**
  * The last migration (file name) each release shipped. The migrations after the newest one are this release's own,
@@ -18,4 +18,5 @@ export const SUPPORTED_RELEASES: readonly string[] = ['0.1.0'];
  */
 export const LAST_MIGRATION_OF_RELEASE: Readonly<Record<string, string>> = {
   '0.1.0': '016_add_new_donations_to_contact_totals',
+  '0.2.0': '021_store_webhook_event_environment',
 };

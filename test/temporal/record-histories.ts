@@ -3,6 +3,8 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { startSubscriber, type ReceivedRequest, type Reply, type Subscriber } from '../../src/demo/subscriber-server';
+import { createLogger } from '../../src/logger';
+import { healLostDeliveries } from '../../src/temporal/delivery-sweep';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
 import { purgeEndedEvents } from '../../workflows';
 import { bundleDeliveryWorkflows, createTestWorker, type DeliveryTestBed, startDelivery, startDeliveryTestBed } from '../support/delivery';
@@ -346,9 +348,27 @@ describe('purgeEndedEvents', () => {
   });
 });
 
+describe('resumeDelivery', () => {
+  test('a delivery in backoff whose workflow Temporal lost, healed by the sweep, delivered at its next attempt', async () => {
+    const id = await eventAnswered(failure(), { status: 200 });
+    await startOnBed(id);
+    await recorded(id, 'failed', 1);
+    const workflowId = await workflowIdOf(bed.app.db, id);
+    // Temporal losing the workflow (its state restored from an older backup) as the sweep sees it: no run going on.
+    await bed.client.workflow.getHandle(workflowId).terminate('histories:record: Temporal lost this delivery');
+    const past = bed.app.db.raw("now() - interval '3 minutes'");
+    await bed.app.db('webhook_events').where({ id }).update({ next_attempt_at: past, workflow_started_at: past });
+    const healed = await healLostDeliveries({ db: bed.app.db, client: bed.client, taskQueue: bed.taskQueue, log: createLogger('silent') });
+    expect(healed).toEqual({ checked: 1, healed: 1, conflicts: 0 });
+    expect(await resultOf(id)).toBe('delivered');
+    expect(await manualFlags(id)).toEqual([['failed', false], ['delivered', false]]);
+    await record('healed-in-backoff', workflowId, 'resumeDelivery');
+  });
+});
+
 test('every workflow type has its histories', () => {
   const types = new Set(readHistories(CURRENT_RELEASE).map((history) => history.workflowType));
-  expect([...types].sort()).toEqual(['deliverEvent', 'purgeEndedEvents', 'recoverDeliveries', 'resendEvent']);
+  expect([...types].sort()).toEqual(['deliverEvent', 'purgeEndedEvents', 'recoverDeliveries', 'resendEvent', 'resumeDelivery']);
 });
 
 // The worker processes are started from TypeScript sources: they bundle the workflows themselves, which takes a while.
