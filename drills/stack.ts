@@ -14,7 +14,7 @@ import {
   stackDrillFlags,
   withExposure,
 } from './support/stack-stage';
-import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
+import { deliveriesConsistent, verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
 
 /*
  * Fault drills on the production-like stack of `npm run stack` (two API and two delivery replicas behind Caddy,
@@ -112,10 +112,7 @@ async function verdict(stage: StackStage, load: LoadResult, events: number, expo
     load.succeeded === events &&
     deliveries.committedEvents === events &&
     deliveries.delivered === events &&
-    deliveries.notFinal.length === 0 &&
-    deliveries.attemptLogProblems.length === 0 &&
-    deliveries.deliveredButNotReceived.length === 0 &&
-    deliveries.receivedUnknown.length === 0 &&
+    deliveriesConsistent(deliveries) &&
     writes.missingCheckouts.length === 0 &&
     writes.halfWritten.length === 0 &&
     writes.contactTotalsOff.length === 0 &&

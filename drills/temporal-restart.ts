@@ -2,7 +2,7 @@ import { recordCheckouts } from './support/platform-load';
 import { sleep, waitFor } from './support/processes';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
-import { verifyDeliveries, waitUntilAllFinal } from './support/verify';
+import { deliveriesConsistent, verifyDeliveries, waitUntilAllFinal } from './support/verify';
 
 /*
  * kill -9 of the Temporal dev server (file-backed) in the middle of 1,000 deliveries, down for a few seconds, then
@@ -61,10 +61,7 @@ void runDrill('temporal-restart', async (onCleanup) => {
     allFinal &&
     load.succeeded === EVENTS &&
     verdict.committedEvents === EVENTS &&
-    verdict.notFinal.length === 0 &&
-    verdict.attemptLogProblems.length === 0 &&
-    verdict.deliveredButNotReceived.length === 0 &&
-    verdict.receivedUnknown.length === 0 &&
+    deliveriesConsistent(verdict) &&
     committedAtKill < EVENTS &&
     relay.isRunning();
   return {

@@ -2,7 +2,7 @@ import { recordCheckouts } from './support/platform-load';
 import { sleep, waitFor } from './support/processes';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
-import { verifyDeliveries, waitUntilAllFinal } from './support/verify';
+import { deliveriesConsistent, verifyDeliveries, waitUntilAllFinal } from './support/verify';
 
 /*
  * kill -9 of the delivery worker while 1,000 deliveries are under way, then a new worker. Every committed event
@@ -47,10 +47,7 @@ void runDrill('worker-kill', async (onCleanup) => {
     allFinal &&
     load.succeeded === EVENTS &&
     verdict.committedEvents === EVENTS &&
-    verdict.notFinal.length === 0 &&
-    verdict.attemptLogProblems.length === 0 &&
-    verdict.deliveredButNotReceived.length === 0 &&
-    verdict.receivedUnknown.length === 0 &&
+    deliveriesConsistent(verdict) &&
     arrivedWithoutWorker === 0 &&
     duplicatedIds.every((id) => exposed.has(id));
   return {

@@ -41,6 +41,13 @@ export interface DeliveryVerdict {
   eventsDeliveredMoreThanOnce: number;
 }
 
+/** Nothing lost, every attempt log as it should be, every delivery received, nothing received that was not committed. */
+export const deliveriesConsistent = (verdict: DeliveryVerdict): boolean =>
+  verdict.notFinal.length === 0 &&
+  verdict.attemptLogProblems.length === 0 &&
+  verdict.deliveredButNotReceived.length === 0 &&
+  verdict.receivedUnknown.length === 0;
+
 /** Checks, from Postgres and the subscriber's record, that every committed event was delivered exactly as logged. */
 export async function verifyDeliveries(db: Db, subscriber: RecordingSubscriber): Promise<DeliveryVerdict> {
   const events: Array<{

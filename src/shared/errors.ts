@@ -26,18 +26,9 @@ export const ERROR_CODES = {
   recovery_not_found: { status: 404, meaning: 'No bulk recovery with that id (its idempotency key)' },
   method_not_allowed: { status: 405, meaning: 'The path exists, not with this method (see `Allow`)' },
   request_timeout: { status: 408, meaning: 'The request line, headers or body did not arrive in time' },
-  transaction_id_in_use: {
-    status: 409,
-    meaning: 'The transaction id belongs to another kind of payment (donation payments and shop orders share one namespace)',
-  },
-  transaction_id_reused: {
-    status: 409,
-    meaning: 'The transaction id was recorded for a payment that differs in environment, amounts, currency, donor or method',
-  },
-  contact_email_mismatch: {
-    status: 409,
-    meaning: 'The contact named by contact_id has another e-mail address than the sign-up: consent belongs to the address that confirms',
-  },
+  transaction_id_in_use: { status: 409, meaning: 'The transaction id belongs to another kind of payment (donation payments and shop orders share one namespace)' },
+  transaction_id_reused: { status: 409, meaning: 'The transaction id was recorded for a payment that differs in environment, amounts, currency, donor or method' },
+  contact_email_mismatch: { status: 409, meaning: 'The contact named by contact_id has another e-mail address than the sign-up: consent belongs to the address that confirms' },
   recurring_donation_inactive: { status: 409, meaning: 'The recurring donation is no longer active' },
   not_reconcilable: { status: 409, meaning: 'Only completed payments through an online provider can be reconciled' },
   already_reconciled: { status: 409, meaning: 'The payment has been reconciled before (it is reported once)' },
@@ -45,10 +36,7 @@ export const ERROR_CODES = {
   first_attempt_pending: { status: 409, meaning: 'The event is queued: its delivery, and so its first attempt, has not started yet' },
   idempotency_key_reused: { status: 409, meaning: 'The idempotency key was used before for a request with other parameters' },
   endpoint_not_configured: { status: 409, meaning: 'No webhook endpoint is configured yet' },
-  endpoint_secret_unreadable: {
-    status: 409,
-    meaning: 'A stored secret of the endpoint does not open with SECRETS_KEYS: the change must give it again (`problems` names each)',
-  },
+  endpoint_secret_unreadable: { status: 409, meaning: 'A stored secret of the endpoint does not open with SECRETS_KEYS: the change must give it again (`problems` names each)' },
   endpoint_inactive: { status: 409, meaning: 'The webhook endpoint is switched off; nothing is sent to it' },
   payload_dropped: { status: 409, meaning: 'The event’s payload was dropped after its retention period; it cannot be sent again' },
   workflow_id_conflict: { status: 409, meaning: 'Another event’s workflow holds the event’s workflow id in Temporal; nothing was sent (docs/delivery.md)' },
