@@ -1,5 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger } from '@temporalio/worker';
@@ -16,6 +18,8 @@ import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
 import { spellingsOf } from '../support/secret-spellings';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
+
+const releaseInPackageJson = (JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
 
 const log = createLogger('silent');
 const signedAt = new Date('2025-07-15T10:30:00Z');
@@ -75,7 +79,7 @@ describe('attemptDelivery', () => {
     expect(request.method).toBe('POST');
     expect(request.body.toString('utf8')).toBe(event.payload);
     expect(request.headers['content-type']).toBe('application/json');
-    expect(request.headers['user-agent']).toMatch(/^donation-webhooks\/0\.1\.0/);
+    expect(request.headers['user-agent']).toBe(`donation-webhooks/${releaseInPackageJson} (webhook delivery)`);
     expect(request.headers.authorization).toBe(`Basic ${Buffer.from('crm:pässwort:1').toString('base64')}`);
     expect(request.headers['webhook-signature']).toBeUndefined();
     expect(request.headers['webhook-id']).toBeUndefined();
