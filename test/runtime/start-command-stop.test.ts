@@ -48,6 +48,8 @@ afterEach(async () => {
 
 interface Start {
   child: ChildProcess;
+  /** The ports it was given: PORT is the API's. */
+  ports: Record<string, string>;
   exited: Promise<number | null>;
   output(): string;
   waitFor(text: string): Promise<void>;
@@ -74,6 +76,7 @@ async function startCommand(env: Record<string, string> = {}): Promise<Start> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return {
     child,
+    ports,
     exited,
     output: () => output,
     waitFor: (text) => eventually(async () => output.includes(text), { timeoutMs: 90_000, what: `"${text}" in ${output}` }).then(() => undefined),
@@ -95,12 +98,16 @@ test.each(['SIGINT', 'SIGHUP'] as const)('%s to the start command alone stops ev
 test('while a client holds the stop up, a second signal ends the process at once, and its children with it', async () => {
   const start = await startCommand();
   await start.waitFor(READY);
-  const port = Number(/"port":(\d+),"msg":"API listening"|localhost:(\d+)\//.exec(start.output())?.slice(1).find(Boolean));
-  // A request that never finishes arriving: closing the API waits for it.
+  const port = Number(start.ports.PORT);
+  // A request whose body never finishes arriving: closing the API waits for it. The interim 100 says the API has
+  // taken the request in (headers read, its body awaited); a request still in the socket's buffer at the stop would
+  // be an idle connection, which a stopping replica closes at once (src/http/graceful-close.ts).
   const client = net.connect(port, '127.0.0.1');
   await new Promise((resolve) => client.once('connect', resolve));
-  client.write('GET /healthz HTTP/1.1\r\nHost: x\r\n');
   client.on('error', () => undefined);
+  const continued = new Promise((resolve) => client.on('data', (chunk: Buffer) => chunk.toString().startsWith('HTTP/1.1 100') && resolve(undefined)));
+  client.write('POST /authentication/create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n');
+  await continued;
   start.child.kill('SIGTERM');
   await start.waitFor('"msg":"stopping"');
   // The stop goes in order: the API first, the servers it relies on after it.
