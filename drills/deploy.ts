@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import os from 'node:os';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
-import { TEMPORAL_CLI } from './support/cluster';
 import { configureEndpoint, recordCheckouts } from './support/platform-load';
 import { type Child, sleep, waitFor } from './support/processes';
 import { buildDrillRelease } from './support/release';
@@ -60,7 +57,7 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
   });
   const { log, cluster, subscriber } = stage;
   const address = cluster.env.TEMPORAL_ADDRESS!;
-  const cli = async (...args: string[]) => (await promisify(execFile)(TEMPORAL_CLI, [...args, '--address', address])).stdout;
+  const cli = (...args: string[]) => cluster.temporalCli(args);
   const releaseA = await buildDrillRelease(cluster.dir, 'a', { scheduleDivisor: SCHEDULE_DIVISOR });
   const releaseB = await buildDrillRelease(cluster.dir, 'b', { scheduleDivisor: SCHEDULE_DIVISOR, extraStepBeforeFirstAttempt: true });
   await cluster.startTemporal();
@@ -144,15 +141,15 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
   }
 
   // What ran where, and whether any workflow task failed for non-determinism.
-  const events: Array<{ id: number }> = await cluster.db('webhook_events').select('id').orderBy('id');
+  const events: Array<{ id: number; workflow_id: string }> = await cluster.db('webhook_events').select('id', 'workflow_id').orderBy('id');
   const byVersion: Record<string, number[]> = {};
   const nonDeterministic: number[] = [];
   const retryingTask: number[] = [];
   /** Events of B's load that started on A: eagerly by A's relay before it saw B current, or routed before the switch reached matching. */
   const lateStartsOnA: Array<{ eager: boolean; afterSwitchMs: number }> = [];
   let firstHistoryOfA: temporal.api.history.v1.IHistory | undefined;
-  for (const { id } of events) {
-    const handle = client.workflow.getHandle((await cluster.db('webhook_events').where({ id }).first('workflow_id')).workflow_id);
+  for (const { id, workflow_id } of events) {
+    const handle = client.workflow.getHandle(workflow_id);
     const description = await handle.describe();
     const release = `${id <= lastEventOfA ? 'A' : 'B'} event on ${description.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? 'unversioned'}`;
     (byVersion[release] ??= []).push(id);

@@ -42,14 +42,12 @@ const options = flags({ events: 0, ...stackDrillFlags }, process.argv.slice(3));
 
 interface Load {
   committed: () => number;
-  failedTries: Record<string, number>;
   done: Promise<LoadResult>;
 }
 
 /** Checkouts through Caddy at a steady pace (4 callers, 100 ms between calls), each retried until it succeeds. */
 function startLoad({ api }: StackStage, count: number, prefix: string, onFailedTry?: (outcome: string) => void): Load {
   let committed = 0;
-  const failedTries: Record<string, number> = {};
   const done = recordCheckouts(api, {
     count,
     concurrency: 4,
@@ -57,12 +55,9 @@ function startLoad({ api }: StackStage, count: number, prefix: string, onFailedT
     prefix,
     deadlineMs: 10 * 60_000,
     onProgress: (n) => (committed = n),
-    onFailedTry: (outcome) => {
-      failedTries[outcome] = (failedTries[outcome] ?? 0) + 1;
-      onFailedTry?.(outcome);
-    },
+    onFailedTry,
   });
-  return { committed: () => committed, failedTries, done };
+  return { committed: () => committed, done };
 }
 
 /** Seconds from now until the subscriber has received `more` requests beyond those it has now. */
@@ -75,7 +70,7 @@ async function secondsUntilDeliveriesGoOn({ subscriber }: StackStage, more = 10,
 
 /**
  * Restarts a process of the stack that ended by itself while the drill runs, as Compose's `restart: unless-stopped`
- * would, and counts it; `skip` names those the drill stops on purpose.
+ * would, and counts it; it watches `names` only, never a process the drill stops on purpose.
  */
 function supervise(stack: RunningStack, names: string[], log: (message: string) => void) {
   const restarts: Record<string, number> = {};
