@@ -164,9 +164,9 @@ export function createDeliveryActivities({
    * it waits, retried with backoff, for its own installation's worker (docs/delivery.md); an error log and
    * webhook_foreign_delivery_workflows_total (alert WebhookForeignDeliveryWorkflows) say so meanwhile.
    */
-  async function refuseForeignWorkflow({ eventId, owner }: AttemptRequest): Promise<void> {
+  async function refuseForeignWorkflow({ eventId, owner }: AttemptRequest, eventKey: string | undefined): Promise<void> {
     if (!owner) return;
-    const [installation, eventKey] = await Promise.all([readInstallation(db), readEventKey(db, eventId)]);
+    const installation = await readInstallation(db);
     const reason = foreignWorkflowReason(owner, { installation, eventKey });
     if (reason === undefined) return;
     metrics?.foreignDeliveryWorkflow();
@@ -199,8 +199,9 @@ export function createDeliveryActivities({
   async function attemptDelivery(request: AttemptRequest): Promise<AttemptReport> {
     const { eventId, attemptNumber, attempt } = request;
     const logFields = { ...logContext(eventId, attemptNumber), manual: attempt.kind === 'manual' };
-    await refuseForeignWorkflow(request);
     const event = await findEventForAttempt(db, eventId, attemptNumber);
+    // Before the event's absence is told: a workflow of another database's event of this id waits for its own worker.
+    await refuseForeignWorkflow(request, event?.key);
     if (!event) throw eventMissing(eventId);
     // An attempt recorded already (a worker lost before Temporal heard of it, a reset workflow) is not sent again.
     if (event.recorded) {
@@ -254,7 +255,7 @@ export function createDeliveryActivities({
    * written twice.
    */
   async function recordAttempt(request: RecordRequest): Promise<RecordedState> {
-    await refuseForeignWorkflow(request);
+    await refuseForeignWorkflow(request, request.owner && (await readEventKey(db, request.eventId)));
     return record(request, null);
   }
 

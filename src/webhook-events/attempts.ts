@@ -19,6 +19,8 @@ export interface DeliveryProgress {
 export type EndpointForAttempt = Pick<EndpointSettings, 'url' | 'active' | 'basic_auth_username' | 'basic_auth_password' | 'signing_secret'>;
 
 export interface EventForAttempt {
+  /** The event's key (`uuid`), which the attempt compares with its workflow's owner. */
+  key: string;
   eventType: WebhookEventType;
   payload: string;
   /** A test event: sent with the header `webhook-test: 1`. */
@@ -43,6 +45,7 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
       'p.basic_auth_username',
       'p.basic_auth_password',
       'p.signing_secret',
+      'e.uuid',
       'e.event_type',
       'e.payload',
       'e.test',
@@ -56,6 +59,7 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
     );
   if (!row) return undefined;
   return {
+    key: row.uuid,
     eventType: row.event_type,
     payload: row.payload,
     test: row.test,
