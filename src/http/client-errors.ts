@@ -66,13 +66,20 @@ function refuseOnSocket(socket: Duplex, answer: string): void {
 
 const HOST_REPEATED = { code: 'bad_request' as const, message: 'A request must have one Host header, not several' };
 
+/** How many Host fields a request has, up to 2 (raw headers are name, value, name, value …). */
+function hostFields(rawHeaders: string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length && count < 2; i += 2) if (rawHeaders[i].toLowerCase() === 'host') count += 1;
+  return count;
+}
+
 /**
  * What makes a request that Node accepts ambiguous, or undefined. Host: one, and on HTTP/1.1 one at all (RFC 9112
  * §3.2; Node keeps the first of several, which a proxy in front may not). Expect: exactly `100-continue` on HTTP/1.1
  * (RFC 9110 §10.1.1; HTTP/1.0 has no expectations); Node takes any list containing it (`100-continue, foo`).
  */
 function headerRefusal(req: IncomingMessage): { code: ErrorCode; message: string } | undefined {
-  if ((req.headersDistinct.host?.length ?? 0) > 1) return HOST_REPEATED;
+  if (hostFields(req.rawHeaders) > 1) return HOST_REPEATED;
   if (req.httpVersion !== '1.1') return undefined;
   if (req.headers.host === undefined) return HOST_MISSING;
   const { expect } = req.headers;
@@ -90,15 +97,19 @@ function refuseAmbiguousHeaders(server: Server): void {
   if (handlers.length === 0) throw new Error('answerClientErrors needs the server with its request handler');
   (server as Server & { requireHostHeader: boolean }).requireHostHeader = false;
   server.removeAllListeners('request');
-  const handle = (continueFirst: boolean) => (req: IncomingMessage, res: ServerResponse) => {
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const refusal = headerRefusal(req);
     if (refusal) return respondWithRefusal(res, refusal);
-    if (continueFirst) res.writeContinue();
     for (const handler of handlers) handler.call(server, req, res);
-  };
-  server.on('request', handle(false));
-  // With a listener here Node leaves the interim 100 to it (its default writes it before any check).
-  server.on('checkContinue', handle(true));
+  });
+  // With a listener here Node leaves the interim 100 to it (its default writes it before any check). Once it is
+  // written the request goes on as any other, through every `request` listener (src/http/graceful-close.ts has one).
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const refusal = headerRefusal(req);
+    if (refusal) return respondWithRefusal(res, refusal);
+    res.writeContinue();
+    server.emit('request', req, res);
+  });
 }
 
 /**

@@ -128,3 +128,21 @@ test('a request under way when the stop begins finishes, its connection closes a
   await connection.ended;
   await stopped;
 });
+
+test('a request that asked for 100 Continue is under way like any other: it finishes with Connection: close', async () => {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  let received = '';
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write('GET /slow HTTP/1.1\r\nHost: replica\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n');
+  await slowEntered;
+  const stopped = lifecycle.stop();
+  releaseSlow();
+  await ended;
+  await stopped;
+  const [interim, final] = received.split(/\r\n\r\n/);
+  expect(interim).toBe('HTTP/1.1 100 Continue');
+  expect(final).toMatch(/^HTTP\/1\.1 200 /);
+  expect(final).toMatch(/\r\nconnection: close\r\n/i);
+});
