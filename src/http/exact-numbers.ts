@@ -31,7 +31,7 @@ export function refuseNumbersThatLoseDigits(json: string): void {
 
 function refuseIfRounded(literal: string): void {
   const kept = String(Number(literal));
-  if (canonicalDecimal(literal) === canonicalDecimal(kept)) return;
+  if (kept === literal || canonicalDecimal(literal) === canonicalDecimal(kept)) return;
   const shown = literal.length > 40 ? `${literal.slice(0, 40)}…` : literal;
   throw new ApiError(
     'invalid_body',
