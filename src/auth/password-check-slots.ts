@@ -13,7 +13,7 @@ import { ApiError } from '../shared/errors';
 /** Strangers' checks that may wait per slot; at ~0.1 s a check that is about a second and a half of waiting. */
 const WAITING_STRANGERS_PER_SLOT = 16;
 
-export const tooManyPasswordChecks = () =>
+const tooManyPasswordChecks = () =>
   new ApiError('too_many_password_checks', 'Too many password checks are under way; try again in a second', { 'Retry-After': '1' });
 
 export interface PasswordCheckSlots {

@@ -13,7 +13,7 @@ import { holderOfTransactionId, type TransactionIdHolder } from './transaction-i
 export type MaterialFields = Record<string, unknown>;
 
 /** The body paths of the material fields in which the repeat differs from the recorded payment. */
-export function materialDifferences(recorded: MaterialFields, repeated: MaterialFields): string[] {
+function materialDifferences(recorded: MaterialFields, repeated: MaterialFields): string[] {
   return Object.keys(recorded).filter((path) => !isDeepStrictEqual(recorded[path], repeated[path]));
 }
 

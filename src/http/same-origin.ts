@@ -17,7 +17,7 @@ import { addressedAuthority } from './request-origin';
  * 3. Neither header: not a browser (curl, an integration, another server), which has no borrowed credentials.
  */
 
-export const crossOriginRefused = () =>
+const crossOriginRefused = () =>
   new ApiError(
     'cross_origin_request',
     'Refused: a state-changing request from a page of another origin; send it from this service’s own pages or from a client that is not a browser',

@@ -3,10 +3,10 @@ import type { Duration } from '@temporalio/common';
 import { deliverEvent, resendEvent, resendSignal, resumeDelivery } from '../../workflows';
 import { type DeliveryFacts, type DeliveryRun, deliveryDetails, deliverySummary } from '../delivery-rules/delivery-texts';
 import type { DeliveryStatus } from '../delivery-rules/delivery-status';
-import { type DeliveryOwner, type EventIdentity, memoOf } from '../delivery-rules/event-identity';
+import { type DeliveryOwner, memoOf } from '../delivery-rules/event-identity';
 import { WEBHOOK_ATTEMPTS, WEBHOOK_ENVIRONMENT, WEBHOOK_EVENT_TYPE, WEBHOOK_STATUS } from '../delivery-rules/search-attributes';
 import type { Db } from '../db/knex';
-import type { EventDelivery } from '../webhook-events/event-deliveries';
+import type { EventDelivery, EventToStart } from '../webhook-events/event-deliveries';
 import { readInstallation } from '../webhook-events/installation';
 import { ownDelivery } from './delivery-identity';
 
@@ -31,12 +31,6 @@ export function describedAs(facts: DeliveryFacts, { status, attempts }: { status
   };
 }
 
-/** An event as a workflow start needs it: what it is about, and who it is (its stored workflow id and its key). */
-export interface StartableEvent {
-  facts: DeliveryFacts;
-  identity: EventIdentity;
-}
-
 /**
  * Where this deployment's delivery workflows run: its task queue, and its installation (this database's id, migration
  * 020), which every workflow carries in its input with the event's key so that a worker of another deployment on the
@@ -53,7 +47,7 @@ export const deliveryQueueOf = async (db: Db, taskQueue: string): Promise<Delive
  * Every run for an event: on the deployment's task queue, under the event's stored workflow id, with its key in the
  * memo (src/delivery-rules/event-identity.ts) and its owner in the input.
  */
-const runOf = ({ taskQueue, installation }: DeliveryQueue, { identity }: StartableEvent) => {
+const runOf = ({ taskQueue, installation }: DeliveryQueue, { identity }: EventToStart) => {
   const owner: DeliveryOwner = { installation, key: identity.key };
   return {
     taskQueue,
@@ -69,7 +63,7 @@ const runOf = ({ taskQueue, installation }: DeliveryQueue, { identity }: Startab
  * under this id exists or ran, so it is described, and it must carry the event's key. Otherwise the start failed
  * (DeliveryWorkflowConflict), which the caller reports; the event is never taken as started.
  */
-async function alreadyStarted(client: Client, event: StartableEvent): Promise<'already-started'> {
+async function alreadyStarted(client: Client, event: EventToStart): Promise<'already-started'> {
   await ownDelivery(client, event.identity);
   return 'already-started';
 }
@@ -88,7 +82,7 @@ async function alreadyStarted(client: Client, event: StartableEvent): Promise<'a
 export async function startDeliveryWorkflow(
   client: Client,
   queue: DeliveryQueue,
-  event: StartableEvent,
+  event: EventToStart,
   { eager = false }: { eager?: boolean } = {},
 ): Promise<'started' | 'already-started'> {
   try {

@@ -22,10 +22,10 @@ const EVENT_WORKFLOW_ID = /^webhook-event-(\d+)(?:-[0-9a-f]{8})?$/;
  * when they ended, newest first. The newest event's workflow is among the first of one of the two lists, unless
  * more than this many older events' workflows ended after it did.
  */
-export const VISIBILITY_PAGE = 1_000;
+const VISIBILITY_PAGE = 1_000;
 
 /** The event id a delivery workflow id names, if it is one. */
-export function eventIdOfWorkflowId(workflowId: string): number | undefined {
+function eventIdOfWorkflowId(workflowId: string): number | undefined {
   const match = EVENT_WORKFLOW_ID.exec(workflowId);
   return match ? Number(match[1]) : undefined;
 }

@@ -19,7 +19,7 @@ export const workerIdentity = (installation: string) => `${process.pid}@${os.hos
 const INSTALLATION_IN_IDENTITY = /\binstallation ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/;
 
 /** The installation a poller's identity names; undefined for a worker that names none (a release before 020, a tool). */
-export const installationOfIdentity = (identity: string): string | undefined => INSTALLATION_IN_IDENTITY.exec(identity)?.[1];
+const installationOfIdentity = (identity: string): string | undefined => INSTALLATION_IN_IDENTITY.exec(identity)?.[1];
 
 /**
  * How long after its last poll a poller still counts as alive. An idle worker polls again at least every minute

@@ -7,7 +7,7 @@ import { EVENTS } from './tables';
  * never hand out an id a predecessor of this database already sent (docs/delivery.md, "Event ids and installations").
  */
 
-export const INSTALLATION = 'installation';
+const INSTALLATION = 'installation';
 
 const known = new WeakMap<Knex, Promise<string>>();
 

@@ -11,10 +11,10 @@
  * 10–30 ms per attempt to build and run it cost more than the rest of a delivery.
  */
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /** Secrets shorter than this are not searched for: redacting every "a" would garble any answer. */
-export const MIN_REDACTED_LENGTH = 6;
+const MIN_REDACTED_LENGTH = 6;
 
 /**
  * Case, and space against `+` (form encoding writes a space as `+`): compared after folding, `Ä` equals `ä` and `+`

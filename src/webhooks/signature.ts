@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 
 /** What Standard Webhooks secrets start with; the base64 of the key follows. */
-export const SIGNING_SECRET_PREFIX = 'whsec_';
+const SIGNING_SECRET_PREFIX = 'whsec_';
 
 /**
  * The HMAC key of a signing secret. Standard Webhooks secrets are `whsec_` followed by the base64 key; any other
