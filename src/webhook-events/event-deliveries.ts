@@ -69,6 +69,13 @@ export interface EventDelivery extends EventToStart {
 export type EventDeliveryRow = DeliveryFactsRow & Pick<WebhookEventRow, 'status' | 'attempts' | 'payload_dropped_at'>;
 export const EVENT_DELIVERY_COLUMNS = [...DELIVERY_FACTS_COLUMNS, 'e.status', 'e.attempts', 'e.payload_dropped_at'];
 
+/**
+ * What a claim's `UPDATE … RETURNING` hands on to the select of `columns` joined with the endpoint: those of the
+ * event's columns, not the whole row (its payload among them, which no start reads).
+ */
+export const returnedForSelect = (columns: string[]): string =>
+  ['endpoint_id', ...columns.filter((column) => column.startsWith('e.')).map((column) => column.slice(2))].join(', ');
+
 export const eventDeliveryOf = (row: EventDeliveryRow): EventDelivery => ({
   status: row.status,
   attempts: row.attempts,

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { DELIVERY_FACTS_COLUMNS, type DeliveryFactsRow, type EventToStart, eventToStartOf } from './event-deliveries';
+import { DELIVERY_FACTS_COLUMNS, type DeliveryFactsRow, type EventToStart, eventToStartOf, returnedForSelect } from './event-deliveries';
 import { ENDPOINTS, EVENTS } from './tables';
 
 /** The outbox relay's claims: which events a relay starts the delivery workflows of, and how a claim ends. */
@@ -25,7 +25,7 @@ export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs:
        WHERE workflow_started_at IS NULL AND (relay_claimed_at IS NULL OR relay_claimed_at < now() - ? * interval '1 millisecond')
        ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED
      )
-     RETURNING *`,
+     RETURNING ${returnedForSelect(DELIVERY_FACTS_COLUMNS)}, relay_claimed_at`,
     [claimMs, batchSize],
   );
   const rows: Array<DeliveryFactsRow & { claimed_at: string }> = await db

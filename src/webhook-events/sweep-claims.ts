@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { EVENT_DELIVERY_COLUMNS, type EventDelivery, type EventDeliveryRow, eventDeliveryOf } from './event-deliveries';
+import { EVENT_DELIVERY_COLUMNS, type EventDelivery, type EventDeliveryRow, eventDeliveryOf, returnedForSelect } from './event-deliveries';
 import { ENDPOINTS, EVENTS } from './tables';
 
 /**
@@ -19,7 +19,7 @@ export async function claimOverdueEvents(db: Knex, { marginMs, limit }: { margin
          AND (sweep_checked_at IS NULL OR sweep_checked_at < ${overdue})
        ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED
      )
-     RETURNING *`,
+     RETURNING ${returnedForSelect(EVENT_DELIVERY_COLUMNS)}`,
     [marginMs, marginMs, limit],
   );
   const rows: EventDeliveryRow[] = await db
