@@ -39,11 +39,11 @@ export interface EndpointRecord extends Omit<EndpointSettings, SecretColumn> {
 const purposeOf = (column: SecretColumn) => `${TABLE}.${column}`;
 
 /** The row with each secret column passed through `transform` (a missing secret stays null). */
-function withSecrets<Row extends EndpointSecrets>(row: Row, transform: (value: string, purpose: string) => string): Row {
+function withSecrets<Row extends EndpointSecrets>(row: Row, transform: (value: string, purpose: string, column: SecretColumn) => string): Row {
   const result = { ...row };
   for (const column of SECRET_COLUMNS) {
     const value = row[column];
-    result[column] = value === null ? null : transform(value, purposeOf(column));
+    result[column] = value === null ? null : transform(value, purposeOf(column), column);
   }
   return result;
 }
@@ -93,18 +93,16 @@ export async function findEndpointSettingsForUpdate(
 ): Promise<{ settings: EndpointSettings; unreadable: UnreadableSecret[] } | undefined> {
   const row: EndpointSettings | undefined = await db(TABLE).where({ platform: PLATFORM_KEY }).forUpdate().first(SETTINGS_COLUMNS);
   if (!row) return undefined;
-  const settings = { ...row };
   const unreadable: UnreadableSecret[] = [];
-  for (const column of SECRET_COLUMNS) {
-    const value = row[column];
-    if (value === null) continue;
+  const settings = withSecrets(row, (value, purpose, column) => {
     try {
-      settings[column] = keyring.open(value, purposeOf(column));
+      return keyring.open(value, purpose);
     } catch (err) {
       if (!(err instanceof SecretUnreadable)) throw err;
       unreadable.push({ column, reason: err.message });
+      return value;
     }
-  }
+  });
   return { settings, unreadable };
 }
 
