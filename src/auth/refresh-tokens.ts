@@ -75,6 +75,16 @@ async function verifySession(
   return { claims, user };
 }
 
+/** A valid refresh token, blocked as it is used; one used before ends its session (a stolen copy is in play) and is a 401. */
+async function useRefreshTokenOnce(db: Db, settings: TokenSettings, token: string) {
+  const session = await verifySession(db, settings, token, 'refresh');
+  if (!(await blacklist(db, settings, session.claims))) {
+    await endSession(db, settings, session.claims, 'refresh_token_reused');
+    throw tokenNotValid();
+  }
+  return session;
+}
+
 /**
  * A new access and refresh token of the same session for a valid, unused refresh token; the old one is blocked. A
  * refresh token that was rotated already ends its session.
@@ -84,11 +94,7 @@ export async function rotateRefreshToken(
   settings: TokenSettings,
   token: string,
 ): Promise<{ access: string; refresh: string }> {
-  const { claims, user } = await verifySession(db, settings, token, 'refresh');
-  if (!(await blacklist(db, settings, claims))) {
-    await endSession(db, settings, claims, 'refresh_token_reused');
-    throw tokenNotValid();
-  }
+  const { claims, user } = await useRefreshTokenOnce(db, settings, token);
   return issueTokenPair(settings, user, sessionOf(claims));
 }
 
@@ -97,11 +103,7 @@ export async function rotateRefreshToken(
  * already blocked is a 401.
  */
 export async function revokeRefreshToken(db: Db, settings: TokenSettings, token: string): Promise<void> {
-  const { claims } = await verifySession(db, settings, token, 'refresh');
-  if (!(await blacklist(db, settings, claims))) {
-    await endSession(db, settings, claims, 'refresh_token_reused');
-    throw tokenNotValid();
-  }
+  const { claims } = await useRefreshTokenOnce(db, settings, token);
   await endSession(db, settings, claims, 'logout');
 }
 
