@@ -1,35 +1,14 @@
 import { createKeyring } from '../../src/secrets/keyring';
-import { type EndpointSettings, saveEndpoint } from '../../src/webhook-endpoint/endpoint-store';
+import type { EndpointSettings } from '../../src/webhook-endpoint/endpoint-store';
 import { PLATFORM_DONOR } from './platform-donor';
 import type { TestApp } from './test-app';
+import { saveEndpointForEveryEvent } from './webhook-rows';
 
 /** What the platform tests call and look at: the endpoint that makes events, the events a call made, request bodies. */
 
-export const ALL_EVENTS: EndpointSettings['events'] = [
-  'donation.completed',
-  'donation.recurring_completed',
-  'donation.reconciled',
-  'newsletter.subscribed',
-  'shop_order.completed',
-];
-
 /** An active endpoint for every event type (so that calls create events), with the given settings. */
 export async function useEndpoint(app: TestApp, settings: Partial<EndpointSettings> = {}): Promise<void> {
-  await saveEndpoint(
-    app.db,
-    {
-      url: 'https://crm.example.org/hooks',
-      active: true,
-      payload_version: 'v1',
-      events: ALL_EVENTS,
-      basic_auth_username: null,
-      basic_auth_password: null,
-      signing_secret: null,
-      ...settings,
-    },
-    new Date(),
-    createKeyring(app.config.secrets.keys),
-  );
+  await saveEndpointForEveryEvent(app.db, settings, new Date(), createKeyring(app.config.secrets.keys));
 }
 
 export interface EventRow {

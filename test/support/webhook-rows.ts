@@ -3,8 +3,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../../src/db/knex';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/webhooks/event-types';
-import type { PayloadVersion } from '../../src/webhooks/payload-versions';
-import { saveEndpoint, sealEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
+import { type EndpointSettings, saveEndpoint, sealEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
 import { presentedDonor } from './platform-donor';
 import { type NewWebhookEvent, insertEvent as writeEvent } from '../../src/webhook-events/outbox';
 import { type EnvelopeEnvironment, type RenderedPayload, renderEnvelope } from '../../src/webhooks/envelope';
@@ -40,18 +39,22 @@ export async function insertEndpoint(db: Db, options: EndpointOptions): Promise<
   return row.id;
 }
 
-/** The endpoint subscribed to every event type on `version`, as the admin saves it (through the endpoint store). */
-export async function saveEndpointForEveryEvent(db: Db, version: PayloadVersion, now: Date): Promise<void> {
-  const endpoint = {
+/**
+ * An active endpoint subscribed to every event type (v1 unless `settings` say otherwise), as the admin saves it
+ * (through the endpoint store).
+ */
+export async function saveEndpointForEveryEvent(db: Db, settings: Partial<EndpointSettings>, now = new Date(), keyring = TEST_KEYRING): Promise<void> {
+  const endpoint: EndpointSettings = {
     url: 'https://crm.example.org/hooks',
     active: true,
-    payload_version: version,
+    payload_version: 'v1',
     events: [...WEBHOOK_EVENT_TYPES],
     basic_auth_username: null,
     basic_auth_password: null,
     signing_secret: null,
+    ...settings,
   };
-  await saveEndpoint(db, endpoint, now, TEST_KEYRING);
+  await saveEndpoint(db, endpoint, now, keyring);
 }
 
 /** The `data` of a v2.1 event as the platform renders it: a single CHF donation paid by card. */

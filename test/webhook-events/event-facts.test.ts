@@ -42,7 +42,7 @@ describe('every event the platform renders, and every test event, is stored with
   test.each(PAYLOAD_VERSIONS)('%s', async (version) => {
     const { db } = await createTestDatabase();
     try {
-      await saveEndpointForEveryEvent(db, version, now);
+      await saveEndpointForEveryEvent(db, { payload_version: version }, now);
       await seedDemoData(db, config, now);
       for (const event of WEBHOOK_EVENT_TYPES) expect((await recordTestEvent(db, event, now)).kind).toBe('created');
 

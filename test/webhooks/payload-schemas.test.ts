@@ -59,7 +59,7 @@ describe('every event the platform renders, on every version, validates (the dem
   test.each(PAYLOAD_VERSIONS)('%s', async (version) => {
     const { db } = await createTestDatabase();
     try {
-      await saveEndpointForEveryEvent(db, version, now);
+      await saveEndpointForEveryEvent(db, { payload_version: version }, now);
       await seedDemoData(db, config, now);
       const events: { event_type: WebhookEventType; payload: string }[] = await db('webhook_events').select('event_type', 'payload');
       for (const { event_type, payload } of events) {
