@@ -21,10 +21,9 @@ import { Lifecycle } from './runtime/lifecycle';
 
 /**
  * Installs the Temporal SDK runtime for a role that runs a worker; its metrics are exported when the role serves
- * /metrics (METRICS_PORT), and nobody would read them otherwise.
+ * /metrics (METRICS_PORT, or the API's in `all`), and nobody would read them otherwise.
  */
-async function withTemporalRuntime(runtime: Runtime): Promise<Runtime> {
-  const exportMetrics = runtime.config.metrics.port !== undefined;
+async function withTemporalRuntime(runtime: Runtime, exportMetrics = runtime.config.metrics.port !== undefined): Promise<Runtime> {
   return { ...runtime, temporalSdkMetrics: await installTemporalRuntime(runtime.log, { exportMetrics }) };
 }
 
@@ -39,7 +38,7 @@ const ROLES = {
   async all(baseRuntime: Runtime) {
     const { config, log, lifecycle } = baseRuntime;
     // Before the dev server and the worker create the SDK runtime. The API's /metrics shows the worker's too.
-    const runtime = { ...baseRuntime, temporalSdkMetrics: await installTemporalRuntime(log, { exportMetrics: true }) };
+    const runtime = await withTemporalRuntime(baseRuntime, true);
     const started = Date.now();
     if (config.auth.jwtSecretGenerated && !config.production) {
       config.auth.jwtSecrets = [await persistedLocalSecret(config.database.dataDir, 'jwt-secret', 32)];
