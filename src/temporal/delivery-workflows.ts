@@ -59,13 +59,14 @@ const runOf = ({ taskQueue, installation }: DeliveryQueue, { identity }: EventTo
 };
 
 /**
- * "Already started" is believed only of the event's own workflow: Temporal refused the start because a workflow
- * under this id exists or ran, so it is described, and it must carry the event's key. Otherwise the start failed
- * (DeliveryWorkflowConflict), which the caller reports; the event is never taken as started.
+ * A start Temporal refused because a workflow under the event's id exists (or ran) answers `answer` only if that
+ * workflow is the event's own: it is described, and it must carry the event's key. Otherwise the start failed
+ * (DeliveryWorkflowConflict), which the caller reports; the event is never taken as started. Other errors as they are.
  */
-async function alreadyStarted(client: Client, event: EventToStart): Promise<'already-started'> {
+async function ifOwnWorkflowHasTheId<A>(client: Client, event: EventToStart, err: unknown, answer: A): Promise<A> {
+  if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
   await ownDelivery(client, event.identity);
-  return 'already-started';
+  return answer;
 }
 
 /**
@@ -95,8 +96,7 @@ export async function startDeliveryWorkflow(
     });
     return 'started';
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return alreadyStarted(client, event);
-    throw err;
+    return ifOwnWorkflowHasTheId(client, event, err, 'already-started' as const);
   }
 }
 
@@ -115,9 +115,7 @@ export async function startResumedDelivery(client: Client, queue: DeliveryQueue,
     });
     return 'started';
   } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    await ownDelivery(client, event.identity);
-    return 'already-running';
+    return ifOwnWorkflowHasTheId(client, event, err, 'already-running' as const);
   }
 }
 
