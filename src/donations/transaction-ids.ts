@@ -39,13 +39,18 @@ const HELD_BY: Record<TransactionIdHolder, string> = {
 };
 
 /**
- * Whether a record of the caller's kind holds the transaction id (the caller then answers the repeat), false for a
- * new id, and a 409 when a record of another kind holds it: one namespace for every payment. Looked up before the
- * caller's own record: an id and its record are committed together, so once the id is seen, so is the record, and a
- * payment committed a moment ago by a concurrent call is never taken for one of another kind.
+ * The record of the caller's kind under the transaction id (read by `find`; the caller then answers the repeat),
+ * undefined for a new id, and a 409 when a record of another kind holds it: one namespace for every payment. The id is
+ * looked up before the caller's own record: an id and its record are committed together, so once the id is seen, so
+ * is the record, and a payment committed a moment ago by a concurrent call is never taken for one of another kind.
  */
-export async function isHeldByOwnKind(trx: Knex.Transaction, transactionId: string, kind: TransactionIdHolder): Promise<boolean> {
+export async function recordUnderTransactionId<R>(
+  trx: Knex.Transaction,
+  transactionId: string,
+  kind: TransactionIdHolder,
+  find: (trx: Knex.Transaction, transactionId: string) => Promise<R | undefined>,
+): Promise<R | undefined> {
   const holder = await holderOfTransactionId(trx, transactionId);
   if (holder !== undefined && holder !== kind) throw transactionIdInUse(transactionId, HELD_BY[holder]);
-  return holder === kind;
+  return holder === kind ? find(trx, transactionId) : undefined;
 }

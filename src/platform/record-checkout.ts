@@ -24,7 +24,7 @@ import { announcePayment, assertCampaignsExist, insertPayment, type PaymentRecor
 import {
   type MaterialFields,
   refuseOtherPaymentUnderSameId,
-  isHeldByOwnKind,
+  recordUnderTransactionId,
   transactionIdInUse,
 } from '../donations/transaction-ids';
 
@@ -141,8 +141,7 @@ async function answerRepeat(trx: Knex.Transaction, existing: StoredPayment, inpu
  */
 export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = async (trx, input, ctx) => {
   const transactionId = input.payment.transaction_id;
-  const held = await isHeldByOwnKind(trx, transactionId, 'payment');
-  const existing = held ? await findPaymentByTransactionId(trx, transactionId) : undefined;
+  const existing = await recordUnderTransactionId(trx, transactionId, 'payment', findPaymentByTransactionId);
   if (existing) return answerRepeat(trx, existing, input);
 
   const invoiceSettings = {

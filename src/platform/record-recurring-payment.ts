@@ -17,7 +17,7 @@ import {
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import { answersOfFirstDonation, findPaymentByTransactionId, findRecurringDonation, type StoredPayment } from '../donations/payment-store';
 import { announcePayment, insertPayment, type PaymentRecord, presentPayment } from './payments';
-import { isHeldByOwnKind, refuseOtherPaymentUnderSameId, transactionIdInUse } from '../donations/transaction-ids';
+import { recordUnderTransactionId, refuseOtherPaymentUnderSameId, transactionIdInUse } from '../donations/transaction-ids';
 
 export const recurringPaymentInput = z.object({
   recurring_id: rowIdInput,
@@ -67,8 +67,7 @@ async function answerRepeat(trx: Knex.Transaction, existing: StoredPayment, inpu
  */
 export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, PaymentRecord> = async (trx, input, ctx) => {
   const transactionId = input.payment.transaction_id;
-  const held = await isHeldByOwnKind(trx, transactionId, 'payment');
-  const existing = held ? await findPaymentByTransactionId(trx, transactionId) : undefined;
+  const existing = await recordUnderTransactionId(trx, transactionId, 'payment', findPaymentByTransactionId);
   if (existing) return answerRepeat(trx, existing, input);
 
   const recurring = await findRecurringDonation(trx, input.recurring_id);

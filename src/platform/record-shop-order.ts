@@ -23,7 +23,7 @@ import {
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import { findShopOrderByTransactionId, insertShopOrder, loadShopOrderView, type ShopOrderRow } from '../shop/shop-order-store';
-import { isHeldByOwnKind, type MaterialFields, refuseOtherPaymentUnderSameId } from '../donations/transaction-ids';
+import { recordUnderTransactionId, type MaterialFields, refuseOtherPaymentUnderSameId } from '../donations/transaction-ids';
 import type { ShopOrderView } from '../webhooks/payloads/views';
 
 // A shop order's customer and addresses share the name and postal address fields, and their limits.
@@ -198,8 +198,7 @@ const requestedOrder = (input: ShopOrderInput) =>
  */
 export const recordShopOrder: PlatformCommand<ShopOrderInput, ShopOrderRecord> = async (trx, input, ctx) => {
   const transactionId = input.payment.transaction_id;
-  const held = await isHeldByOwnKind(trx, transactionId, 'shop_order');
-  const existing = held ? await findShopOrderByTransactionId(trx, transactionId) : undefined;
+  const existing = await recordUnderTransactionId(trx, transactionId, 'shop_order', findShopOrderByTransactionId);
   if (existing) {
     refuseOtherPaymentUnderSameId(transactionId, recordedOrder(await loadShopOrderView(trx, existing), existing), requestedOrder(input));
     return { created: false, record: presentShopOrder(existing) };
