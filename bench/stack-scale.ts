@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { inTurn } from './support/ceiling-report';
+import { coresTotal, inTurn } from './support/ceiling-report';
 import { flags, list, runMain } from './support/cli';
 import { machineInfo } from './support/machine';
 import { type PhaseReport, runPhase } from './support/phase-report';
@@ -98,7 +98,6 @@ function summary(runs: ScaleRun[], counts: number[]): string {
   const rateOf = (count: number) => median(runs.filter((run) => run.replicas === count).map((run) => run.report.ratePerS));
   const rows = counts.map((count) => {
     const of = runs.filter((run) => run.replicas === count).map((run) => run.report);
-    const cores = (report: PhaseReport) => Object.entries(report.cores).filter(([name]) => name !== 'bench' && !name.includes('[')).reduce((sum, [, value]) => sum + value, 0);
     return {
       'delivery replicas': count,
       'events/s (median)': rateOf(count),
@@ -106,7 +105,7 @@ function summary(runs: ScaleRun[], counts: number[]): string {
       'bound: replicas × attempts ÷ answer time': bound(count),
       'of the bound': `${Math.round((100 * rateOf(count)) / bound(count))} %`,
       [`÷ ${counts[0]} replica(s)`]: (rateOf(count) / rateOf(counts[0])).toFixed(2),
-      'cores busy (median)': median(of.map(cores)),
+      'cores busy (median)': median(of.map(coresTotal)),
       'p50 / p95 ms (median)': `${median(of.map((report) => report.p50)).toFixed(0)} / ${median(of.map((report) => report.p95)).toFixed(0)}`,
     };
   });

@@ -51,12 +51,12 @@ export const startRun = (system: System, tuning: string, round: number): SystemR
  * The processes whose CPU counts for a system: every one measured but the bench's own (which offers the load), and
  * not a part given beside its whole (`postgres[temporal]`, the backends of Temporal's connections, is in `postgres`).
  */
-export const isPart = (name: string) => name.includes('[');
+const isPart = (name: string) => name.includes('[');
 const countedIn = (report: PhaseReport) => Object.keys(report.cpuMsPerEvent).filter((name) => name !== 'bench' && !isPart(name));
 const shownIn = (report: PhaseReport) => Object.keys(report.cpuMsPerEvent).filter((name) => name !== 'bench');
 
 const cpuTotal = (report: PhaseReport) => countedIn(report).reduce((sum, name) => sum + report.cpuMsPerEvent[name], 0);
-const coresTotal = (report: PhaseReport) => countedIn(report).reduce((sum, name) => sum + report.cores[name], 0);
+export const coresTotal = (report: PhaseReport) => countedIn(report).reduce((sum, name) => sum + report.cores[name], 0);
 
 /** Round `round` of `order`: forwards, then backwards, and so on, so that nothing always runs first. */
 export const inTurn = <T>(order: T[], round: number): T[] => (round % 2 === 1 ? [...order].reverse() : order);
