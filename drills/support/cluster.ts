@@ -9,6 +9,7 @@ import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
 import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { freePort } from '../../test/support/free-port';
+import { staffLogin } from './platform-load';
 import { type Child, portAnswers, startChild, startRole, waitFor } from './processes';
 
 export const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
@@ -170,15 +171,7 @@ export async function startDrillCluster(name: string, { temporalArgs = [] }: { t
         await admin.raw(`CREATE DATABASE donations TEMPLATE ${name}`);
       });
     },
-    async staffToken() {
-      const response = await fetch(`${apiUrl}/authentication/create`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(STAFF),
-      });
-      if (response.status !== 200) throw new Error(`staff login failed: ${response.status}`);
-      return ((await response.json()) as { access: string }).access;
-    },
+    staffToken: () => staffLogin(apiUrl, STAFF),
     async shutdown() {
       for (const child of children.reverse()) await child.kill('SIGTERM');
       await temporal?.kill('SIGTERM');

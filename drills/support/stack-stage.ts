@@ -6,7 +6,7 @@ import { createDb, type Db } from '../../src/db/knex';
 import { createTemporalClient } from '../../src/temporal/client';
 import { freePortPlan, planPorts } from '../../stack/ports';
 import { type RunningStack, startStack, temporalClientOptions } from '../../stack/stack';
-import { configureEndpoint, type StaffApi } from './platform-load';
+import { configureEndpoint, type StaffApi, staffLogin } from './platform-load';
 import { sleep } from './processes';
 import { progress } from './report';
 import { type RecordingSubscriber, startRecordingSubscriber } from './subscriber';
@@ -53,19 +53,9 @@ export async function setUpStackDrill(
   onCleanup(() => temporal.connection.close());
   const subscriber = await startRecordingSubscriber({ delayMs: subscriberDelayMs });
   onCleanup(() => subscriber.close());
-  const api: StaffApi = { apiUrl: stack.apiUrl, staffToken: () => staffToken(stack) };
+  const api: StaffApi = { apiUrl: stack.apiUrl, staffToken: () => staffLogin(stack.apiUrl, stack.staff) };
   await configureEndpoint(api, subscriber.url);
   return { log, stack, api, db, temporal, subscriber };
-}
-
-async function staffToken(stack: RunningStack): Promise<string> {
-  const response = await fetch(`${stack.apiUrl}/authentication/create`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(stack.staff),
-  });
-  if (response.status !== 200) throw new Error(`staff login failed: ${response.status}`);
-  return ((await response.json()) as { access: string }).access;
 }
 
 /** What a fault may cost in duplicates: the attempts it could interrupt between the POST and its record. */
