@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { projectRoot } from '../src/config';
 import { recordCheckouts } from './support/platform-load';
-import { startChild, waitFor } from './support/processes';
+import { startRole, waitFor } from './support/processes';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
@@ -58,7 +57,7 @@ void runDrill('database-restore', async (onCleanup) => {
   log(`restored: ${backup.events} events (up to id ${backup.maxId}), ${backup.notFinal} not final, ${backup.unstarted} not started`);
 
   // docs/operations.md: the services start after the migrate job, which moves the event ids past Temporal's.
-  const migrate = startChild('migrate', process.execPath, [path.join(projectRoot, 'dist', 'src', 'main.js'), 'migrate'], { ...cluster.env, LOG_LEVEL: 'info' }, cluster.dir);
+  const migrate = startRole('migrate', 'migrate', { ...cluster.env, LOG_LEVEL: 'info' }, cluster.dir);
   const migrateExit = await migrate.exited;
   const advanced = (await readFile(path.join(cluster.dir, 'migrate.log'), 'utf8')).split('\n').find((line) => line.includes('event ids'));
   const sequenceAfter = Number((await cluster.db.raw(`SELECT last_value FROM webhook_events_id_seq`)).rows[0].last_value);

@@ -59,7 +59,16 @@ export function startChild(name: string, command: string, args: string[], env: N
   };
 }
 
-/** `node dist/src/main.js <role>`: the production roles, exactly as the compose stack runs them. */
-export function startRole(role: 'api' | 'worker' | 'relay', name: string, env: NodeJS.ProcessEnv, logDir: string): Child {
-  return startChild(name, process.execPath, [path.join(projectRoot, 'dist', 'src', 'main.js'), role], env, logDir);
+/**
+ * `node dist/src/main.js <role>`: the production roles, exactly as the compose stack runs them; of the project, or of
+ * another build of it (`root`, a release the deploy drill built).
+ */
+export function startRole(
+  role: 'api' | 'worker' | 'relay' | 'delivery' | 'migrate',
+  name: string,
+  env: NodeJS.ProcessEnv,
+  logDir: string,
+  root = projectRoot,
+): Child {
+  return startChild(name, process.execPath, [path.join(root, 'dist', 'src', 'main.js'), role], env, logDir);
 }

@@ -2,8 +2,7 @@ import { cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { projectRoot } from '../../src/config';
-import type { Child } from './processes';
-import { startChild } from './processes';
+import { type Child, startRole } from './processes';
 
 /**
  * A release of the service made for a drill from this build (dist/): its compiled code copied, changed by the drill
@@ -64,7 +63,6 @@ export async function buildDrillRelease(dir: string, name: string, changes: Rele
     root,
     workflowBundlePath: path.join(dist, 'workflow-bundle.js'),
     // DATA_DIR: the cluster's roles keep their generated local secrets in the project's .data; so must these.
-    startRole: (role, processName, env, logDir) =>
-      startChild(processName, process.execPath, [path.join(dist, 'src', 'main.js'), role], { DATA_DIR: path.join(projectRoot, '.data'), ...env }, logDir),
+    startRole: (role, processName, env, logDir) => startRole(role, processName, { DATA_DIR: path.join(projectRoot, '.data'), ...env }, logDir, root),
   };
 }
