@@ -84,18 +84,21 @@ async function refuseTakenPort(port: number, setting: string): Promise<void> {
   );
 }
 
-/** Whether the frontend at `address` answers for `namespace`. */
+/**
+ * Whether the frontend at `address` answers for `namespace`. One try per call, the caller's loop being the retry:
+ * without the SDK's retrying interceptor no retry is left pending on a channel this closes, and the channel is
+ * closed however the try ends, a failed connect included.
+ */
 async function answers(address: string, namespace: string): Promise<boolean> {
+  const connection = Connection.lazy({ address, connectTimeout: 1_000, interceptors: [] });
   try {
-    const connection = await Connection.connect({ address, connectTimeout: 1_000 });
-    try {
-      await connection.workflowService.describeNamespace({ namespace });
-      return true;
-    } finally {
-      await connection.close();
-    }
+    await connection.ensureConnected();
+    await connection.workflowService.describeNamespace({ namespace });
+    return true;
   } catch {
     return false;
+  } finally {
+    await connection.close();
   }
 }
 

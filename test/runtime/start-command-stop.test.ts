@@ -79,7 +79,16 @@ async function startCommand(env: Record<string, string> = {}): Promise<Start> {
     ports,
     exited,
     output: () => output,
-    waitFor: (text) => eventually(async () => output.includes(text), { timeoutMs: 90_000, what: `"${text}" in ${output}` }).then(() => undefined),
+    // A start that failed is reported at once, with what it said, instead of after the time out.
+    waitFor: (text) =>
+      eventually(
+        async () => {
+          if (output.includes(text)) return true;
+          if (child.exitCode !== null || child.signalCode !== null) throw new Error(`The start ended (${child.exitCode ?? child.signalCode}) before "${text}":\n${output}`);
+          return false;
+        },
+        { timeoutMs: 90_000, what: () => `"${text}" in:\n${output}` },
+      ).then(() => undefined),
   };
 }
 
@@ -92,7 +101,7 @@ test.each(['SIGINT', 'SIGHUP'] as const)('%s to the start command alone stops ev
   expect(leftOver()).toEqual(['postgres', 'temporal']);
   start.child.kill(signal);
   expect(await start.exited).toBe(0);
-  await eventually(async () => leftOver().length === 0, { what: `nothing left running, found ${leftOver().join(', ')}` });
+  await eventually(async () => leftOver().length === 0, { what: () => `nothing left running, found ${leftOver().join(', ')}` });
 }, 120_000);
 
 test('while a client holds the stop up, a second signal ends the process at once, and its children with it', async () => {
@@ -116,7 +125,7 @@ test('while a client holds the stop up, a second signal ends the process at once
   start.child.kill('SIGINT');
   expect(await start.exited).toBe(1);
   expect(start.output()).toContain('"msg":"stopping at once"');
-  await eventually(async () => leftOver().length === 0, { what: `nothing left running, found ${leftOver().join(', ')}` });
+  await eventually(async () => leftOver().length === 0, { what: () => `nothing left running, found ${leftOver().join(', ')}` });
   client.destroy();
 }, 120_000);
 
@@ -148,7 +157,7 @@ test('a second start on a DATA_DIR a running start holds names that start, not i
   expect(second.output()).toContain(`Stop that start (kill ${first.child.pid}: it stops its Postgres and dev server with it)`);
   first.child.kill('SIGTERM');
   expect(await first.exited).toBe(0);
-  await eventually(async () => leftOver().length === 0, { what: `nothing left running, found ${leftOver().join(', ')}` });
+  await eventually(async () => leftOver().length === 0, { what: () => `nothing left running, found ${leftOver().join(', ')}` });
 }, 180_000);
 
 test('a Temporal server already on the dev server port fails the start clearly; it is never used', async () => {
@@ -160,7 +169,7 @@ test('a Temporal server already on the dev server port fails the start clearly; 
     expect(start.output()).toContain('"msg":"start-up failed: Port ');
     expect(start.output()).not.toContain('Temporal dev server started');
     expect(start.output()).not.toContain(READY);
-    await eventually(async () => leftOver().length === 0, { what: `nothing left running, found ${leftOver().join(', ')}` });
+    await eventually(async () => leftOver().length === 0, { what: () => `nothing left running, found ${leftOver().join(', ')}` });
   } finally {
     await foreign.stop();
   }

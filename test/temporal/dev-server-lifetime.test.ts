@@ -58,7 +58,6 @@ test.each([
   if (ending === 'wait') child.kill('SIGKILL');
   else child.stdin?.end();
   await exited;
-  console.log('AFTER', JSON.stringify(serversOn(dataDir)), path.join(dataDir, 'temporal.sqlite'));
   await eventually(async () => serversOn(dataDir).length === 0 && !(await listening(port)), { what: 'the dev server to end' });
 }, 60_000);
 
