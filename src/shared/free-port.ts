@@ -19,10 +19,10 @@ export async function freePort(): Promise<number> {
   await once(server, 'listening');
   const { port } = server.address() as net.AddressInfo;
   if (process.platform !== 'darwin' && process.platform !== 'win32') {
-    const accepted = once(server, 'connection') as Promise<[net.Socket]>;
     const client = net.connect(port, '127.0.0.1');
     client.on('error', () => undefined);
-    const [socket] = await accepted;
+    // Awaiting the client's connect too: one that fails rejects instead of waiting for a connection that never comes.
+    const [[socket]] = await Promise.all([once(server, 'connection') as Promise<[net.Socket]>, once(client, 'connect')]);
     const clientEnded = once(client, 'end');
     socket.destroy();
     await clientEnded;

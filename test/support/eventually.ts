@@ -3,11 +3,13 @@
  * every few milliseconds. It never waits for time to pass: conditions that depend on workflow time are reached by
  * time skipping instead.
  */
-export async function eventually<T>(
-  check: () => Promise<T | undefined | false>,
-  // A function when what to say depends on the state at the time out (output so far, processes still running).
-  { timeoutMs = 20_000, what = 'condition' as string | (() => string) } = {},
-): Promise<T> {
+interface EventuallyOptions {
+  timeoutMs?: number;
+  /** What is waited for; a function when what to say depends on the state at the time out (output so far). */
+  what?: string | (() => string);
+}
+
+export async function eventually<T>(check: () => Promise<T | undefined | false>, { timeoutMs = 20_000, what = 'condition' }: EventuallyOptions = {}): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
