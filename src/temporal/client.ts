@@ -1,4 +1,5 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { failCallsOnClosedConnection } from './closed-connection';
 import type { TemporalConnectionOptions } from './connection-settings';
 
 export interface TemporalClientOptions extends TemporalConnectionOptions {
@@ -14,7 +15,8 @@ export interface TemporalClientOptions extends TemporalConnectionOptions {
 export function createTemporalClient({ namespace, ...connectionOptions }: TemporalClientOptions): Client {
   const connection = Connection.lazy({
     ...connectionOptions,
-    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 }))],
+    // The second sees each retry the first starts: one after the connection was closed fails its call.
+    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 })), failCallsOnClosedConnection],
     // grpc-js would otherwise back off up to two minutes between reconnects after an outage.
     channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5_000 },
   });
