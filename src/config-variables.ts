@@ -32,7 +32,7 @@ export const environmentSchema = z.object({
   // too, where Temporal refuses a dot.
   TEMPORAL_TASK_QUEUE: z
     .string()
-    .regex(/^[^.]+$/, 'must not contain a dot (it names the Worker Deployment, docs/operations.md)')
+    .regex(/^[^.]+$/, 'must not contain a dot (it names the Worker Deployment, docs/deploying.md)')
     .default('webhook-delivery'),
   // The release a delivery worker serves (Worker Versioning); unset: what `npm run build` made of it.
   BUILD_ID: z.string().min(1).max(255).optional(),
@@ -47,7 +47,7 @@ export const environmentSchema = z.object({
   // The SDK needs two: one for the task queue, one for the worker's sticky queue.
   TEMPORAL_WORKFLOW_TASK_POLLERS: z.coerce.number().int().min(2).max(1000).optional(),
   // TLS to the Temporal frontend: on when true, or when any setting below is given; the files are read and checked
-  // at start by src/temporal/connection.ts (docs/operations.md, "Temporal Cloud and clusters with TLS").
+  // at start by src/temporal/connection.ts (docs/temporal-tls.md).
   TEMPORAL_TLS: booleanFlag.optional(),
   // The CA that signed the frontend's certificate; unset: the system's roots (Temporal Cloud).
   TEMPORAL_TLS_CA_FILE: z.string().optional(),
@@ -95,7 +95,7 @@ export const environmentSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   // When set, /metrics answers only requests with `Authorization: Bearer <METRICS_TOKEN>`; required in production.
   METRICS_TOKEN: z.string().min(16, 'METRICS_TOKEN must be at least 16 characters').optional(),
-  // Retention of ended deliveries in Postgres (src/temporal/retention-schedule.ts, docs/operations.md).
+  // Retention of ended deliveries in Postgres (src/temporal/retention-schedule.ts, docs/retention.md).
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
   PAYLOAD_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

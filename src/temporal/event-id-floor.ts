@@ -51,7 +51,7 @@ export class EventIdsUnchecked extends Error {
     super(
       `Temporal could not be asked for the event ids it delivered before (${why}), and this database was never checked ` +
         'against it: it could hand out ids a subscriber has already seen. Start again once Temporal answers ' +
-        `(docs/operations.md, "Restoring the application's database")`,
+        '(docs/backups.md#restoring-the-applications-database)',
       { cause },
     );
     this.name = 'EventIdsUnchecked';

@@ -107,7 +107,7 @@ test('runs migrations and Temporal set-up as one-off jobs that gate the services
   for (const name of ['api', 'delivery']) {
     expect(services[name].depends_on).toEqual({ migrate: completed, 'temporal-namespace': completed });
   }
-  // migrate checks the event ids against Temporal (docs/operations.md, "Restoring the application's database").
+  // migrate checks the event ids against Temporal (docs/backups.md#restoring-the-applications-database).
   expect(services.migrate.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, 'temporal-namespace': completed });
   expect(services['temporal-schema'].depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
   expect(services.temporal.depends_on).toEqual({ 'temporal-schema': completed });
