@@ -9,7 +9,7 @@ import { advanceEventIds, type EventIdAdvance, eventIdsCheckedAt } from '../webh
  * (docs/consuming-webhooks.md). A database that is new, re-created or restored from an older backup would hand out
  * ids its predecessor already sent, and the subscriber would drop those new events as repeats. Temporal remembers
  * what was sent: before this release writes events, the event id sequence is moved past the highest event id among
- * the namespace's delivery workflows (docs/delivery.md, "Event ids and installations").
+ * the namespace's delivery workflows (docs/delivery.md#event-ids-and-installations).
  */
 
 /** The workflow types started per event, always under `webhook-event-<id>` or `webhook-event-<id>-<8 hex>`. */

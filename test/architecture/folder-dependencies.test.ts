@@ -3,7 +3,7 @@ import path from 'node:path';
 import { cyclesOf, type Import, importsIn, ROOT } from './import-graph';
 
 /*
- * The folders and what each may import (README, "Where things live"): no cycle between folders, at any depth, and
+ * The folders and what each may import (README.md#where-things-live): no cycle between folders, at any depth, and
  * every import between folders one its folder's rule allows. The file-level cycle rule is the lint's
  * (`import/no-cycle` in .oxlintrc.json); a cycle between folders can pass it, one file at a time.
  */
