@@ -97,17 +97,17 @@ export interface Config {
   cli: { staffPassword?: string };
   metrics: { port?: number; token?: string };
   /**
-   * Days an event whose delivery has ended (delivered, max retries reached) is kept in Postgres with its attempts,
-   * and days its payload and response bodies are kept (at most as long as the event).
+   * Days an ended event (delivered, max retries reached) is kept in Postgres with its attempts, and days its payload
+   * and response bodies are kept (at most as long as the event), both counted from its creation (docs/retention.md).
    */
   retention: { eventDays: number; payloadDays: number };
   logLevel: string;
 }
 
 /**
- * JWT_SECRETS, or JWT_SECRET as a one-key list; undefined when neither is set. Both may be set (the Compose file
- * requires JWT_SECRET), but then JWT_SECRET must be one of JWT_SECRETS: a value that is silently ignored would let an
- * operator believe a key is in use that is not.
+ * JWT_SECRETS, or the legacy JWT_SECRET as a one-key list; undefined when neither is set. Both may be set (an older
+ * .env keeps JWT_SECRET beside the JWT_SECRETS the Compose file requires), but then JWT_SECRET must be one of
+ * JWT_SECRETS: a value that is silently ignored would let an operator believe a key is in use that is not.
  */
 function configuredJwtSecrets(single: string | undefined, list: string[] | undefined): string[] | undefined {
   if (!list || list.length === 0) return single === undefined ? undefined : [single];
