@@ -56,6 +56,8 @@ function limitsOf(schema: VariableSchema): string {
 function defaultOf(variable: z.ZodType): string {
   const value: unknown = variable.parse(undefined);
   if (value === undefined) return 'unset';
+  // A list setting's default after its transform, such as a list of proxy addresses.
+  if (Array.isArray(value)) return value.length === 0 ? 'none' : value.map(code).join(', ');
   if (typeof value === 'string' && value.startsWith(projectRoot + path.sep)) return code(`./${path.relative(projectRoot, value)}`);
   return code(value);
 }
