@@ -85,7 +85,7 @@ function secretsOf(endpoint: EndpointForAttempt): string[] {
 
 function requestHeaders(eventId: number, payload: string, endpoint: EndpointForAttempt, http: HttpSettings, now: Date, test: boolean): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
-  // A test event sent from the admin page (docs/webhooks.md, "Test events"); real events never carry it.
+  // A test event sent from the admin page (docs/webhooks.md#test-events); real events never carry it.
   if (test) headers['webhook-test'] = '1';
   if (endpoint.basic_auth_username) headers.authorization = `Basic ${basicCredentials(endpoint)}`;
   if (endpoint.signing_secret) {

@@ -7,8 +7,8 @@ import { setUpDrill, startService } from './support/stage';
 import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
 
 /*
- * The application's database is restored from an older backup while Temporal keeps running, as docs/operations.md
- * ("Restoring the application's database") tells operators to: a backup is taken under traffic (half of the
+ * The application's database is restored from an older backup while Temporal keeps running, as
+ * docs/backups.md#restoring-the-applications-database tells operators to: a backup is taken under traffic (half of the
  * checkouts committed), the traffic goes on and is delivered, the services are stopped, the backup restored, the
  * `migrate` job run (it moves the event id sequence past the highest event id Temporal has seen by itself), the
  * services started, more traffic.
@@ -56,7 +56,7 @@ void runDrill('database-restore', async (onCleanup) => {
   const inBackup = new Set((await cluster.db('webhook_events').select('id')).map((row: { id: number }) => row.id));
   log(`restored: ${backup.events} events (up to id ${backup.maxId}), ${backup.notFinal} not final, ${backup.unstarted} not started`);
 
-  // docs/operations.md: the services start after the migrate job, which moves the event ids past Temporal's.
+  // docs/backups.md#restoring-the-applications-database: the services start after the migrate job, which moves the event ids past Temporal's.
   const migrate = startRole('migrate', 'migrate', { ...cluster.env, LOG_LEVEL: 'info' }, cluster.dir);
   const migrateExit = await migrate.exited;
   const advanced = (await readFile(path.join(cluster.dir, 'migrate.log'), 'utf8')).split('\n').find((line) => line.includes('event ids'));

@@ -11,7 +11,7 @@ import { verifyDeliveries, waitUntilAllFinal } from './support/verify';
 
 /*
  * A deploy of release B beside release A, where B's deliverEvent cannot replay A's histories (one more local
- * activity before the first attempt), as docs/operations.md ("Deploying a release") does it: A runs (`delivery`
+ * activity before the first attempt), as docs/deploying.md does it: A runs (`delivery`
  * role) with events in backoff and in flight; B starts beside it and is made current with the Temporal CLI; A's
  * deliveries finish on A at their scheduled times while B's new events run on B; A drains (`temporal worker
  * deployment describe-version`) and is stopped. Both releases are drill builds of dist/ with the retry schedule

@@ -316,7 +316,7 @@ async function rollingRestart(stage: StackStage): Promise<DrillOutcome> {
   const exposures: Exposure[] = [];
   const steps: Array<Record<string, unknown>> = [];
   // Caddy leaves a replica that refused a connection out for fail_duration: the next API replica may stop only once
-  // the restarted one is back in, or no replica would be left (docs/operations.md, "Scaling horizontally").
+  // the restarted one is back in, or no replica would be left (docs/scaling.md).
   const leftOutMs = durationMs(/^\s*fail_duration\s+(\S+)/m.exec(stack.topology.proxy.caddyfile)?.[1], 0);
   const apiReplicas = new Set(stack.topology.api.map((spec) => spec.name));
   for (const name of [...stack.topology.api, ...stack.topology.delivery].map((spec) => spec.name)) {

@@ -30,7 +30,7 @@ interface Migration {
 /**
  * Migrations listed explicitly so that the same list runs from TypeScript (tests) and compiled JavaScript (dist),
  * with no directory scan that depends on file extensions. Each by its file name, in the order the names sort, which
- * is the order they run. Append only; the rule for what a migration may change: docs/operations.md, "Schema changes".
+ * is the order they run. Append only; the rule for what a migration may change: docs/deploying.md#schema-changes-expand-deploy-contract.
  */
 const migrations: ReadonlyArray<[string, Migration]> = [
   ['001_create_users_and_token_blacklist', m001],

@@ -18,7 +18,7 @@ import '../support/temporal';
 // What a delivery costs on Temporal Cloud, where Actions are billed and rate-limited per namespace: counted by the
 // Temporal server's own `action` metric (the same metering as Cloud's, server 1.22.3 and later) on the dev server,
 // for events delivered at their first attempt as the delivery role runs them (eager start from the worker's
-// connection). docs/operations.md, "Temporal Cloud and clusters with TLS", states this number.
+// connection). docs/temporal-tls.md#temporal-cloud states this number.
 
 const EVENTS = 3;
 

@@ -8,7 +8,7 @@ export function statusBadge(event) {
   return h('span', { class: `badge status-${known ? event.status : 'unknown'}` }, event.status_label);
 }
 
-/** Beside the status: a delivery that should have moved on and has not (docs/admin.md, "Stuck events"). */
+/** Beside the status: a delivery that should have moved on and has not (docs/admin.md#stuck-events). */
 export const stuckBadge = (event) =>
   event.stuck
     ? h(

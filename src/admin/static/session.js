@@ -2,11 +2,12 @@
 //
 // Tabs share a session when one starts with a copy of the other's sessionStorage, which holds the session's id (a
 // duplicated tab, a window the page opens, in some browsers a link opened in a new tab). Refresh tokens are rotated on use,
-// and presenting one that was rotated already ends the whole session (docs/api.md, "Sessions"), so the tabs of a
-// session must never each spend the token they hold. Hence the tokens live once, in token-store.js, under the
-// session's id, and every request reads the newest ones there; a refresh runs under a Web Lock of the session, one
-// tab (and one request) at a time, and first looks whether someone else has rotated the token in the meantime.
-// docs/admin.md, "Tokens and tabs", weighs where the tokens are kept.
+// and presenting one that was rotated already ends the whole session
+// (docs/api.md#sessions-one-sign-in-and-the-refresh-tokens-rotated-from-it), so the tabs of a session must never each
+// spend the token they hold. Hence the tokens live once, in token-store.js, under the session's id, and every request
+// reads the newest ones there; a refresh runs under a Web Lock of the session, one tab (and one request) at a time, and
+// first looks whether someone else has rotated the token in the meantime.
+// docs/admin.md#tokens-and-tabs weighs where the tokens are kept.
 
 import { ApiError, send } from './http.js';
 import { deleteTokens, readTokens, storedSessions, writeTokens } from './token-store.js';
