@@ -8,7 +8,9 @@ import { deliveriesConsistent, verifyDeliveries, waitUntilAllFinal } from './sup
  * kill -9 of the delivery worker while 1,000 deliveries are under way, then a new worker. Every committed event
  * must end delivered with a consistent attempt log. Duplicates are counted and bounded: only an event whose POST
  * reached the subscriber but whose attempt was not yet recorded when the worker died can be sent again (the
- * outcome died with the worker); every duplicate must be one of those. `node dist/drills/worker-kill.js [events]`
+ * outcome died with the worker); every duplicate must be one of those. And the attempt log counts what the
+ * subscriber saw: for every event, attempts logged (with an outcome, or interrupted) ≥ requests received.
+ * `node dist/drills/worker-kill.js [events]`
  */
 const EVENTS = Number(process.argv[2] ?? 1_000);
 const SUBSCRIBER_DELAY_MS = 1_000;
@@ -49,7 +51,8 @@ void runDrill('worker-kill', async (onCleanup) => {
     verdict.committedEvents === EVENTS &&
     deliveriesConsistent(verdict) &&
     arrivedWithoutWorker === 0 &&
-    duplicatedIds.every((id) => exposed.has(id));
+    duplicatedIds.every((id) => exposed.has(id)) &&
+    verdict.attemptsBelowRequests.length === 0;
   return {
     passed,
     details: {
@@ -65,6 +68,7 @@ void runDrill('worker-kill', async (onCleanup) => {
       ...verdict,
       notFinal: verdict.notFinal.slice(0, 20),
       attemptLogProblems: verdict.attemptLogProblems.slice(0, 20),
+      attemptsBelowRequests: verdict.attemptsBelowRequests.slice(0, 20),
     },
   };
 });

@@ -38,6 +38,7 @@ const OWNERS: Record<string, string> = {
   webhook_endpoints: 'src/webhook-endpoint/',
   webhook_events: 'src/webhook-events/',
   webhook_delivery_attempts: 'src/webhook-events/',
+  webhook_attempt_starts: 'src/webhook-events/',
   webhook_event_references: 'src/webhook-events/',
   // This database's installation id and its event id check (migration 020).
   installation: 'src/webhook-events/',

@@ -21,6 +21,10 @@ export const stuckBadge = (event) =>
       )
     : null;
 
+/** Attempts with an outcome, and beside them the interrupted ones (docs/admin.md, "Interrupted attempts"). */
+export const attemptCount = (event) =>
+  event.interrupted_attempts > 0 ? `${event.attempts} (+${event.interrupted_attempts} unterbrochen)` : String(event.attempts);
+
 export const testBadge = (event) => (event.test ? h('span', { class: 'badge test', title: 'Testereignis (webhook-test: 1)' }, 'Test') : null);
 
 export function temporalLink(workflowId, id = 'temporal-link') {

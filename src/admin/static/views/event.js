@@ -2,7 +2,7 @@
 
 import { $, dash, h, showFlash } from '../dom.js';
 import { time } from '../format.js';
-import { field, statusBadge, stuckBadge, temporalLink, testBadge } from '../parts.js';
+import { attemptCount, field, statusBadge, stuckBadge, temporalLink, testBadge } from '../parts.js';
 import { eventsHash, handleError, isCurrent, lastListRoute, render, showView } from '../router.js';
 import { api } from '../session.js';
 
@@ -10,6 +10,14 @@ const FOLLOW_UP_MS = 1_000;
 const FOLLOW_UP_ROUNDS = 30;
 const RESENDABLE = ['failed', 'max_retries_reached'];
 const OUTCOME_LABELS = { delivered: 'Zugestellt', failed: 'Fehlgeschlagen' };
+
+/** An attempt's result: its outcome, or why there is none (docs/admin.md, "Interrupted attempts"). */
+function outcomeBadge(attempt) {
+  if (attempt.outcome) return h('span', { class: `badge outcome-${attempt.outcome}` }, OUTCOME_LABELS[attempt.outcome] ?? attempt.outcome);
+  if (!attempt.interrupted) return h('span', { class: 'badge outcome-running' }, 'Läuft');
+  const title = 'Der Worker fiel nach dem Start aus, bevor das Ergebnis festgehalten war: der Empfänger hat die Anfrage vielleicht erhalten. Zählt nicht zu den fünf Versuchen.';
+  return h('span', { class: 'badge outcome-interrupted', title }, 'Unterbrochen – Ergebnis unbekannt');
+}
 
 function block(text) {
   return text ? h('pre', { class: 'block' }, text) : dash();
@@ -44,8 +52,8 @@ export async function renderEvent(route, mine) {
       h('td', { class: 'num' }, String(attempt.number)),
       h('td', {}, attempt.manual ? 'manuell' : 'geplant'),
       h('td', {}, time(attempt.started_at)),
-      h('td', { class: 'num' }, `${attempt.duration_ms} ms`),
-      h('td', {}, h('span', { class: `badge outcome-${attempt.outcome === 'delivered' ? 'delivered' : 'failed'}` }, OUTCOME_LABELS[attempt.outcome] ?? attempt.outcome)),
+      h('td', { class: 'num' }, attempt.duration_ms === null ? dash() : `${attempt.duration_ms} ms`),
+      h('td', {}, outcomeBadge(attempt)),
       h('td', { class: 'num' }, attempt.response_code === null ? dash() : String(attempt.response_code)),
       h('td', { class: 'wide' }, attempt.error ? h('p', { class: 'error-text' }, attempt.error) : null, attempt.response_body ? h('pre', { class: 'block small' }, attempt.response_body) : null),
     ),
@@ -73,7 +81,7 @@ export async function renderEvent(route, mine) {
         field('Ereignistyp', h('code', {}, event.event)),
         field('Payload-Version', event.payload_version),
         field('Erstellt', time(event.created_at)),
-        field('Versuche', String(event.attempts)),
+        field('Versuche', attemptCount(event)),
         field('Nächster Versuch', time(event.next_attempt_at)),
         field('Zugestellt', time(event.delivered_at)),
         field('Letzter Antwortcode', event.last_response_code === null ? dash() : String(event.last_response_code)),

@@ -3,7 +3,7 @@
 import { $, dash, h } from '../dom.js';
 import { fromZurichInput, shortTimeFormat, snippet, time, toZurichInput } from '../format.js';
 import { ApiError } from '../http.js';
-import { statusBadge, stuckBadge, testBadge } from '../parts.js';
+import { attemptCount, statusBadge, stuckBadge, testBadge } from '../parts.js';
 import { eventsHash, isCurrent, LIST_KEYS, parseRoute, SEARCH_KEYS, showView } from '../router.js';
 import { api, info } from '../session.js';
 
@@ -39,7 +39,7 @@ export async function renderEvents(route, mine) {
       h('td', {}, h('code', {}, event.event), testBadge(event)),
       h('td', {}, time(event.created_at, shortTimeFormat)),
       h('td', {}, statusBadge(event), stuckBadge(event)),
-      h('td', { class: 'num' }, String(event.attempts)),
+      h('td', { class: 'num' }, attemptCount(event)),
       h(
         'td',
         { class: 'response' },
