@@ -1,0 +1,33 @@
+// The admin API's answers as the page reads them: the server's own response schemas (src/admin/response-schemas.ts),
+// so that a field the API renames or drops fails the page's type check instead of showing up empty. Types only; the
+// browser never loads this file.
+
+import type { z } from 'zod';
+import type {
+  adminInfoSchema,
+  deliveryHealthSchema,
+  recoveryPreviewSchema,
+  recoverySchema,
+  resendAcceptedSchema,
+  testEventCreatedSchema,
+  webhookEndpointSchema,
+  webhookEventDetailSchema,
+  webhookEventPageSchema,
+} from '../response-schemas';
+
+export type AdminInfo = z.output<typeof adminInfoSchema>;
+export type WebhookEndpoint = z.output<typeof webhookEndpointSchema>;
+export type WebhookEventPage = z.output<typeof webhookEventPageSchema>;
+export type WebhookEventSummary = WebhookEventPage['results'][number];
+export type WebhookEventDetail = z.output<typeof webhookEventDetailSchema>;
+export type ResendAccepted = z.output<typeof resendAcceptedSchema>;
+export type RecoveryPreview = z.output<typeof recoveryPreviewSchema>;
+export type Recovery = z.output<typeof recoverySchema>;
+export type TestEventCreated = z.output<typeof testEventCreatedSchema>;
+export type DeliveryHealth = z.output<typeof deliveryHealthSchema>;
+
+/** What the token endpoints answer (`POST /authentication/create`, `/authentication/refresh`). */
+export interface Tokens {
+  access: string;
+  refresh: string;
+}
