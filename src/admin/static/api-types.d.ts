@@ -3,28 +3,18 @@
 // browser never loads this file.
 
 import type { z } from 'zod';
-import type {
-  adminInfoSchema,
-  deliveryHealthSchema,
-  recoveryPreviewSchema,
-  recoverySchema,
-  resendAcceptedSchema,
-  testEventCreatedSchema,
-  webhookEndpointSchema,
-  webhookEventDetailSchema,
-  webhookEventPageSchema,
-} from '../response-schemas';
+import type * as schemas from '../response-schemas';
 
-export type AdminInfo = z.output<typeof adminInfoSchema>;
-export type WebhookEndpoint = z.output<typeof webhookEndpointSchema>;
-export type WebhookEventPage = z.output<typeof webhookEventPageSchema>;
+export type AdminInfo = z.output<typeof schemas.adminInfoSchema>;
+export type WebhookEndpoint = z.output<typeof schemas.webhookEndpointSchema>;
+export type WebhookEventPage = z.output<typeof schemas.webhookEventPageSchema>;
 export type WebhookEventSummary = WebhookEventPage['results'][number];
-export type WebhookEventDetail = z.output<typeof webhookEventDetailSchema>;
-export type ResendAccepted = z.output<typeof resendAcceptedSchema>;
-export type RecoveryPreview = z.output<typeof recoveryPreviewSchema>;
-export type Recovery = z.output<typeof recoverySchema>;
-export type TestEventCreated = z.output<typeof testEventCreatedSchema>;
-export type DeliveryHealth = z.output<typeof deliveryHealthSchema>;
+export type WebhookEventDetail = z.output<typeof schemas.webhookEventDetailSchema>;
+export type ResendAccepted = z.output<typeof schemas.resendAcceptedSchema>;
+export type RecoveryPreview = z.output<typeof schemas.recoveryPreviewSchema>;
+export type Recovery = z.output<typeof schemas.recoverySchema>;
+export type TestEventCreated = z.output<typeof schemas.testEventCreatedSchema>;
+export type DeliveryHealth = z.output<typeof schemas.deliveryHealthSchema>;
 
 /** What the token endpoints answer (`POST /authentication/create`, `/authentication/refresh`). */
 export interface Tokens {
