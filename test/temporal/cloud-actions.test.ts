@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pino from 'pino';
 import { startOutboxRelay } from '../../src/temporal/outbox-relay';
-import { type DevServerDeliveryBed, startDevServerDeliveryBed } from '../support/delivery';
+import { type DevServerDeliveryBed, startDevServerDeliveryBed } from '../support/dev-server-delivery';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { insertEndpoint, insertEvent, workflowIdOf } from '../support/webhook-rows';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import pino from 'pino';
 import { startOutboxRelay } from '../../src/temporal/outbox-relay';
-import { type DevServerDeliveryBed, startDevServerDeliveryBed } from '../support/delivery';
+import { type DevServerDeliveryBed, startDevServerDeliveryBed } from '../support/dev-server-delivery';
 import { eventually } from '../support/eventually';
 import { eventRow, insertEndpoint, insertEvent, workflowIdOf } from '../support/webhook-rows';
 
