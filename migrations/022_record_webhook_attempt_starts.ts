@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * An attempt's start, written just before its POST leaves and deleted by the statement that records its outcome
- * (src/webhook-events/attempts.ts, docs/delivery.md "Interrupted attempts"). A row that stays is an attempt whose
+ * (src/webhook-events/attempts.ts, docs/delivery.md#interrupted-attempts-the-log-counts-what-the-subscriber-saw). A row that stays is an attempt whose
  * worker was lost before the outcome was recorded: the subscriber may have received it, and the admin shows it as
  * interrupted, outcome unknown. A table of its own rather than rows in webhook_delivery_attempts: that table holds
  * one row per attempt number with its outcome (its unique key, which the previous release's

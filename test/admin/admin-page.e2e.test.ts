@@ -4,7 +4,7 @@ import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
 import { openEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
-import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { collectPageErrors, describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { NON_STAFF, STAFF, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/webhook-rows';
@@ -16,9 +16,6 @@ import { type DeliveryTestBed, startDeliveryTestBed } from '../support/delivery'
 const SCREENSHOTS = path.join(projectRoot, 'test-results');
 const TEMPORAL_UI = 'http://127.0.0.1:8233';
 const HOSTILE_BODY = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script> Server down';
-
-const runs = chromiumAvailable();
-const describeInBrowser = runs ? describe : describe.skip;
 
 describeInBrowser('admin page (headless Chromium)', () => {
   let bed: DeliveryTestBed;

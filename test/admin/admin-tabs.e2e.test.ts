@@ -1,5 +1,5 @@
 import type { Page, Response } from 'playwright-core';
-import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { collectPageErrors, describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
@@ -11,7 +11,6 @@ import { STAFF, startTestApp, type TestApp } from '../support/test-app';
  * the session.
  */
 
-const describeInBrowser = chromiumAvailable() ? describe : describe.skip;
 const ACCESS_TOKEN_EXPIRED = 6 * 60;
 
 describeInBrowser('the admin page in two tabs of one session (headless Chromium)', () => {
