@@ -28,7 +28,7 @@ export const errorSchema = z
         }),
       )
       .optional()
-      .meta({ description: 'With 400 answers to invalid input: each problem and where it is (at most ten)' }),
+      .meta({ description: 'With 400 answers to invalid input, and 409 answers about body fields: each problem and where it is (at most ten)' }),
   })
   .meta({ id: 'Error' });
 
