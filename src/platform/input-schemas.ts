@@ -25,7 +25,7 @@ export const genderInput = z.enum(['male', 'female', 'prefer-not-to-say']);
  * Trimmed first, as every text field is: blanks around an address are never part of it (a phone keyboard's
  * completion adds one), and the trimmed address is exactly what the donor typed, so it cannot pass for another.
  */
-export const emailInput = z.string().trim().max(254).check(z.email());
+export const emailInput = z.string().trim().max(254).check(z.email()).meta({ pattern: z.regexes.email.source });
 
 /** Codes such as VIS, TWI or INV; other providers' codes (PAYPAL) occur too. */
 export const paymentMethodInput = z.string().regex(/^[A-Z][A-Z0-9_]{1,31}$/, 'must be a payment method code such as VIS');
@@ -96,6 +96,8 @@ export const MAX_CUSTOM_FIELDS = 50;
 const customFieldsInput = z
   .record(text(100).min(1), z.union([storableText(1000), z.boolean()]))
   .refine((fields) => Object.keys(fields).length <= MAX_CUSTOM_FIELDS, `at most ${MAX_CUSTOM_FIELDS} custom fields`)
+  // What the key schema and the refinement check, which the generated schema leaves out: a name that is not blank.
+  .meta({ maxProperties: MAX_CUSTOM_FIELDS, propertyNames: { maxLength: 100, pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$' } })
   .default({});
 
 /** One validator per donor field; `satisfies` keeps this in step with the declared donor fields. */

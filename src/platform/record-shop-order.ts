@@ -64,6 +64,7 @@ const itemInput = z.object({
     .min(0)
     .max(100)
     .refine((value) => toMinor(value) !== undefined, 'must have at most 2 decimals')
+    .meta({ multipleOf: 0.01 })
     .default(0),
   total_price_gross: nonNegativeAmountInput,
 });
