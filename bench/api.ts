@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { projectRoot } from '../src/config';
 import { API_DATA, generateApiData } from './support/api-data';
-import { flags, list, runMain } from './support/cli';
+import { flags, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { CpuMeter, MemorySampler } from './support/processes';
 import { startStack, type Stack } from './support/stack';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
 import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
-import { flags, list, runMain } from './support/cli';
+import { flags, list, runMain } from '../stack/cli';
 import {
   deliveredEvents,
   readRelayTrace,

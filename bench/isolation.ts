@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { freePort } from '../test/support/free-port';
-import { flags, runMain } from './support/cli';
+import { flags, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { EventLoad, platformCall, settle } from './support/platform-load';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { temporalTlsSettings } from '../stack/stack';
 import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingWorker, type EnvelopeTemplate } from './support/ceiling-stack';
-import { flags, list, runMain } from './support/cli';
+import { flags, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { type Phase, phaseName, runPhase } from './support/phase-report';
 import { answered, EventLoad, type Offer, platformCall, settle, untilArrived } from './support/platform-load';

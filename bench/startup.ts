@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { writeFileSync } from 'node:fs';
 import { projectRoot } from '../src/config';
 import { freePort } from '../test/support/free-port';
-import { flags, list, runMain } from './support/cli';
+import { flags, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { memoryOf, processGroup, processTree } from './support/processes';
 import { markdownTable, median } from './support/stats';

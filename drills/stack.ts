@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { flags } from '../bench/support/cli';
+import { flags } from '../stack/cli';
 import { durationMs } from '../stack/compose-file';
 import type { RunningStack } from '../stack/stack';
 import { type LoadResult, recordCheckouts } from './support/platform-load';
