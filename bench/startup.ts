@@ -5,7 +5,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { writeFileSync } from 'node:fs';
 import { projectRoot } from '../src/config';
-import { freePort } from '../test/support/free-port';
+import { freePort } from '../src/shared/free-port';
 import { flags, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { memoryOf, processGroup, processTree } from './support/processes';

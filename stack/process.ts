@@ -21,3 +21,10 @@ export interface StackProcess {
 }
 
 export const isRunning = (process: StackProcess): boolean => process.pid() !== undefined;
+
+/** The pid of a process that must run now (a benchmark reads its CPU and memory). */
+export function pidOf(process: StackProcess): number {
+  const pid = process.pid();
+  if (pid === undefined) throw new Error(`${process.name} does not run`);
+  return pid;
+}
