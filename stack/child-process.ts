@@ -43,7 +43,7 @@ export interface ChildProcessEntry extends StackProcess {
 }
 
 /** The last lines of a log, to quote in a failure. */
-export function logTail(file: string): string {
+function logTail(file: string): string {
   if (!existsSync(file)) return '';
   const lines = readFileSync(file, 'utf8').trimEnd().split('\n').slice(-15);
   return `\n  ${lines.join('\n  ')}\n(log: ${file})`;

@@ -64,8 +64,6 @@ export interface DevCluster {
   databaseUrl: string;
   apiPort: number;
   apiUrl: string;
-  /** The environment every role gets (database, Temporal, the options' settings). */
-  env: NodeJS.ProcessEnv;
   staff: User;
   postgres: PostgresProcess;
   temporal: DevServerProcess;
@@ -110,6 +108,7 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
     await migrateToLatest(db);
     const staff = await upsertUser(db, { ...options.staff, isStaff: true });
     await options.prepare?.(db);
+    /** Every role's environment. */
     const env: NodeJS.ProcessEnv = {
       ...options.env,
       DATABASE_URL: databaseUrl,
@@ -124,7 +123,6 @@ export async function startDevCluster(options: DevClusterOptions): Promise<DevCl
       databaseUrl,
       apiPort,
       apiUrl: `http://127.0.0.1:${apiPort}`,
-      env,
       staff,
       postgres,
       temporal,
