@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { planPorts } from '../stack/ports';
 import { type RunningStack, startStack } from '../stack/stack';
-import { flags, runMain } from './support/cli';
+import { flags, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { CpuMeter, memoryOf, processTree, proportionalSetMb } from './support/processes';
 import { markdownTable } from './support/stats';

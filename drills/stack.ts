@@ -1,9 +1,9 @@
 import os from 'node:os';
-import { flags } from '../bench/support/cli';
+import { flags } from '../stack/cli';
 import { durationMs } from '../stack/compose-file';
 import type { RunningStack } from '../stack/stack';
 import { type LoadResult, recordCheckouts } from './support/platform-load';
-import { sleep, waitFor } from './support/processes';
+import { sleep, waitFor } from './support/wait';
 import { type DrillOutcome, runDrill } from './support/report';
 import {
   deliveredByReplica,

@@ -1,5 +1,5 @@
 import { recordCheckouts } from './support/platform-load';
-import { sleep, waitFor } from './support/processes';
+import { sleep, waitFor } from './support/wait';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { deliveriesConsistent, verifyDeliveries, waitUntilAllFinal } from './support/verify';
@@ -29,7 +29,7 @@ void runDrill('worker-kill', async (onCleanup) => {
   await waitFor(`${KILL_AFTER_RECEIVED} requests at the subscriber`, () => subscriber.total() >= KILL_AFTER_RECEIVED, 180_000);
   const openAtKill = subscriber.inFlight();
   const receivedAtKill = subscriber.total();
-  await firstWorker.kill('SIGKILL');
+  await firstWorker.stop('SIGKILL');
   const [{ n: finalAtKill }] = await cluster.db('webhook_events').whereIn('status', ['delivered', 'max_retries_reached']).count({ n: '*' });
   log(`worker killed (kill -9): ${EVENTS - Number(finalAtKill)} deliveries under way, ${openAtKill} requests open at the subscriber, ${receivedAtKill} received`);
   // Requests already on the wire still arrive; after that nothing may arrive until the next worker runs.

@@ -1,5 +1,5 @@
 import type { Db } from '../../src/db/knex';
-import { sleep } from './processes';
+import { sleep } from './wait';
 import type { RecordingSubscriber } from './subscriber';
 
 const FINAL = ['delivered', 'max_retries_reached'];
