@@ -305,6 +305,17 @@ export const environmentSchema = z.object({
         'page, `stuck=true` filter, metric `webhook_events_stuck` and its alert (src/delivery-rules/stuck-events.ts, ' +
         'docs/admin.md#stuck-events).',
     ),
+  ENDPOINT_FAILING_AFTER_MINUTES: z
+    .coerce.number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 60)
+    .default(30)
+    .describe(
+      'When every delivery attempt to the endpoint has failed for this long (no attempt delivered since the first ' +
+        'failed one), the endpoint is shown as failing: metric `webhook_endpoint_failing`, alert ' +
+        '`WebhookEndpointFailing` and a banner on the admin page (docs/observability.md#the-endpoint-keeps-failing).',
+    ),
   STAFF_PASSWORD: z
     .string()
     .optional()

@@ -93,6 +93,8 @@ export interface Config {
     allowInsecureUrls: boolean;
     /** An event waiting without an attempt, or failed with its next attempt overdue, for longer than this is stuck. */
     stuckAfterMinutes: number;
+    /** Every attempt failed for this long: the endpoint is failing (src/delivery-rules/endpoint-failing.ts). */
+    endpointFailingAfterMinutes: number;
   };
   /**
    * Keys of the secrets at rest, the sealing one first. `generated`: SECRETS_KEYS was not set (never in production)
@@ -309,7 +311,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       isStaging: e.PLATFORM_IS_STAGING,
       invoiceReference: { mode: e.PLATFORM_INVOICE_REFERENCE_MODE, text: e.PLATFORM_INVOICE_REFERENCE_TEXT },
     },
-    webhooks: { allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production, stuckAfterMinutes: e.DELIVERY_STUCK_AFTER_MINUTES },
+    webhooks: {
+      allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production,
+      stuckAfterMinutes: e.DELIVERY_STUCK_AFTER_MINUTES,
+      endpointFailingAfterMinutes: e.ENDPOINT_FAILING_AFTER_MINUTES,
+    },
     secrets: { keys: secretsKeys ?? [generateSecretKey()], generated: secretsKeys === undefined },
     cli: { staffPassword: e.STAFF_PASSWORD },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },

@@ -1,6 +1,8 @@
 import type { Db } from '../db/knex';
 import { formatTimestamp } from '../shared/time';
 import { type AttemptsInHour, attemptStatistics } from '../webhook-events/attempt-statistics';
+import { readFailingStreak, readLastFailure } from '../webhook-events/failing-streak';
+import { isEndpointFailing } from '../delivery-rules/endpoint-failing';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -42,5 +44,28 @@ export async function deliveryHealth(db: Db, window: HealthWindow, now: Date) {
     median_ms: round(statistics.medianMs),
     p95_ms: round(statistics.p95Ms),
     last_success_at: statistics.lastDeliveredAt && utc(statistics.lastDeliveredAt),
+  };
+}
+
+/**
+ * Whether every attempt has failed for `afterMinutes` (the metric webhook_endpoint_failing reads the same rule), with
+ * the last success and the newest failure, for the admin page's banner.
+ */
+export async function endpointFailing(db: Db, now: Date, afterMinutes: number) {
+  const { lastDeliveredAt, failingSince } = await readFailingStreak(db);
+  const lastFailure = failingSince && (await readLastFailure(db, failingSince));
+  return {
+    failing: isEndpointFailing(failingSince, now, afterMinutes),
+    failing_after_minutes: afterMinutes,
+    failing_since: failingSince && utc(failingSince),
+    last_success_at: lastDeliveredAt && utc(lastDeliveredAt),
+    last_failure: lastFailure
+      ? {
+          started_at: utc(lastFailure.startedAt),
+          response_code: lastFailure.responseCode,
+          error: lastFailure.error,
+          response_body_excerpt: lastFailure.responseBodyExcerpt,
+        }
+      : null,
   };
 }

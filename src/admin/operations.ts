@@ -8,7 +8,7 @@ import { DELIVERY_STATUSES } from '../delivery-rules/delivery-status';
 import { RESEND_RULE } from '../delivery-rules/resend-requests';
 import { systemResolver } from '../webhooks/subscriber-address';
 import { CREATED_RANGE_ORDER, createdRangeInOrder, eventType, instant, textParam } from './admin-inputs';
-import { deliveryHealth, HEALTH_WINDOWS } from './delivery-health';
+import { deliveryHealth, endpointFailing, HEALTH_WINDOWS } from './delivery-health';
 import { readInstallation } from '../webhook-events/installation';
 import { presentAdminInfo } from './info';
 import { previewRecovery, recoveryIdParams, recoveryPreviewInput, recoveryStartInput, requestRecovery, showRecovery } from './recovery-routes';
@@ -16,6 +16,7 @@ import { resendWebhookEvent } from './resend-route';
 import {
   adminInfoSchema,
   deliveryHealthSchema,
+  endpointFailingSchema,
   recoveryPreviewSchema,
   recoverySchema,
   resendAcceptedSchema,
@@ -216,7 +217,7 @@ const recoveryOperations = (): Operation[] => [
   }),
 ];
 
-/** The delivery health of the last 24 hours or 7 days. */
+/** The delivery health of the last 24 hours or 7 days, and whether the endpoint keeps failing. */
 const healthOperations = (): Operation[] => [
   defineOperation({
     method: 'get',
@@ -227,6 +228,16 @@ const healthOperations = (): Operation[] => [
     responses: { 200: { description: 'The last 24 hours or 7 days', schema: deliveryHealthSchema } },
     async handle(ctx, { query }, { db, now }) {
       ctx.body = await deliveryHealth(db, query.window, now());
+    },
+  }),
+  defineOperation({
+    method: 'get',
+    path: '/endpoint-failing',
+    access: 'staff',
+    summary: 'Whether every attempt to the endpoint has failed for ENDPOINT_FAILING_AFTER_MINUTES, with the last success and the last failure',
+    responses: { 200: { description: 'The failing streak, if any (the admin page shows a banner while failing is true)', schema: endpointFailingSchema } },
+    async handle(ctx, _input, { config, db, now }) {
+      ctx.body = await endpointFailing(db, now(), config.webhooks.endpointFailingAfterMinutes);
     },
   }),
 ];

@@ -171,3 +171,23 @@ export const deliveryHealthSchema = z
     last_success_at: utcTimestamp.nullable().meta({ description: 'When the last attempt that delivered started (ever)' }),
   })
   .meta({ id: 'DeliveryHealth' });
+
+export const endpointFailingSchema = z
+  .strictObject({
+    failing: z.boolean().meta({ description: 'Every attempt has failed for failing_after_minutes or more: the banner shows, the alert fires' }),
+    failing_after_minutes: z.number().int().meta({ description: 'ENDPOINT_FAILING_AFTER_MINUTES' }),
+    failing_since: utcTimestamp
+      .nullable()
+      .meta({ description: 'When the first failed attempt since the last success started; null when the last attempt delivered, or there was none' }),
+    last_success_at: utcTimestamp.nullable().meta({ description: 'When the last attempt that delivered started; null when none did' }),
+    last_failure: z
+      .strictObject({
+        started_at: utcTimestamp,
+        response_code: z.number().int().nullable().meta({ description: 'The HTTP status answered; null without an answer' }),
+        error: z.string().nullable().meta({ description: 'Why no answer counted (timeout, refused connection, …)' }),
+        response_body_excerpt: z.string().nullable().meta({ description: 'The first 300 characters of the answer; null when none, or not kept' }),
+      })
+      .nullable()
+      .meta({ description: 'The newest failed attempt since failing_since; null when not failing since any' }),
+  })
+  .meta({ id: 'EndpointFailing' });

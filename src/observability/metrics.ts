@@ -5,8 +5,10 @@ import type { RequestObserver } from '../http/request-metrics';
 import { withTimeLimit } from '../shared/time-limit';
 import { type AttemptOutcome, DELIVERY_STATUSES, type DeliveryStatus } from '../delivery-rules/delivery-status';
 import { stuckCutoff } from '../delivery-rules/stuck-events';
+import { isEndpointFailing } from '../delivery-rules/endpoint-failing';
 import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types';
 import { countEventsByStatus, countStuckEvents, countUnstartedEvents, oldestUnstartedEventAgeSeconds } from '../webhook-events/gauge-counts';
+import { readFailingStreak } from '../webhook-events/failing-streak';
 
 /** One delivery attempt as the activity saw it; `event` is the event type (donation.completed, …). */
 export interface DeliveryAttemptObservation {
@@ -55,7 +57,9 @@ export interface Metrics extends DeliveryMetrics, RetentionMetrics, DeliveryIden
 export interface WebhookEventGaugeOptions {
   /** DELIVERY_STUCK_AFTER_MINUTES: the stuck events' gauge counts what the admin page shows as stuck. */
   stuckAfterMinutes: number;
-  /** Now, for the stuck rule; the wall clock unless a test moves it. */
+  /** ENDPOINT_FAILING_AFTER_MINUTES: the failing endpoint's gauge says what the admin page's banner says. */
+  endpointFailingAfterMinutes: number;
+  /** Now, for the stuck and failing rules; the wall clock unless a test moves it. */
   clock?: () => Date;
 }
 
@@ -230,7 +234,12 @@ function databaseGauge(registry: Registry, log: Logger, { name, help, labelNames
   });
 }
 
-function registerDatabaseGauges(registry: Registry, db: Db, log: Logger, { stuckAfterMinutes, clock = () => new Date() }: WebhookEventGaugeOptions): void {
+function registerDatabaseGauges(
+  registry: Registry,
+  db: Db,
+  log: Logger,
+  { stuckAfterMinutes, endpointFailingAfterMinutes, clock = () => new Date() }: WebhookEventGaugeOptions,
+): void {
   databaseGauge(registry, log, {
     name: 'webhook_events',
     help: 'Webhook events by delivery status, counted in Postgres',
@@ -249,6 +258,15 @@ function registerDatabaseGauges(registry: Registry, db: Db, log: Logger, { stuck
     async read() {
       const counts = await countStuckEvents(db, stuckCutoff(clock(), stuckAfterMinutes));
       return ({ status }) => counts.get(status) ?? 0;
+    },
+  });
+  databaseGauge(registry, log, {
+    name: 'webhook_endpoint_failing',
+    help: `1 when every delivery attempt to the webhook endpoint has failed for ${endpointFailingAfterMinutes} minutes or more (ENDPOINT_FAILING_AFTER_MINUTES), else 0`,
+    async read() {
+      const { failingSince } = await readFailingStreak(db);
+      const failing = isEndpointFailing(failingSince, clock(), endpointFailingAfterMinutes) ? 1 : 0;
+      return () => failing;
     },
   });
   databaseGauge(registry, log, {

@@ -51,7 +51,8 @@ export function createApp(deps: AppDependencies): Koa {
   // Only the API registers the gauges read from Postgres: every replica would report the same numbers.
   context.metrics.trackWebhookEvents(deps.db, deps.log, {
     stuckAfterMinutes: deps.config.webhooks.stuckAfterMinutes,
-    // The clock the admin API judges stuck events by, so that the metric and the page agree.
+    endpointFailingAfterMinutes: deps.config.webhooks.endpointFailingAfterMinutes,
+    // The clock the admin API judges stuck events and the failing endpoint by, so that the metric and the page agree.
     clock: context.now,
   });
   return buildApp(context, httpSurface());

@@ -4,6 +4,7 @@ import { projectRoot } from '../../src/config';
 import type { Db } from '../../src/db/knex';
 import { listEvents } from '../../src/webhook-events/admin-queries';
 import { attemptStatistics } from '../../src/webhook-events/attempt-statistics';
+import { readFailingStreak, readLastFailure } from '../../src/webhook-events/failing-streak';
 import { countRecoverableEvents, listRecoverableEventIds } from '../../src/webhook-events/recoverable-events';
 import { deleteEndedEvents, dropEndedPayloads } from '../../src/webhook-events/retention-batches';
 import { createTestDatabase } from '../support/database';
@@ -146,4 +147,14 @@ test('the health view reads the attempts of the last 7 days and the last success
   expect(plans[0]).toContain('webhook_delivery_attempts_started_at_idx');
   expect(plans[1]).toContain('webhook_delivery_attempts_started_at_idx');
   expect(plans[2]).toContain('webhook_delivery_attempts_delivered_idx');
+});
+
+test("the failing endpoint's streak (read on every scrape) and its last failure are index probes", async () => {
+  const [streak] = await plansOf('endpoint failing: streak', () => readFailingStreak(db));
+  expect(streak).toContain('webhook_delivery_attempts_delivered_idx');
+  expect(streak).toContain('webhook_delivery_attempts_started_at_idx');
+  noTableScan(streak);
+  const [lastFailure] = await plansOf('endpoint failing: last failure', () => readLastFailure(db, new Date(now.getTime() - DAY_MS)));
+  expect(lastFailure).toContain('Index Scan Backward using webhook_delivery_attempts_started_at_idx');
+  noTableScan(lastFailure);
 });

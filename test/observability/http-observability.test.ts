@@ -149,8 +149,10 @@ describe('/metrics', () => {
     expect(text).toMatch(/^webhook_outbox_pending_events nan$/im);
     expect(text).toMatch(/^webhook_outbox_oldest_pending_seconds nan$/im);
     expect(text).toMatch(/^webhook_events_stuck\{status="waiting"\} nan$/im);
+    expect(text).toMatch(/^webhook_endpoint_failing nan$/im);
     const warnings = logs.entries().filter((entry) => entry.msg === 'metric not collected: Postgres query failed');
     expect(warnings.map((entry) => String(entry.metric)).sort((a, b) => a.localeCompare(b))).toEqual([
+      'webhook_endpoint_failing',
       'webhook_events',
       'webhook_events_stuck',
       'webhook_outbox_oldest_pending_seconds',

@@ -158,3 +158,24 @@ export async function attemptRows(db: Db, eventId: number) {
 export async function attemptStartRows(db: Db, eventId: number) {
   return db('webhook_attempt_starts').where({ event_id: eventId }).orderBy('id').select('number', 'manual', 'started_at');
 }
+
+/** What a finished attempt got: an HTTP answer (code, body) or an error without one. */
+export interface AttemptAnswer {
+  code?: number;
+  body?: string;
+  error?: string;
+}
+
+/** Writes a finished attempt of an event as it stands, started at `startedAt` (the event's row is left as it is). */
+export async function insertAttempt(db: Db, eventId: number, number: number, startedAt: string, outcome: 'delivered' | 'failed', answer: AttemptAnswer = {}) {
+  await db('webhook_delivery_attempts').insert({
+    event_id: eventId,
+    number,
+    started_at: new Date(startedAt),
+    duration_ms: 25,
+    outcome,
+    response_code: answer.code ?? null,
+    response_body: answer.body ?? null,
+    error: answer.error ?? null,
+  });
+}

@@ -15,6 +15,7 @@ export type RecoveryPreview = z.output<typeof schemas.recoveryPreviewSchema>;
 export type Recovery = z.output<typeof schemas.recoverySchema>;
 export type TestEventCreated = z.output<typeof schemas.testEventCreatedSchema>;
 export type DeliveryHealth = z.output<typeof schemas.deliveryHealthSchema>;
+export type EndpointFailing = z.output<typeof schemas.endpointFailingSchema>;
 
 /** What the token endpoints answer (`POST /authentication/create`, `/authentication/refresh`). */
 export interface Tokens {

@@ -3,6 +3,7 @@
 // after the user moved on is dropped.
 
 import { $, showFlash, showFormError } from './dom.js';
+import { hideFailingBanner, refreshFailingBanner } from './failing-banner.js';
 import { ApiError } from './http.js';
 import { info, signOut } from './session.js';
 
@@ -86,10 +87,11 @@ export function eventsHash(route) {
   return query ? `#/events?${query}` : '#/events';
 }
 
-/** The view the address names, or the sign-in form. */
+/** The view the address names with the failing endpoint's banner, or the sign-in form. */
 export async function render() {
   const mine = ++ticket;
   if (!info) {
+    hideFailingBanner();
     showView('login');
     $('#login-form [name=username]').focus();
     return;
@@ -98,7 +100,7 @@ export async function render() {
   try {
     // Each view's renderer takes the routes of its view; TypeScript cannot relate the two through the index.
     const renderView = /** @type {(route: Route, ticket: number) => Promise<void>} */ (renderers?.[route.view]);
-    await renderView(route, mine);
+    await Promise.all([renderView(route, mine), refreshFailingBanner()]);
   } catch (err) {
     if (mine === ticket) handleError(err);
   }
