@@ -253,9 +253,17 @@ function applicationProcess(
 }
 
 /**
+ * The loopback address Caddy connects to the API replicas from, and the only one whose X-Forwarded-* they believe
+ * (TRUST_PROXY). Every other process of this host connects from 127.0.0.1; in Compose, Caddy has an address of its
+ * own on the network for the same reason.
+ */
+export const PROXY_SOURCE_ADDRESS = '127.0.0.2';
+
+/**
  * Compose's Caddyfile with what one host needs instead of a container network: the API replicas by address (Compose
- * finds them by the service name's DNS records) and a listener on loopback. Anything else in the file changes
- * nothing here; a change to the three places below fails loudly (and test/deploy/stack.test.ts with it).
+ * finds them by the service name's DNS records), reached from PROXY_SOURCE_ADDRESS, and a listener on loopback.
+ * Anything else in the file changes nothing here; a change to the three places below fails loudly (and
+ * test/deploy/stack.test.ts with it).
  */
 export function localCaddyfile(composeCaddyfile: string, listenPort: number, upstreams: string[]): string {
   const replace = (text: string, pattern: RegExp, replacement: string, what: string) => {
@@ -267,7 +275,7 @@ export function localCaddyfile(composeCaddyfile: string, listenPort: number, ups
   return replace(
     text,
     /^(\s*)dynamic a api 3000 \{\n[^}]*\}$/m,
-    `$1to ${upstreams.join(' ')}`,
+    [`$1to ${upstreams.join(' ')}`, '$1transport http {', `$1\tlocal_address ${PROXY_SOURCE_ADDRESS}`, '$1}'].join('\n'),
     'the upstreams `dynamic a api 3000 { … }`',
   );
 }

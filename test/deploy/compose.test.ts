@@ -6,6 +6,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../../src/delivery-rules/search-attributes';
+import { ERROR_CODES, type ErrorCode } from '../../src/shared/errors';
 import { loadCompose, mountedFile } from '../../stack/compose-file';
 
 // What can be checked of the production stack without a Docker engine: the Compose file against the compose-spec
@@ -125,8 +126,21 @@ test('runs several API and delivery (worker and relay) replicas that can be scal
 });
 
 test('keeps /metrics off the public load balancer and gives the delivery replicas a metrics port', () => {
-  expect(read('deploy/caddy/Caddyfile')).toMatch(/^\s*respond \/metrics\* 404$/m);
+  // An error, not a response: handle_errors answers it in the service's error shape.
+  expect(read('deploy/caddy/Caddyfile')).toMatch(/^\s*error \/metrics\* 404$/m);
   expect(loadConfig(services.delivery.environment ?? {}).metrics.port).toBe(9464);
+});
+
+test('answers what the load balancer refuses itself with codes of the service, at their statuses', () => {
+  const caddyfile = read('deploy/caddy/Caddyfile');
+  const answers = [...caddyfile.matchAll(/^\s*import json_error (\w+) "[^"]+" (\d+)$/gm)].map(([, code, status]) => [code, Number(status)]);
+  expect(answers).toEqual([
+    ['not_found', 404],
+    ['api_unavailable', 502],
+  ]);
+  for (const [code, status] of answers) expect([code, ERROR_CODES[code as ErrorCode]?.status]).toEqual([code, status]);
+  // Only through the snippet, so that every answer has the shape and headers.
+  expect(caddyfile.match(/^\s*respond /gm)).toHaveLength(1);
 });
 
 test('pins every pulled image and mounts only files that exist', () => {
