@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { parseTrustedProxies } from './http/trusted-proxies';
 
 /*
  * Every environment variable the service reads, with its type, default and limits: the one list (src/config.ts turns
@@ -21,8 +22,26 @@ export const environmentSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   // Loopback unless told otherwise: a development machine does not offer its API (and demo data) to the network.
   HOST: z.string().default('127.0.0.1'),
-  // How many reverse proxies of ours stand in front of the API; only their X-Forwarded-* headers are believed.
-  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  // The reverse proxies in front of the API, by address or CIDR range: only their X-Forwarded-* headers are believed.
+  TRUST_PROXY: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      try {
+        return parseTrustedProxies(value);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  // The origin clients reach the API at (`https://donations.example.org`): every absolute link is built from it, never
+  // from the request's Host; checked by src/config.ts. Unset: http://localhost and the port a request came in on
+  // (what the start command prints); required in production.
+  PUBLIC_URL: z.string().optional(),
+  // How long a client may take to send its request line and headers, and then its body (Node's headersTimeout; the
+  // body reader's own limit, src/http/body.ts).
+  REQUEST_HEADERS_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(30),
+  REQUEST_BODY_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(60).default(30),
   DATABASE_URL: z.string().url().optional(),
   EMBEDDED_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(54329),
   DATA_DIR: z.string().default(path.join(projectRoot, '.data')),

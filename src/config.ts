@@ -3,6 +3,7 @@ import path from 'node:path';
 import { generateSecretKey, parseSecretsKeys, type SecretKey } from './secrets/keyring';
 import { type Environment, environmentSchema } from './config-variables';
 import { keyWeakness, secretWeakness } from './secrets/secret-strength';
+import type { RequestTimeouts } from './http/http-server';
 
 export { projectRoot } from './config-variables';
 
@@ -43,8 +44,12 @@ export interface Config {
   http: {
     port: number;
     host: string;
-    /** Proxies of ours in front of the API: 0 ignores X-Forwarded-*; n takes the client address n hops back. */
-    trustedProxies: number;
+    /** Addresses and CIDR ranges of the proxies in front of the API, whose X-Forwarded-* are believed; empty: none. */
+    trustedProxies: string[];
+    /** The origin every absolute link is built from; undefined: http://localhost and the port a request came in on. */
+    publicOrigin?: string;
+    /** How long a client may take to send its headers, then its body (src/http/http-server.ts). */
+    timeouts: RequestTimeouts;
   };
   database: { url?: string; embeddedPort: number; dataDir: string };
   temporal: {
@@ -184,6 +189,27 @@ function refuseMissingProductionSecrets(e: Environment, jwtSecrets: string[] | u
   if (!jwtSecrets) throw new Error('Invalid configuration: JWT_SECRETS (or JWT_SECRET) is required when NODE_ENV=production');
   if (!e.METRICS_TOKEN) throw new Error('Invalid configuration: METRICS_TOKEN is required when NODE_ENV=production');
   if (!e.SECRETS_KEYS) throw new Error('Invalid configuration: SECRETS_KEYS is required when NODE_ENV=production');
+  // Not a secret, but without it links would name whatever host a client sent.
+  if (!e.PUBLIC_URL) throw new Error('Invalid configuration: PUBLIC_URL (the origin clients reach the API at, e.g. https://donations.example.org) is required when NODE_ENV=production');
+}
+
+/**
+ * PUBLIC_URL as an origin: http or https, a host, an optional port, nothing else. A path would have to be stripped by
+ * a proxy this service knows nothing of, and user info or a query has no place in a link's origin.
+ */
+function publicOriginOf(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`Invalid configuration: PUBLIC_URL ${JSON.stringify(value)} is not a URL; give the origin, e.g. https://donations.example.org`);
+  }
+  const bare = url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === '';
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || !bare) {
+    throw new Error(`Invalid configuration: PUBLIC_URL must be http(s)://host[:port] and nothing more, not ${JSON.stringify(value)}`);
+  }
+  return url.origin;
 }
 
 /** SECRETS_KEYS as keys; undefined when it is not set. */
@@ -250,7 +276,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   return {
     production,
-    http: { port: e.PORT, host: e.HOST, trustedProxies: e.TRUST_PROXY },
+    http: {
+      port: e.PORT,
+      host: e.HOST,
+      trustedProxies: e.TRUST_PROXY,
+      publicOrigin: publicOriginOf(e.PUBLIC_URL),
+      timeouts: { headersSeconds: e.REQUEST_HEADERS_TIMEOUT_SECONDS, bodySeconds: e.REQUEST_BODY_TIMEOUT_SECONDS },
+    },
     database: { url: e.DATABASE_URL, embeddedPort: e.EMBEDDED_POSTGRES_PORT, dataDir: path.resolve(e.DATA_DIR) },
     temporal: temporalConfig(e),
     auth: {

@@ -79,6 +79,8 @@ export const LOCAL_CHANGES = {
     TEMPORAL_ADDRESS: 'temporal:7233 is the Compose service name; here the frontend on 127.0.0.1',
     METRICS_PORT: 'each delivery replica needs a port of its own on one host',
     TEMPORAL_UI_URL: 'the stack UI on 127.0.0.1',
+    PUBLIC_URL: 'clients reach the API at Caddy on 127.0.0.1 and the stack port',
+    TRUST_PROXY: 'Caddy reaches the API replicas from loopback, not from its Compose address',
     ALLOW_INSECURE_WEBHOOK_URLS: 'production refuses webhook URLs on loopback; the stack is for trying deliveries on one machine',
     TEMPORAL_TLS: 'mTLS to the stack frontend (--no-tls: as Compose has it)',
     TEMPORAL_TLS_CA_FILE: 'the stack CA',
@@ -224,6 +226,7 @@ function applicationEnv(context: TopologyContext, name: string, local: Record<st
     ...env,
     HOST: '127.0.0.1',
     TEMPORAL_UI_URL: `http://127.0.0.1:${context.ports.ui}`,
+    PUBLIC_URL: `http://127.0.0.1:${context.ports.balancer}`,
     ALLOW_INSECURE_WEBHOOK_URLS: 'true',
     ...clientTls(context.certificates, 'application'),
     ...local,
@@ -338,7 +341,7 @@ export function stackTopology(context: TopologyContext): Topology {
     }),
     // Ready as Compose's health check says for the API; a delivery replica once its metrics listener answers.
     api: ports.api.map((port, index) =>
-      applicationProcess(context, 'api', `api-${index + 1}`, applicationEnv(context, 'api', { PORT: String(port) }), {
+      applicationProcess(context, 'api', `api-${index + 1}`, applicationEnv(context, 'api', { PORT: String(port), TRUST_PROXY: '127.0.0.1' }), {
         url: `http://127.0.0.1:${port}/healthz`,
       }),
     ),

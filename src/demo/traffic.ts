@@ -160,6 +160,20 @@ export async function runDemoTraffic(options: DemoTrafficOptions, hooks: DemoTra
   });
 }
 
+/**
+ * Where this run's deliveries can be watched: the admin page of the service the calls went to, and the Temporal UI
+ * that service reports (`GET /admin/api/info`), or none where it knows of none: never this machine's default, which
+ * is another service's when the calls went to the production-like stack.
+ */
+export async function whereToWatch(client: ServiceClient): Promise<string> {
+  const info = await client.request('GET', '/admin/api/info').catch(() => undefined);
+  const ui: unknown = info?.status === 200 ? info.body?.temporal_ui_url : undefined;
+  const admin = `${client.baseUrl.replace(/\/+$/, '')}/admin/`;
+  return typeof ui === 'string'
+    ? `Watch the deliveries: ${admin} and the Temporal UI (${ui}).`
+    : `Watch the deliveries: ${admin} (the service names no Temporal UI; its TEMPORAL_UI_URL would).`;
+}
+
 export function formatSummary(summary: TrafficSummary): string {
   const errors = Object.entries(summary.errors).map(([status, count]) => `${count} × ${status}`);
   const rows = STEP_KINDS.filter((kind) => Object.values(summary.byKind[kind]).some((n) => n > 0)).map((kind) => {
@@ -198,9 +212,11 @@ async function main(argv: string[]): Promise<number> {
     format: 'demo traffic |{bar}| {value}/{total} calls | {created} created, {duplicates} duplicates, {errors} errors | {eta_formatted} left',
     hideCursor: true,
   });
+  let service: ServiceClient | undefined;
   const summary = await runDemoTraffic(options, {
     signal: interrupt.signal,
     onStart(steps, client) {
+      service = client;
       process.stdout.write(
         `Sending ${steps.length} calls to ${client.baseUrl} at up to ${options.ratePerSecond}/s (seed ${options.seed}, run ${options.runId}, ${client.scheme} auth)\n`,
       );
@@ -217,11 +233,8 @@ async function main(argv: string[]): Promise<number> {
       });
     },
   }).finally(() => bar.stop());
-  const temporalUi = config.temporal.uiUrl ?? `as npm start printed it, by default http://localhost:${config.temporal.uiPort}`;
-  process.stdout.write(
-    `\n${formatSummary(summary)}\n\nWatch the deliveries: ${options.baseUrl.replace(/\/+$/, '')}/admin/ and the Temporal UI (${temporalUi}).\n` +
-      `Same data again: --seed ${options.seed} (with a new run id, new payments).\n`,
-  );
+  const watch = service ? `${await whereToWatch(service)}\n` : '';
+  process.stdout.write(`\n${formatSummary(summary)}\n\n${watch}Same data again: --seed ${options.seed} (with a new run id, new payments).\n`);
   return Object.keys(summary.errors).length > 0 ? 1 : 0;
 }
 

@@ -65,21 +65,25 @@ function refuseOnSocket(socket: Duplex, answer: string): void {
 }
 
 const HOST_REPEATED = { code: 'bad_request' as const, message: 'A request must have one Host header, not several' };
+const AUTHORIZATION_REPEATED = { code: 'bad_request' as const, message: 'A request must have at most one Authorization header, not several' };
 
-/** How many Host fields a request has, up to 2 (raw headers are name, value, name, value …). */
-function hostFields(rawHeaders: string[]): number {
+/** Whether a field stands more than once (raw headers are name, value, name, value …); `name` in lower case. */
+function repeated(rawHeaders: string[], name: string): boolean {
   let count = 0;
-  for (let i = 0; i < rawHeaders.length && count < 2; i += 2) if (rawHeaders[i].toLowerCase() === 'host') count += 1;
-  return count;
+  for (let i = 0; i < rawHeaders.length && count < 2; i += 2) if (rawHeaders[i].toLowerCase() === name) count += 1;
+  return count > 1;
 }
 
 /**
- * What makes a request that Node accepts ambiguous, or undefined. Host: one, and on HTTP/1.1 one at all (RFC 9112
- * §3.2; Node keeps the first of several, which a proxy in front may not). Expect: exactly `100-continue` on HTTP/1.1
- * (RFC 9110 §10.1.1; HTTP/1.0 has no expectations); Node takes any list containing it (`100-continue, foo`).
+ * What makes a request that Node accepts ambiguous, or undefined. Host and Authorization: at most one each (RFC 9112
+ * §3.2, RFC 9110 §5.3: neither is a list); Node keeps the first of several, which a proxy in front may not, so that
+ * two parties would judge the request by different credentials or host. On HTTP/1.1 a Host at all. Expect: exactly
+ * `100-continue` on HTTP/1.1 (RFC 9110 §10.1.1; HTTP/1.0 has no expectations); Node takes any list containing it
+ * (`100-continue, foo`).
  */
 function headerRefusal(req: IncomingMessage): { code: ErrorCode; message: string } | undefined {
-  if (hostFields(req.rawHeaders) > 1) return HOST_REPEATED;
+  if (repeated(req.rawHeaders, 'host')) return HOST_REPEATED;
+  if (repeated(req.rawHeaders, 'authorization')) return AUTHORIZATION_REPEATED;
   if (req.httpVersion !== '1.1') return undefined;
   if (req.headers.host === undefined) return HOST_MISSING;
   const { expect } = req.headers;
@@ -120,8 +124,8 @@ function refuseAmbiguousHeaders(server: Server): void {
  *   connection the client already reset is only closed.
  * - `connect`: a CONNECT request, which Node would close without an answer: 501, as no path of ours has it.
  * - `checkExpectation`: an `Expect` other than `100-continue`, which Node answers with a bare 417.
- * - an HTTP/1.1 request without Host, which Node answers with a bare 400; several Host fields, and an `Expect` that
- *   lists `100-continue` with something else, which Node takes (headerRefusal).
+ * - an HTTP/1.1 request without Host, which Node answers with a bare 400; several Host or Authorization fields, and
+ *   an `Expect` that lists `100-continue` with something else, which Node takes (headerRefusal).
  * Requests with `Upgrade` reach the app as any other (there is no `upgrade` listener), and `Expect: 100-continue`
  * gets Node's interim `100 Continue` before the app answers.
  */

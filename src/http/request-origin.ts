@@ -1,8 +1,17 @@
 import { isIPv6 } from 'node:net';
+import type Koa from 'koa';
 import type { Context } from 'koa';
 
-/** Where links fall back to when the request names no usable host (docs/api.md). */
-const FALLBACK_ORIGIN = 'http://localhost';
+declare module 'koa' {
+  interface DefaultContext {
+    /** PUBLIC_URL's origin, which every absolute link is built from (setPublicOrigin). */
+    publicOrigin?: string;
+  }
+}
+
+export function setPublicOrigin(app: Koa, origin: string | undefined): void {
+  app.context.publicOrigin = origin;
+}
 
 const HOST_LABEL = /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$/;
 const AUTHORITY = /^(\[[^\]]*\]|[^:[\]]*)(?::([1-9][0-9]{0,4}))?$/;
@@ -45,22 +54,18 @@ export function addressedAuthority(ctx: Context): string | undefined {
 }
 
 /**
- * The request's absolute URL, for links back to this service: the addressed host when it is a valid host[:port],
- * otherwise `http://localhost`; the scheme the connection (or a trusted proxy) says; no fragment.
+ * The request's absolute URL, for links back to this service: its path and query under the public origin
+ * (PUBLIC_URL), never under the Host or X-Forwarded-Host a client sent, which would let a request with
+ * `Host: evil.example` hand out links to another site. Without PUBLIC_URL (development): http://localhost and the
+ * port the request came in on, the address the start command prints. No fragment.
  */
 export function requestUrl(ctx: Context): URL {
   const absolute = ABSOLUTE_FORM.exec(ctx.originalUrl);
-  const authority = addressedAuthority(ctx);
   const rest = absolute ? ctx.originalUrl.slice(absolute[0].length) : ctx.originalUrl;
   const path = rest.startsWith('/') ? rest : `/${rest}`;
-  const scheme = ctx.protocol === 'https' ? 'https' : 'http';
-  let url: URL;
-  try {
-    url = new URL(authority ? `${scheme}://${authority}${path}` : `${FALLBACK_ORIGIN}${path}`);
-  } catch {
-    // A name that passes the character rule yet is no URL host (`1.2.3.4.5`, `999.0.0.1`).
-    url = new URL(`${FALLBACK_ORIGIN}${path}`);
-  }
+  const origin = ctx.publicOrigin ?? `http://localhost:${ctx.req.socket.localPort}`;
+  // Joined as text: resolved as a reference, a path such as `//evil.example/x` would name another host.
+  const url = new URL(`${origin}${path}`);
   url.hash = '';
   return url;
 }

@@ -5,7 +5,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { Metrics } from '../observability/metrics';
 import { createApp, createMetricsApp } from './app';
-import { answerClientErrors } from '../http/client-errors';
+import { createHttpServer, type RequestTimeouts } from '../http/http-server';
 import { closeGracefully } from '../http/graceful-close';
 import { createKeyring } from '../secrets/keyring';
 import { createTemporalClient } from '../temporal/client';
@@ -61,8 +61,8 @@ export async function refuseSharedTaskQueue({ config, log }: Runtime, db: Db, cl
 }
 
 /** Listens on `host:port` until the lifecycle stops, then closes as src/http/graceful-close.ts says; answers the port. */
-export async function serve(app: Koa, port: number, host: string, lifecycle: Lifecycle): Promise<number> {
-  const server = answerClientErrors(app.listen(port, host));
+export async function serve(app: Koa, { port, host, timeouts }: { port: number; host: string; timeouts: RequestTimeouts }, lifecycle: Lifecycle): Promise<number> {
+  const server = createHttpServer(app, timeouts).listen(port, host);
   const close = closeGracefully(server);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', () => resolve());
@@ -73,7 +73,7 @@ export async function serve(app: Koa, port: number, host: string, lifecycle: Lif
 }
 
 export function startApi({ config, log, lifecycle, metrics, temporalSdkMetrics }: Runtime, db: Db, temporalClient: Client | undefined): Promise<number> {
-  return serve(createApp({ db, config, log, temporalClient, metrics, temporalSdkMetrics }), config.http.port, config.http.host, lifecycle);
+  return serve(createApp({ db, config, log, temporalClient, metrics, temporalSdkMetrics }), config.http, lifecycle);
 }
 
 /**
@@ -83,7 +83,7 @@ export function startApi({ config, log, lifecycle, metrics, temporalSdkMetrics }
 export async function startMetricsListener({ config, log, lifecycle, metrics, temporalSdkMetrics }: Runtime, db: Db): Promise<number | undefined> {
   if (config.metrics.port === undefined) return undefined;
   const app = createMetricsApp({ db, config, log, metrics, temporalSdkMetrics });
-  return serve(app, config.metrics.port, config.http.host, lifecycle);
+  return serve(app, { ...config.http, port: config.metrics.port }, lifecycle);
 }
 
 /** A running delivery worker: a client on its connection, and whether starts through it should be eager. */

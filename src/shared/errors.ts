@@ -3,12 +3,13 @@
  * from and that the OpenAPI document shows. A code is a stable contract; its message may be reworded.
  */
 export const ERROR_CODES = {
-  bad_request: { status: 400, meaning: 'The request is malformed (also: not valid HTTP, refused before any route)' },
+  bad_request: { status: 400, meaning: 'The request is malformed (also: not valid HTTP, several Host or Authorization fields, refused before any route)' },
   invalid_parameter: { status: 400, meaning: 'A query or path parameter has a wrong value (`problems` names it)' },
   missing_parameter: { status: 400, meaning: 'A required query parameter is missing (`problems` names it)' },
   invalid_body: { status: 400, meaning: 'The JSON body does not match the operation (`problems` names each field)' },
   malformed_json: { status: 400, meaning: 'The body is not a JSON object or array' },
-  malformed_body: { status: 400, meaning: 'The body cannot be read as sent (broken Content-Encoding, wrong length)' },
+  malformed_body: { status: 400, meaning: 'The body cannot be read as sent (not UTF-8, broken Content-Encoding, wrong length)' },
+  forbidden_key: { status: 400, meaning: 'The JSON body has a key `__proto__`, or `constructor` holding `prototype` (`problems` names it)' },
   unknown_campaign: { status: 400, meaning: 'The body names a campaign that does not exist' },
   unknown_contact: { status: 400, meaning: 'The body names a contact that does not exist' },
   not_authenticated: { status: 401, meaning: 'Credentials are missing, malformed or wrong' },

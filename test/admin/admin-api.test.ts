@@ -245,10 +245,10 @@ describe('webhook events', () => {
     expect(donations.body.results.map((e: { id: number }) => e.id)).toEqual([ids[0]]);
 
     const first = await app.request('GET', '/admin/api/webhook-events?page_size=3');
-    expect(first.body).toMatchObject({ count: 4, previous: null, next: `${app.baseUrl}/admin/api/webhook-events?page_size=3&page=2` });
+    expect(first.body).toMatchObject({ count: 4, previous: null, next: `${app.linkOrigin}/admin/api/webhook-events?page_size=3&page=2` });
     const second = await app.request('GET', '/admin/api/webhook-events?page_size=3&page=2');
     expect(second.body.results).toHaveLength(1);
-    expect(second.body.previous).toBe(`${app.baseUrl}/admin/api/webhook-events?page_size=3&page=1`);
+    expect(second.body.previous).toBe(`${app.linkOrigin}/admin/api/webhook-events?page_size=3&page=1`);
     expect((await app.request('GET', '/admin/api/webhook-events?page_size=3&page=3')).status).toBe(404);
   });
 

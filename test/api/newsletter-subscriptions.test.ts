@@ -134,7 +134,7 @@ describe('GET crm/newsletter-subscriptions/', () => {
   test('pagination as on contacts', async () => {
     const first = await page('/api/v2.1', '?environment=PRODUCTION&page_size=1');
     expect(first.count).toBe(2);
-    expect(first.next).toBe(`${app.baseUrl}/api/v2.1/crm/newsletter-subscriptions/?environment=PRODUCTION&page_size=1&page=2`);
+    expect(first.next).toBe(`${app.linkOrigin}/api/v2.1/crm/newsletter-subscriptions/?environment=PRODUCTION&page_size=1&page=2`);
     expect((await app.get('/api/v2.1/crm/newsletter-subscriptions/?environment=PRODUCTION&page_size=1&page=3')).status).toBe(404);
   });
 });

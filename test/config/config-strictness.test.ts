@@ -27,6 +27,19 @@ test('production requires METRICS_TOKEN, of at least 16 characters', () => {
   expect(loadConfig({}).metrics.token).toBeUndefined();
 });
 
+test('production requires PUBLIC_URL, an origin and nothing more; elsewhere links use the printed address', () => {
+  const { PUBLIC_URL: _, ...withoutUrl } = PRODUCTION_ENV;
+  expect(() => loadConfig(withoutUrl)).toThrow(/^Invalid configuration: PUBLIC_URL .* is required when NODE_ENV=production/);
+  expect(loadConfig(PRODUCTION_ENV).http.publicOrigin).toBe('https://donations.example.org');
+  expect(loadConfig({ PUBLIC_URL: 'HTTPS://Donations.Example.org:443/' }).http.publicOrigin).toBe('https://donations.example.org');
+  expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8080' }).http.publicOrigin).toBe('http://127.0.0.1:8080');
+  expect(loadConfig({}).http.publicOrigin).toBeUndefined();
+  for (const value of ['https://donations.example.org/api', 'https://user:pw@donations.example.org', 'https://donations.example.org/?a=1', 'ftp://donations.example.org', 'https://donations.example.org/#x']) {
+    expect(() => loadConfig({ PUBLIC_URL: value })).toThrow(/PUBLIC_URL must be http\(s\):\/\/host\[:port\] and nothing more/);
+  }
+  expect(() => loadConfig({ PUBLIC_URL: 'donations.example.org' })).toThrow(/PUBLIC_URL "donations.example.org" is not a URL/);
+});
+
 test('production requires SECRETS_KEYS; elsewhere one key is generated until the start command loads DATA_DIR\'s', () => {
   const { SECRETS_KEYS: _, ...withoutKeys } = PRODUCTION_ENV;
   expect(() => loadConfig(withoutKeys)).toThrow('Invalid configuration: SECRETS_KEYS is required when NODE_ENV=production');

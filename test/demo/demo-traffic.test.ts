@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { connectToService, CredentialsRefusedError, ServiceUnreachableError } from '../../src/demo/service-client';
 import { DEMO_CAMPAIGNS } from '../../src/demo/swiss-data';
-import { type DemoTrafficOptions, runDemoTraffic, trafficOptionsFrom } from '../../src/demo/traffic';
+import { type DemoTrafficOptions, runDemoTraffic, trafficOptionsFrom, whereToWatch } from '../../src/demo/traffic';
 import { planTraffic, type TrafficStep } from '../../src/demo/traffic-plan';
 import { runTraffic } from '../../src/demo/traffic-runner';
 import { freePort } from '../support/free-port';
@@ -198,4 +198,20 @@ describe('command line', () => {
     expect(trafficOptionsFrom(['--count', '20000'], config)).toHaveProperty('problems');
     expect(trafficOptionsFrom(['--bogus'], config)).toEqual({ problems: [expect.stringContaining('bogus')] });
   });
+});
+
+test('the command names the Temporal UI of the service the calls went to, or none where that service knows of none', async () => {
+  const client = await connectToService(app.baseUrl, STAFF);
+  expect(await whereToWatch(client)).toBe(`Watch the deliveries: ${app.baseUrl}/admin/ and the Temporal UI (http://127.0.0.1:${app.config.temporal.uiPort}).`);
+  for (const [env, hint] of [
+    [{ TEMPORAL_ADDRESS: '127.0.0.1:7933', TEMPORAL_UI_URL: 'http://127.0.0.1:18080/' }, 'and the Temporal UI (http://127.0.0.1:18080).'],
+    [{ TEMPORAL_ADDRESS: '127.0.0.1:7933' }, '(the service names no Temporal UI; its TEMPORAL_UI_URL would).'],
+  ] as const) {
+    const stack = await startTestApp(env);
+    try {
+      expect(await whereToWatch(await connectToService(stack.baseUrl, STAFF))).toBe(`Watch the deliveries: ${stack.baseUrl}/admin/ ${hint}`);
+    } finally {
+      await stack.close();
+    }
+  }
 });

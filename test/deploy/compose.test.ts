@@ -89,8 +89,10 @@ test('gives the application only variables src/config.ts reads, and the configur
     expect(config.database.url).toMatch(/^postgres:\/\/donations:.+@postgres:5432\/donations$/);
     expect(config.temporal.address).toBe('temporal:7233');
     expect(config.http.host).toBe('0.0.0.0');
-    // Only the API stands behind the proxy whose X-Forwarded-* headers may be believed.
-    expect([name, config.http.trustedProxies]).toEqual([name, name === 'api' ? 1 : 0]);
+    // Only the API stands behind the proxy, and believes X-Forwarded-* from Caddy's fixed address alone.
+    const proxyAddress = (services.proxy as { networks: { default: { ipv4_address: string } } }).networks.default.ipv4_address;
+    expect([name, config.http.trustedProxies]).toEqual([name, name === 'api' ? [proxyAddress] : []]);
+    expect(config.http.publicOrigin).toBe('http://localhost:3000');
   }
 });
 

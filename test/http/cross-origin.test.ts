@@ -188,7 +188,7 @@ describe('state-changing requests from pages of other origins', () => {
 describe('behind a trusted proxy', () => {
   let proxied: TestApp;
   beforeAll(async () => {
-    proxied = await startTestApp({ TRUST_PROXY: '1' });
+    proxied = await startTestApp({ TRUST_PROXY: '127.0.0.1' });
   });
   afterAll(async () => {
     await proxied?.close();
@@ -202,6 +202,17 @@ describe('behind a trusted proxy', () => {
     const forwarded = { 'X-Forwarded-Host': 'donations.example.org', 'X-Forwarded-Proto': 'https', 'X-Forwarded-For': '198.51.100.7' };
     expect(await post({ ...forwarded, Origin: 'https://donations.example.org' })).toBe('webhook_event_not_found');
     expect(await post({ ...forwarded, Origin: `http://${host}` })).toBe('cross_origin_request');
+  });
+
+  test('a peer that is not the proxy cannot name the addressed host', async () => {
+    const elsewhere = await startTestApp({ TRUST_PROXY: '192.0.2.1' });
+    try {
+      const forwarded = { 'X-Forwarded-Host': 'donations.example.org', Origin: 'https://donations.example.org' };
+      const response = await fetch(`${elsewhere.baseUrl}/admin/api/webhook-events/999/resend`, { method: 'POST', headers: { ...elsewhere.staff(), ...forwarded } });
+      expect(((await response.json()) as { code: string }).code).toBe('cross_origin_request');
+    } finally {
+      await elsewhere.close();
+    }
   });
 });
 

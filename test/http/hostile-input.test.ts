@@ -160,17 +160,24 @@ describe('JSON bombs', () => {
     expect(JSON.stringify(events.body).length).toBeLessThan(2_000);
   });
 
-  test('__proto__ keys are refused as malformed, constructor keys are ignored; nothing is polluted', async () => {
+  test('__proto__ keys, and constructor keys holding prototype, are refused by name; nothing is polluted', async () => {
     const proto = `{"__proto__":{"is_staff":true,"polluted":1},"username":"x","password":"y"}`;
     expect(await app.request('POST', '/authentication/create', proto, {})).toEqual({
       status: 400,
-      body: { error: 'Malformed JSON body', code: 'malformed_json' },
+      body: {
+        error: 'The body has the key __proto__, which is refused: it would reach the prototype of the objects it is copied into',
+        code: 'forbidden_key',
+        problems: [{ in: 'body', name: '__proto__', message: 'Key not accepted' }],
+      },
     });
-    const constructor = `{"constructor":{"prototype":{"polluted":1}},"username":"x","password":"y"}`;
-    expect((await app.request('POST', '/authentication/create', constructor, {})).status).toBe(401);
+    const constructor = `{"username":"x","password":"y","nested":[{"constructor":{"prototype":{"polluted":1}}}]}`;
+    const refused = await app.request('POST', '/authentication/create', constructor, {});
+    expect([refused.status, refused.body.code, refused.body.problems]).toEqual([400, 'forbidden_key', [{ in: 'body', name: 'nested.0.constructor', message: 'Key not accepted' }]]);
+    // A key named constructor is only a key.
+    expect((await app.request('POST', '/authentication/create', `{"constructor":1,"username":"x","password":"y"}`, {})).status).toBe(401);
     const platform = JSON.stringify(checkout('proto-1')).replace('{', '{"__proto__":{"polluted":1},');
-    expect((await app.request('POST', '/platform/checkouts', platform)).status).toBe(400);
-    expect((await app.request('PUT', '/admin/api/webhook-endpoint', '{"__proto__":{"active":false}}')).status).toBe(400);
+    expect((await app.request('POST', '/platform/checkouts', platform)).body.code).toBe('forbidden_key');
+    expect((await app.request('PUT', '/admin/api/webhook-endpoint', '{"__proto__":{"active":false}}')).body.code).toBe('forbidden_key');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     expect(({} as Record<string, unknown>).is_staff).toBeUndefined();
   });

@@ -88,7 +88,7 @@ beforeEach(async () => {
     ctx.body = { status: 'ok' };
   });
   lifecycle = new Lifecycle(createLogger('silent'));
-  port = await serve(app, 0, '127.0.0.1', lifecycle);
+  port = await serve(app, { port: 0, host: '127.0.0.1', timeouts: { headersSeconds: 30, bodySeconds: 30 } }, lifecycle);
 });
 
 afterEach(async () => {

@@ -7,4 +7,5 @@ export const PRODUCTION_ENV = {
   JWT_SECRET: 'test-secret-of-at-least-thirty-two-chars',
   METRICS_TOKEN: 'test-metrics-token-0123456789',
   SECRETS_KEYS: 'e6084b100fcecbe0c7db94d47919919544b147607b7a5e15ed921809893b3e34',
+  PUBLIC_URL: 'https://donations.example.org',
 } as const;

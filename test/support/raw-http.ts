@@ -14,7 +14,7 @@ export interface RawAnswer {
  * HTTP client sends (a malformed Host, an absolute-form target, an unknown method, conflicting lengths). A request
  * that the app answers normally should say `Connection: close`.
  */
-export function rawExchange(baseUrl: string, request: string): Promise<RawAnswer> {
+export function rawExchange(baseUrl: string, request: string | Buffer): Promise<RawAnswer> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type Koa from 'koa';
 import { createApp } from '../../src/runtime/app';
-import { answerClientErrors } from '../../src/http/client-errors';
+import { createHttpServer } from '../../src/http/http-server';
 import type { AppDependencies } from '../../src/route-context';
 import { issueTokenPair } from '../../src/auth/tokens';
 import { upsertUser } from '../../src/auth/accounts';
@@ -44,6 +44,8 @@ export interface TestApp extends Requests {
   /** The keys the app seals the endpoint's secrets with: what a delivery worker of this app needs. */
   keyring: Keyring;
   baseUrl: string;
+  /** The origin of the links the app answers with: PUBLIC_URL, else what the start command prints (localhost). */
+  linkOrigin: string;
   /** The app itself, for tests that read its middleware (the router). */
   koa: Koa;
   /** The app's clock (seconds since the epoch), at TEST_APP_TIME; tests move it to control every recorded time. */
@@ -105,9 +107,10 @@ export async function startTestApp(
   const config = loadConfig({ ...(env.JWT_SECRETS === undefined && { JWT_SECRET: TEST_JWT_SECRET }), ...env });
   const clock = { now: Math.floor(Date.parse(TEST_APP_TIME) / 1000) };
   const koa = createApp({ db: appDb ?? db, config, log, clock: () => clock.now, resolveHost, ...dependencies });
-  const server: Server = answerClientErrors(koa.listen(0, '127.0.0.1'));
+  const server: Server = createHttpServer(koa, config.http.timeouts).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
-  const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const { port } = server.address() as { port: number };
+  const baseUrl = `http://127.0.0.1:${port}`;
 
   const tokens = { secrets: config.auth.jwtSecrets, clock: () => clock.now, sessionMaxSeconds: config.auth.sessionMaxSeconds };
   const staffUser = await upsertUser(db, { ...STAFF, isStaff: true });
@@ -123,6 +126,7 @@ export async function startTestApp(
     config,
     keyring: createKeyring(config.secrets.keys),
     baseUrl,
+    linkOrigin: config.http.publicOrigin ?? `http://localhost:${port}`,
     koa,
     clock,
     staff,

@@ -37,7 +37,7 @@ function impliedErrors(operation: Operation<unknown>): ErrorCode[] {
   const codes: ErrorCode[] = [];
   if (operation.query || operation.params) codes.push('invalid_parameter');
   if (operation.query) codes.push('missing_parameter');
-  if (operation.body) codes.push('invalid_body', 'malformed_json', 'malformed_body', 'payload_too_large', 'unsupported_media_type');
+  if (operation.body) codes.push('invalid_body', 'malformed_json', 'malformed_body', 'forbidden_key', 'request_timeout', 'payload_too_large', 'unsupported_media_type');
   if (operation.method !== 'get') codes.push('cross_origin_request', 'unsupported_media_type');
   if (operation.access === 'staff') codes.push('not_authenticated', 'token_not_valid', 'permission_denied', 'too_many_login_failures', 'too_many_password_checks');
   if (operation.access === 'metrics') codes.push('not_authenticated');
