@@ -80,7 +80,7 @@ export const LOCAL_CHANGES = {
     METRICS_PORT: 'each delivery replica needs a port of its own on one host',
     TEMPORAL_UI_URL: 'the stack UI on 127.0.0.1',
     PUBLIC_URL: 'clients reach the API at Caddy on 127.0.0.1 and the stack port',
-    TRUST_PROXY: 'Caddy reaches the API replicas from loopback, not from its Compose address',
+    TRUST_PROXY: 'Caddy reaches the API replicas from its own loopback address (PROXY_SOURCE_ADDRESS), not from its Compose address',
     ALLOW_INSECURE_WEBHOOK_URLS: 'production refuses webhook URLs on loopback; the stack is for trying deliveries on one machine',
     TEMPORAL_TLS: 'mTLS to the stack frontend (--no-tls: as Compose has it)',
     TEMPORAL_TLS_CA_FILE: 'the stack CA',
@@ -341,7 +341,7 @@ export function stackTopology(context: TopologyContext): Topology {
     }),
     // Ready as Compose's health check says for the API; a delivery replica once its metrics listener answers.
     api: ports.api.map((port, index) =>
-      applicationProcess(context, 'api', `api-${index + 1}`, applicationEnv(context, 'api', { PORT: String(port), TRUST_PROXY: '127.0.0.1' }), {
+      applicationProcess(context, 'api', `api-${index + 1}`, applicationEnv(context, 'api', { PORT: String(port), TRUST_PROXY: PROXY_SOURCE_ADDRESS }), {
         url: `http://127.0.0.1:${port}/healthz`,
       }),
     ),

