@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # The application image: one image, four roles (`node dist/src/main.js api|worker|relay|migrate`).
-# Used by docker-compose.yml; see docs/operations.md.
+# Used by docker-compose.yml; see docs/operations.md#running-it.
 
 # --- Build: the full dependency tree, TypeScript compiled to dist/ --------------------------------------------------
 FROM node:20-bookworm-slim AS build

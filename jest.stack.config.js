@@ -1,5 +1,5 @@
 /**
- * `npm run test:stack`: the end-to-end test on the production-like stack (test/stack/, docs/operations.md). Apart
+ * `npm run test:stack`: the end-to-end test on the production-like stack (test/stack/, docs/stack-without-docker.md). Apart
  * from `npm test` because it needs the Temporal server and Caddy built from their Go modules (`npm run stack` does
  * it once) and starts a dozen processes; it brings its own Postgres, so the suite's global set-up is not needed.
  */

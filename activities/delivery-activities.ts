@@ -26,6 +26,7 @@ import {
   findEventForAttempt,
   findRecordedProgress,
   recordAttempt as writeAttempt,
+  recordAttemptStart,
 } from '../src/webhook-events/attempts';
 import { readEventKey, readInstallation } from '../src/webhook-events/installation';
 import { signatureHeaders, signingKey } from '../src/webhooks/signature';
@@ -85,7 +86,7 @@ function secretsOf(endpoint: EndpointForAttempt): string[] {
 
 function requestHeaders(eventId: number, payload: string, endpoint: EndpointForAttempt, http: HttpSettings, now: Date, test: boolean): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
-  // A test event sent from the admin page (docs/webhooks.md, "Test events"); real events never carry it.
+  // A test event sent from the admin page (docs/webhooks.md#test-events); real events never carry it.
   if (test) headers['webhook-test'] = '1';
   if (endpoint.basic_auth_username) headers.authorization = `Basic ${basicCredentials(endpoint)}`;
   if (endpoint.signing_secret) {
@@ -190,8 +191,8 @@ export function createDeliveryActivities({
   }
 
   /**
-   * One delivery attempt: POSTs the stored payload once and records the outcome with the event's new status.
-   * Throws only for infrastructure errors before the POST (retried by Temporal; nothing was sent); a request that
+   * One delivery attempt: records its start, POSTs the stored payload once and records the outcome with the event's
+   * new status. Throws only for infrastructure errors before the POST (retried by Temporal; nothing was sent); a request that
    * cannot be made (prepareRequest) is a failed attempt like any other. Never throws after the POST: when the write
    * fails, the outcome goes back unrecorded and the workflow records it with recordAttempt, so the subscriber never
    * gets this attempt twice because of the database.
@@ -213,6 +214,9 @@ export function createDeliveryActivities({
     const startedAt = clock();
     const started = performance.now();
     const prepared = prepareRequest(eventId, event, keyring, http, startedAt);
+    // Before the request leaves: a worker lost from here until the outcome is recorded leaves this start behind, an
+    // interrupted attempt the subscriber may have received. A failure to write it sends nothing (Temporal retries).
+    if (prepared.kind === 'ready') await recordAttemptStart(db, { eventId, attemptNumber, manual: attempt.kind === 'manual', startedAt });
     const exchange =
       prepared.kind === 'ready'
         ? await postRequest(prepared.endpoint.url, prepared.headers, Buffer.from(event.payload, 'utf8'), {

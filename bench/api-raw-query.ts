@@ -4,7 +4,7 @@ import { donationRowsInPeriod } from '../src/donations/payment-store';
 import { swissDayRange } from '../src/api/query-params';
 import { createDb } from '../src/db/knex';
 import { API_DATA } from './support/api-data';
-import { flags, runMain } from './support/cli';
+import { flags, runMain } from '../stack/cli';
 import { memoryOf } from './support/processes';
 
 /**

@@ -5,12 +5,13 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { projectRoot } from '../src/config';
 import { API_DATA, generateApiData } from './support/api-data';
-import { flags, list, runMain } from './support/cli';
+import { flags, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { CpuMeter, MemorySampler } from './support/processes';
 import { startStack, type Stack } from './support/stack';
 import { markdownTable, median } from './support/stats';
 import { runWrk } from './support/wrk';
+import { pidOf } from '../stack/process';
 
 /**
  * Part 3: the read API on a large data set. `crm/donations/` over a period of 100,000 donations against the same
@@ -58,7 +59,7 @@ async function donationsList(stack: Stack, headers: Record<string, string>) {
     const growths: number[] = [];
     let bytes = 0;
     for (let run = 0; run < options.runs; run++) {
-      const memory = new MemorySampler(api.pid, 10);
+      const memory = new MemorySampler(pidOf(api), 10);
       const before = memory.sample();
       memory.reset();
       const result = await timedDownload(url, headers);

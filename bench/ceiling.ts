@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
 import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
-import { flags, list, runMain } from './support/cli';
+import { flags, list, runMain } from '../stack/cli';
 import {
   deliveredEvents,
   readRelayTrace,
@@ -26,6 +26,7 @@ import { CpuMeter } from './support/processes';
 import { Receiver } from './support/receiver';
 import { startStack } from './support/stack';
 import { type NamedTuning, parseTunings } from './support/worker-tuning';
+import { pidOf } from '../stack/process';
 
 /**
  * Issue 15: this service against its ceiling, the trivial Temporal workflow per event (one local activity POSTing the
@@ -131,8 +132,8 @@ async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTun
   try {
     const load = new EventLoad(stack.offer, receiver, `ceil-${randomUUID().slice(0, 8)}`);
     const processes = new Map<string, number>([
-      ['worker', stack.worker.pid],
-      ['temporal', stack.temporal.pid],
+      ['worker', pidOf(stack.worker)],
+      ['temporal', pidOf(stack.temporal)],
       ['bench', process.pid],
     ]);
     if (options.warmup > 0) await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);

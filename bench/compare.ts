@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { flags, list } from './support/cli';
+import { flags, list } from '../stack/cli';
 import { markdownTable, median } from './support/stats';
 
 /**

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { flags } from './support/cli';
+import { flags } from '../stack/cli';
 import { markdownTable } from './support/stats';
 
 /**

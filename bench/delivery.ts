@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { postToSubscriber } from './ceiling/activities';
-import { flags, list, runMain } from './support/cli';
+import { flags, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { EventLoad, platformCall, settle, untilArrived } from './support/platform-load';
 import { type PhaseReport, runPhase } from './support/phase-report';
 import { stages } from './support/stages';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
 import { Receiver } from './support/receiver';
-import type { Role } from './support/service-process';
-import { startStack, type Stack } from './support/stack';
+import { type BenchRole, startStack, type Stack } from './support/stack';
 import { markdownTable, summarize } from './support/stats';
+import { pidOf } from '../stack/process';
 
 /**
  * Part 1: webhook delivery end to end (platform call → 2xx at the subscriber) at fixed open-loop rates and at the
@@ -69,10 +69,10 @@ const keyValues = (text: string, separator = ';') =>
   );
 
 async function main() {
-  const roles: Role[] = ['api', 'relay', 'worker'];
+  const roles: BenchRole[] = ['api', 'relay', 'worker'];
   const receiver = new Receiver();
   await receiver.listen();
-  const profiled = list(options['cpu-prof']) as Role[];
+  const profiled = list(options['cpu-prof']) as BenchRole[];
   const stack = await startStack({
     roles,
     env: keyValues(options.env),
@@ -87,7 +87,7 @@ async function main() {
     const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `bench-${randomUUID().slice(0, 8)}`);
     const processes = new Map([...stack.processes(), ['bench', process.pid]]);
     const meter = () => new CpuMeter(processes);
-    const workerMemory = new MemorySampler(stack.services.get('worker')!.pid);
+    const workerMemory = new MemorySampler(pidOf(stack.services.get('worker')!));
 
     if (options.warmup > 0) {
       process.stderr.write(`warm-up: 50/s for ${options.warmup} s\n`);
@@ -124,7 +124,7 @@ async function main() {
     const bare = await bareLoop(stack, receiver, options.concurrency, options['bare-duration']);
     const bareCores = Object.fromEntries(Object.entries(bareCpu.used()).map(([name, use]) => [name, Number(use.cores.toFixed(2))]));
 
-    const memory = Object.fromEntries([...stack.services].map(([role, service]) => [role, memoryOf(service.pid)]));
+    const memory = Object.fromEntries([...stack.services].map(([role, service]) => [role, memoryOf(pidOf(service))]));
     let statements: unknown[] = [];
     if (options['pg-stat-statements']) {
       statements = (

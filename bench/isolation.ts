@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { freePort } from '../test/support/free-port';
-import { flags, runMain } from './support/cli';
+import { freePort } from '../src/shared/free-port';
+import { flags, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { EventLoad, platformCall, settle } from './support/platform-load';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
@@ -10,6 +10,7 @@ import { Receiver } from './support/receiver';
 import { startStack, type Stack } from './support/stack';
 import { stages } from './support/stages';
 import { markdownTable, summarize } from './support/stats';
+import { pidOf } from '../stack/process';
 
 /**
  * Part 2: isolation. Fresh events' latency with an idle system, then with `backlog` events sleeping in retry
@@ -87,7 +88,7 @@ async function main() {
     await stack.configureEndpoint(receiver.url);
     const machine = await machineInfo(stack.db);
     const worker = stack.services.get('worker')!;
-    const workerMemory = new MemorySampler(worker.pid);
+    const workerMemory = new MemorySampler(pidOf(worker));
     const processes = stack.processes();
     const stageTables: string[] = [];
     const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `iso-${randomUUID().slice(0, 8)}`);
@@ -98,13 +99,13 @@ async function main() {
       const result = await settle(receiver, timings, 120);
       stageTables.push(`${phase} (ms):\n${markdownTable(await stages(stack, receiver, load, new Set(timings.map((t) => t.key))))}`);
       const cores = Object.fromEntries(Object.entries(cpu.used()).map(([name, use]) => [name, Number(use.cores.toFixed(2))]));
-      return { phase, ...summarize(result.latenciesMs), delivered: result.delivered, sent: result.sent, cores, workerRssMb: memoryOf(worker.pid).rssMb };
+      return { phase, ...summarize(result.latenciesMs), delivered: result.delivered, sent: result.sent, cores, workerRssMb: memoryOf(pidOf(worker)).rssMb };
     };
 
     process.stderr.write(`warm-up: 50/s for ${options.warmup} s\n`);
     await settle(receiver, await load.openLoop(50, options.warmup), 120);
     const idle = await measure('idle');
-    const idleWorkerRssMb = memoryOf(worker.pid).rssMb;
+    const idleWorkerRssMb = memoryOf(pidOf(worker)).rssMb;
     const workerPeakBeforeBacklogMb = workerMemory.peakMb;
     workerMemory.reset();
 
@@ -153,9 +154,9 @@ async function main() {
         peakSampledWhileFillingMb: workerPeakWhileFillingMb,
         rssWithBacklogMb: loaded.workerRssMb,
         peakSampledWhileBacklogMb: workerMemory.peakMb,
-        peakRssLifetimeMb: memoryOf(worker.pid).peakRssMb,
+        peakRssLifetimeMb: memoryOf(pidOf(worker)).peakRssMb,
       },
-      temporalRssMb: memoryOf(stack.temporal!.pid).rssMb,
+      temporalRssMb: memoryOf(pidOf(stack.temporal!)).rssMb,
     };
     workerMemory.stop();
     process.stdout.write(

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { signatureHeaders, signingKey } from '../src/webhooks/signature';
-import { flags, runMain } from './support/cli';
+import { flags, runMain } from '../stack/cli';
 import { markdownTable, median } from './support/stats';
 
 /**

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { temporalTlsSettings } from '../stack/stack';
 import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingWorker, type EnvelopeTemplate } from './support/ceiling-stack';
-import { flags, list, runMain } from './support/cli';
+import { flags, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { type Phase, phaseName, runPhase } from './support/phase-report';
 import { answered, EventLoad, type Offer, platformCall, settle, untilArrived } from './support/platform-load';
@@ -13,6 +12,8 @@ import { CpuMeter } from './support/processes';
 import { type RealStack, REAL_STACK_TEMPORAL, realStackFlags, startRealStack } from './support/real-stack';
 import { Receiver } from './support/receiver';
 import type { NamedTuning } from './support/worker-tuning';
+import { launcher } from '../stack/launcher';
+import { pidOf } from '../stack/process';
 
 /**
  * bench/ceiling.ts on the production-like stack instead of the dev server (issue 21): the service as `npm run stack`
@@ -88,6 +89,7 @@ async function runService(receiver: Receiver, round: number, system: 'service' |
 async function runCeiling(receiver: Receiver, round: number, system: 'ceiling' | 'ceiling-view'): Promise<SystemRun> {
   if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
   const real = await startRealStack({ ports: options, api: 1, delivery: 1, temporalOnly: true });
+  const processes = launcher();
   try {
     const { worker, offer } = await startCeilingWorker({
       temporal: { address: real.stack.temporalAddress, tls: temporalTlsSettings(real.stack) },
@@ -96,17 +98,15 @@ async function runCeiling(receiver: Receiver, round: number, system: 'ceiling' |
       template,
       // Eager, as the service's delivery role starts its workflows.
       start: { described: system === 'ceiling-view', eager: true },
-      logFile: path.join(real.stack.logDir, 'ceiling-worker.log'),
+      processes,
+      logDir: real.stack.logDir,
     });
-    try {
-      const load = new EventLoad(offer as Offer, receiver, `ceil-${randomUUID().slice(0, 8)}`);
-      if (options.warmup > 0) await settle(receiver, await load.openLoop(20, options.warmup), options['settle-timeout']);
-      const withWorker: RealStack = { ...real, processes: () => new Map([...real.processes(), ['worker', worker.pid]]) };
-      return await measure(withWorker, startRun(system, PRODUCTION.name, round), load, receiver);
-    } finally {
-      await worker.stop();
-    }
+    const load = new EventLoad(offer as Offer, receiver, `ceil-${randomUUID().slice(0, 8)}`);
+    if (options.warmup > 0) await settle(receiver, await load.openLoop(20, options.warmup), options['settle-timeout']);
+    const withWorker: RealStack = { ...real, processes: () => new Map([...real.processes(), ['worker', pidOf(worker)]]) };
+    return await measure(withWorker, startRun(system, PRODUCTION.name, round), load, receiver);
   } finally {
+    await processes.stop();
     await real.stop();
   }
 }

@@ -3,13 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { planPorts } from '../stack/ports';
 import { type RunningStack, startStack } from '../stack/stack';
-import { flags, runMain } from './support/cli';
+import { flags, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { CpuMeter, memoryOf, processTree, proportionalSetMb } from './support/processes';
 import { markdownTable } from './support/stats';
 
 /**
- * The production-like stack of `npm run stack` (docs/operations.md): how long it takes to start on a new data folder
+ * The production-like stack of `npm run stack` (docs/stack-without-docker.md#requirements-first-build-footprint): how long it takes to start on a new data folder
  * and on the same folder again, and what each process holds and uses when idle. The Go builds must exist already
  * (their time is the build's, reported by `npm run stack` on its first run).
  */

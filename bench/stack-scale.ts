@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { coresTotal, inTurn } from './support/ceiling-report';
-import { flags, list, runMain } from './support/cli';
+import { flags, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { type PhaseReport, runPhase } from './support/phase-report';
 import { EventLoad, platformCall, untilArrived } from './support/platform-load';

@@ -1,14 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { recordCheckouts } from './support/platform-load';
-import { startRole, waitFor } from './support/processes';
+import { waitFor } from './support/wait';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
+import { isRunning } from '../stack/process';
 
 /*
- * The application's database is restored from an older backup while Temporal keeps running, as docs/operations.md
- * ("Restoring the application's database") tells operators to: a backup is taken under traffic (half of the
+ * The application's database is restored from an older backup while Temporal keeps running, as
+ * docs/backups.md#restoring-the-applications-database tells operators to: a backup is taken under traffic (half of the
  * checkouts committed), the traffic goes on and is delivered, the services are stopped, the backup restored, the
  * `migrate` job run (it moves the event id sequence past the highest event id Temporal has seen by itself), the
  * services started, more traffic.
@@ -45,7 +46,7 @@ void runDrill('database-restore', async (onCleanup) => {
   const receivedBeforeRestore = new Set(subscriber.received.keys());
   const highestReceived = Math.max(...receivedBeforeRestore);
 
-  await Promise.all([api.kill(), relay.kill(), worker.kill()]);
+  await Promise.all([api.stop(), relay.stop(), worker.stop()]);
   await cluster.restoreDatabase('backup');
   const [backup] = await cluster.db('webhook_events').select(
     cluster.db.raw('count(*)::int AS events'),
@@ -56,14 +57,14 @@ void runDrill('database-restore', async (onCleanup) => {
   const inBackup = new Set((await cluster.db('webhook_events').select('id')).map((row: { id: number }) => row.id));
   log(`restored: ${backup.events} events (up to id ${backup.maxId}), ${backup.notFinal} not final, ${backup.unstarted} not started`);
 
-  // docs/operations.md: the services start after the migrate job, which moves the event ids past Temporal's.
-  const migrate = startRole('migrate', 'migrate', { ...cluster.env, LOG_LEVEL: 'info' }, cluster.dir);
-  const migrateExit = await migrate.exited;
+  // docs/backups.md#restoring-the-applications-database: the services start after the migrate job, which moves the event ids past Temporal's.
+  const migrate = await cluster.startRole('migrate', { env: { LOG_LEVEL: 'info' } });
+  const migrateExit = await migrate.exited();
   const advanced = (await readFile(path.join(cluster.dir, 'migrate.log'), 'utf8')).split('\n').find((line) => line.includes('event ids'));
   const sequenceAfter = Number((await cluster.db.raw(`SELECT last_value FROM webhook_events_id_seq`)).rows[0].last_value);
   log(`migrate exited ${migrateExit}: ${advanced ?? 'no event id line'}; sequence at ${sequenceAfter} (highest id received by the subscriber: ${highestReceived})`);
 
-  const restarted = { api: await cluster.startApi(), relay: cluster.startRelay(), worker: await cluster.startWorker() };
+  const restarted = { api: await cluster.startApi(), relay: await cluster.startRelay(), worker: await cluster.startWorker() };
   const loadAfter = await recordCheckouts(cluster, { count: EVENTS_AFTER, concurrency: 2, pauseMs: 50, prefix: 'after', deadlineMs: 300_000 });
   const expected = backup.events + EVENTS_AFTER;
   const allFinal = await waitUntilAllFinal(cluster.db, expected, TIME_LIMIT_MS, (final) => log(`${final}/${expected} final after the restore`));
@@ -97,7 +98,7 @@ void runDrill('database-restore', async (onCleanup) => {
     conflicts === 0 &&
     migrateExit === 0 &&
     sequenceAfter >= highestReceived &&
-    restarted.relay.isRunning();
+    isRunning(restarted.relay);
   return {
     passed,
     details: {

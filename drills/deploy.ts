@@ -3,7 +3,9 @@ import { temporal } from '@temporalio/proto';
 import os from 'node:os';
 import { DefaultLogger, makeTelemetryFilterString, Runtime, Worker } from '@temporalio/worker';
 import { configureEndpoint, recordCheckouts } from './support/platform-load';
-import { type Child, sleep, waitFor } from './support/processes';
+import type { ChildProcessEntry } from '../stack/child-process';
+import { isRunning } from '../stack/process';
+import { sleep, waitFor } from './support/wait';
 import { buildDrillRelease } from './support/release';
 import { runDrill } from './support/report';
 import { setUpDrill } from './support/stage';
@@ -11,7 +13,7 @@ import { verifyDeliveries, waitUntilAllFinal } from './support/verify';
 
 /*
  * A deploy of release B beside release A, where B's deliverEvent cannot replay A's histories (one more local
- * activity before the first attempt), as docs/operations.md ("Deploying a release") does it: A runs (`delivery`
+ * activity before the first attempt), as docs/deploying.md does it: A runs (`delivery`
  * role) with events in backoff and in flight; B starts beside it and is made current with the Temporal CLI; A's
  * deliveries finish on A at their scheduled times while B's new events run on B; A drains (`temporal worker
  * deployment describe-version`) and is stopped. Both releases are drill builds of dist/ with the retry schedule
@@ -37,10 +39,7 @@ const TIME_LIMIT_MS = 5 * 60_000;
 const { EventType, WorkflowTaskFailedCause } = temporal.api.enums.v1;
 
 /** Drill-only dynamic configuration: Temporal re-checks whether a version drained every 2 s, not every 3 minutes. */
-const DRAINAGE_KNOBS = [
-  ...['--dynamic-config-value', 'matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"'],
-  ...['--dynamic-config-value', 'matching.wv.VersionDrainageStatusRefreshInterval="2s"'],
-];
+const DRAINAGE_KNOBS = ['matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"', 'matching.wv.VersionDrainageStatusRefreshInterval="2s"'];
 
 // The replays below (B's code on A's history) make the SDK's core log warnings: to stderr, as the drill's progress,
 // never into the JSON verdict on stdout.
@@ -53,10 +52,10 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
   const stage = await setUpDrill(`deploy-${MODE}`, onCleanup, {
     subscriberDelayMs: SUBSCRIBER_DELAY_MS,
     failuresPerEvent: FAILURES_PER_EVENT,
-    temporalArgs: DRAINAGE_KNOBS,
+    temporalDynamicConfig: DRAINAGE_KNOBS,
   });
   const { log, cluster, subscriber } = stage;
-  const address = cluster.env.TEMPORAL_ADDRESS!;
+  const { address } = cluster.temporal;
   const cli = (...args: string[]) => cluster.temporalCli(args);
   const releaseA = await buildDrillRelease(cluster.dir, 'a', { scheduleDivisor: SCHEDULE_DIVISOR });
   const releaseB = await buildDrillRelease(cluster.dir, 'b', { scheduleDivisor: SCHEDULE_DIVISOR, extraStepBeforeFirstAttempt: true });
@@ -66,21 +65,14 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
   onCleanup(() => connection.close());
   const client = new Client({ connection });
 
-  const start = (release: typeof releaseA, buildId: string): Child => {
-    const child = release.startRole('delivery', `delivery-${release.name}`, {
-      ...cluster.env,
-      BUILD_ID: buildId,
-      TEMPORAL_WORKER_VERSIONING: String(MODE === 'versioned'),
-    }, cluster.dir);
-    onCleanup(() => child.kill('SIGTERM'));
-    return child;
-  };
+  const start = (release: typeof releaseA, buildId: string): Promise<ChildProcessEntry> =>
+    release.startRole(cluster, 'delivery', `delivery-${release.name}`, { BUILD_ID: buildId, TEMPORAL_WORKER_VERSIONING: String(MODE === 'versioned') });
   const currentBuildId = async () =>
     (await client.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName: DEPLOYMENT })).workerDeploymentInfo?.routingConfig
       ?.currentDeploymentVersion?.buildId;
 
   // Release A, with events in backoff and in flight.
-  const deliveryA = start(releaseA, 'drill-a');
+  const deliveryA = await start(releaseA, 'drill-a');
   await configureEndpoint(cluster, subscriber.url);
   if (MODE === 'versioned') {
     await waitFor('release A to be current (the deployment’s first version)', async () => (await currentBuildId()) === 'drill-a', 60_000);
@@ -102,7 +94,7 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
   log(`release A: ${loadA.succeeded} events, ${atSwitch.inBackoff} in backoff, ${atSwitch.requestsInFlight} requests in flight`);
 
   // Release B beside A, made current; or, without versioning, B in place of A.
-  const deliveryB = start(releaseB, 'drill-b');
+  const deliveryB = await start(releaseB, 'drill-b');
   let switchedAt: number;
   if (MODE === 'versioned') {
     await waitFor('release B to poll (its version registered)', async () => {
@@ -114,7 +106,7 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
     log('release B is current (temporal worker deployment set-current-version)');
   } else {
     await sleep(3_000);
-    await deliveryA.kill('SIGTERM');
+    await deliveryA.stop();
     switchedAt = Date.now();
     log('release B started, release A stopped (a deploy without versioning)');
   }
@@ -137,7 +129,7 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
     const describeVersion = await cli('worker', 'deployment', 'describe-version', '--deployment-name', DEPLOYMENT, '--build-id', 'drill-a');
     drainage = { drainedAfterSwitchMs: (await drained()) ? Date.now() - switchedAt : undefined, describeVersion };
     log(`release A drained ${drainage.drainedAfterSwitchMs} ms after the switch; stopping it`);
-    await deliveryA.kill('SIGTERM');
+    await deliveryA.stop();
   }
 
   // What ran where, and whether any workflow task failed for non-determinism.
@@ -258,7 +250,7 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
       attemptLogProblems: verdict.attemptLogProblems.slice(0, 20),
       duplicateDeliveries: undefined,
       eventsDeliveredMoreThanOnce: undefined,
-      deliveryProcesses: { a: deliveryA.isRunning(), b: deliveryB.isRunning() },
+      deliveryProcesses: { a: isRunning(deliveryA), b: isRunning(deliveryB) },
     },
   };
 });

@@ -1,8 +1,9 @@
 import { recordCheckouts } from './support/platform-load';
-import { sleep, waitFor } from './support/processes';
+import { sleep, waitFor } from './support/wait';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { deliveriesConsistent, verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
+import { isRunning } from '../stack/process';
 
 /*
  * Postgres stops (fast shutdown: every session is cut) while platform calls are being made and their events
@@ -55,8 +56,8 @@ void runDrill('postgres-outage', async (onCleanup) => {
     writes.contactTotalsOff.length === 0 &&
     verdict.committedEvents === CALLS &&
     deliveriesConsistent(verdict) &&
-    relay.isRunning() &&
-    worker.isRunning();
+    isRunning(relay) &&
+    isRunning(worker);
   return {
     passed,
     details: {
@@ -65,8 +66,8 @@ void runDrill('postgres-outage', async (onCleanup) => {
       committedAtStop,
       committedWhileDown,
       receivedAtStop,
-      relayStillRunning: relay.isRunning(),
-      workerStillRunning: worker.isRunning(),
+      relayStillRunning: isRunning(relay),
+      workerStillRunning: isRunning(worker),
       platformCalls: { succeeded: load.succeeded, failedTries: load.failedTries },
       ...writes,
       ...verdict,

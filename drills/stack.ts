@@ -1,9 +1,9 @@
 import os from 'node:os';
-import { flags } from '../bench/support/cli';
+import { flags } from '../stack/cli';
 import { durationMs } from '../stack/compose-file';
 import type { RunningStack } from '../stack/stack';
 import { type LoadResult, recordCheckouts } from './support/platform-load';
-import { sleep, waitFor } from './support/processes';
+import { sleep, waitFor } from './support/wait';
 import { type DrillOutcome, runDrill } from './support/report';
 import {
   deliveredByReplica,
@@ -30,8 +30,9 @@ import { deliveriesConsistent, verifyDeliveries, verifyPlatformWrites, waitUntil
  *                   the API errors the callers saw meanwhile are counted
  *
  * Each then checks (drills/support/verify.ts) that every committed event ended delivered with a consistent attempt
- * log, every platform call wrote all its rows, and every duplicate delivery was exposed at a fault (its POST had
- * arrived, its attempt was not recorded).
+ * log, every platform call wrote all its rows, every duplicate delivery was exposed at a fault (its POST had
+ * arrived, its attempt was not recorded), and every event's attempt log (interrupted attempts included) has at least
+ * as many rows as the subscriber received requests for it.
  */
 
 // The verdict is the only output on stdout; libraries' warnings (knex's while Postgres is down) go with the progress.
@@ -108,6 +109,7 @@ async function verdict(stage: StackStage, load: LoadResult, events: number, expo
     deliveries.committedEvents === events &&
     deliveries.delivered === events &&
     deliveriesConsistent(deliveries) &&
+    deliveries.attemptsBelowRequests.length === 0 &&
     writes.missingCheckouts.length === 0 &&
     writes.halfWritten.length === 0 &&
     writes.contactTotalsOff.length === 0 &&
@@ -123,6 +125,7 @@ async function verdict(stage: StackStage, load: LoadResult, events: number, expo
       ...duplicates,
       notFinal: deliveries.notFinal.slice(0, 20),
       attemptLogProblems: deliveries.attemptLogProblems.slice(0, 20),
+      attemptsBelowRequests: deliveries.attemptsBelowRequests.slice(0, 20),
     },
   };
 }
@@ -316,7 +319,7 @@ async function rollingRestart(stage: StackStage): Promise<DrillOutcome> {
   const exposures: Exposure[] = [];
   const steps: Array<Record<string, unknown>> = [];
   // Caddy leaves a replica that refused a connection out for fail_duration: the next API replica may stop only once
-  // the restarted one is back in, or no replica would be left (docs/operations.md, "Scaling horizontally").
+  // the restarted one is back in, or no replica would be left (docs/scaling.md).
   const leftOutMs = durationMs(/^\s*fail_duration\s+(\S+)/m.exec(stack.topology.proxy.caddyfile)?.[1], 0);
   const apiReplicas = new Set(stack.topology.api.map((spec) => spec.name));
   for (const name of [...stack.topology.api, ...stack.topology.delivery].map((spec) => spec.name)) {

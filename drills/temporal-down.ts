@@ -1,8 +1,9 @@
 import { configureEndpoint, recordCheckouts } from './support/platform-load';
-import { sleep } from './support/processes';
+import { sleep } from './support/wait';
 import { runDrill } from './support/report';
 import { setUpDrill } from './support/stage';
 import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
+import { isRunning } from '../stack/process';
 
 /*
  * Temporal is down (never started) while 500 events are committed through the platform API; the relay runs and
@@ -16,7 +17,7 @@ void runDrill('temporal-down', async (onCleanup) => {
   const { log, cluster, subscriber } = await setUpDrill('temporal-down', onCleanup, { subscriberDelayMs: 20 });
 
   await cluster.startApi();
-  const relay = cluster.startRelay();
+  const relay = await cluster.startRelay();
   await configureEndpoint(cluster, subscriber.url);
   const load = await recordCheckouts(cluster, { count: EVENTS, concurrency: 10, prefix: 'down', deadlineMs: 120_000 });
   log(`${load.succeeded} checkouts committed with Temporal down`);
@@ -44,14 +45,14 @@ void runDrill('temporal-down', async (onCleanup) => {
     verdict.deliveredButNotReceived.length === 0 &&
     verdict.receivedUnknown.length === 0 &&
     verdict.duplicateDeliveries === 0 &&
-    relay.isRunning();
+    isRunning(relay);
   return {
     passed,
     details: {
       events: EVENTS,
       startedWhileDown,
       receivedWhileDown,
-      relayStillRunning: relay.isRunning(),
+      relayStillRunning: isRunning(relay),
       platformCalls: { succeeded: load.succeeded, failedTries: load.failedTries },
       ...writes,
       ...verdict,

@@ -1,8 +1,9 @@
 import { recordCheckouts } from './support/platform-load';
-import { sleep, waitFor } from './support/processes';
+import { sleep, waitFor } from './support/wait';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { deliveriesConsistent, verifyDeliveries, waitUntilAllFinal } from './support/verify';
+import { isRunning } from '../stack/process';
 
 /*
  * kill -9 of the Temporal dev server (file-backed) in the middle of 1,000 deliveries, down for a few seconds, then
@@ -46,7 +47,7 @@ void runDrill('temporal-restart', async (onCleanup) => {
   // A worker that gave up while Temporal was away is restarted, as docker or systemd would.
   let workerRestarts = 0;
   const supervise = setInterval(() => {
-    if (!worker.isRunning()) {
+    if (!isRunning(worker)) {
       workerRestarts += 1;
       void cluster.startWorker().then((next) => (worker = next));
     }
@@ -63,7 +64,7 @@ void runDrill('temporal-restart', async (onCleanup) => {
     verdict.committedEvents === EVENTS &&
     deliveriesConsistent(verdict) &&
     committedAtKill < EVENTS &&
-    relay.isRunning();
+    isRunning(relay);
   return {
     passed,
     details: {
@@ -73,7 +74,7 @@ void runDrill('temporal-restart', async (onCleanup) => {
       receivedAtKill,
       openAtKill,
       workerRestarts,
-      relayStillRunning: relay.isRunning(),
+      relayStillRunning: isRunning(relay),
       platformCalls: { succeeded: load.succeeded, failedTries: load.failedTries },
       ...verdict,
       notFinal: verdict.notFinal.slice(0, 20),

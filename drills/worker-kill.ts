@@ -1,5 +1,5 @@
 import { recordCheckouts } from './support/platform-load';
-import { sleep, waitFor } from './support/processes';
+import { sleep, waitFor } from './support/wait';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { deliveriesConsistent, verifyDeliveries, waitUntilAllFinal } from './support/verify';
@@ -8,7 +8,9 @@ import { deliveriesConsistent, verifyDeliveries, waitUntilAllFinal } from './sup
  * kill -9 of the delivery worker while 1,000 deliveries are under way, then a new worker. Every committed event
  * must end delivered with a consistent attempt log. Duplicates are counted and bounded: only an event whose POST
  * reached the subscriber but whose attempt was not yet recorded when the worker died can be sent again (the
- * outcome died with the worker); every duplicate must be one of those. `node dist/drills/worker-kill.js [events]`
+ * outcome died with the worker); every duplicate must be one of those. And the attempt log counts what the
+ * subscriber saw: for every event, attempts logged (with an outcome, or interrupted) ≥ requests received.
+ * `node dist/drills/worker-kill.js [events]`
  */
 const EVENTS = Number(process.argv[2] ?? 1_000);
 const SUBSCRIBER_DELAY_MS = 1_000;
@@ -27,7 +29,7 @@ void runDrill('worker-kill', async (onCleanup) => {
   await waitFor(`${KILL_AFTER_RECEIVED} requests at the subscriber`, () => subscriber.total() >= KILL_AFTER_RECEIVED, 180_000);
   const openAtKill = subscriber.inFlight();
   const receivedAtKill = subscriber.total();
-  await firstWorker.kill('SIGKILL');
+  await firstWorker.stop('SIGKILL');
   const [{ n: finalAtKill }] = await cluster.db('webhook_events').whereIn('status', ['delivered', 'max_retries_reached']).count({ n: '*' });
   log(`worker killed (kill -9): ${EVENTS - Number(finalAtKill)} deliveries under way, ${openAtKill} requests open at the subscriber, ${receivedAtKill} received`);
   // Requests already on the wire still arrive; after that nothing may arrive until the next worker runs.
@@ -49,7 +51,8 @@ void runDrill('worker-kill', async (onCleanup) => {
     verdict.committedEvents === EVENTS &&
     deliveriesConsistent(verdict) &&
     arrivedWithoutWorker === 0 &&
-    duplicatedIds.every((id) => exposed.has(id));
+    duplicatedIds.every((id) => exposed.has(id)) &&
+    verdict.attemptsBelowRequests.length === 0;
   return {
     passed,
     details: {
@@ -65,6 +68,7 @@ void runDrill('worker-kill', async (onCleanup) => {
       ...verdict,
       notFinal: verdict.notFinal.slice(0, 20),
       attemptLogProblems: verdict.attemptLogProblems.slice(0, 20),
+      attemptsBelowRequests: verdict.attemptsBelowRequests.slice(0, 20),
     },
   };
 });

@@ -21,6 +21,7 @@ import * as m018 from './018_create_ended_sessions';
 import * as m019 from './019_share_transaction_ids_cap_answers_unlink_foreign_sign_ups';
 import * as m020 from './020_record_the_installation_id';
 import * as m021 from './021_store_webhook_event_environment';
+import * as m022 from './022_record_webhook_attempt_starts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -30,7 +31,7 @@ interface Migration {
 /**
  * Migrations listed explicitly so that the same list runs from TypeScript (tests) and compiled JavaScript (dist),
  * with no directory scan that depends on file extensions. Each by its file name, in the order the names sort, which
- * is the order they run. Append only; the rule for what a migration may change: docs/operations.md, "Schema changes".
+ * is the order they run. Append only; the rule for what a migration may change: docs/deploying.md#schema-changes-expand-deploy-contract.
  */
 const migrations: ReadonlyArray<[string, Migration]> = [
   ['001_create_users_and_token_blacklist', m001],
@@ -55,6 +56,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['019_share_transaction_ids_cap_answers_unlink_foreign_sign_ups', m019],
   ['020_record_the_installation_id', m020],
   ['021_store_webhook_event_environment', m021],
+  ['022_record_webhook_attempt_starts', m022],
 ];
 
 /**

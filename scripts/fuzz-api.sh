@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Fuzzes every operation of the OpenAPI document with schemathesis against a real server (built dist, embedded
-# Postgres and Temporal on ports of its own, demo data seeded), as a staff user. Checks: no 5xx, and every response
-# matches the document. Loopback only; the server is stopped at the end. Usage: scripts/fuzz-api.sh [st run options]
+# Fuzzes every operation of the OpenAPI document with schemathesis against a real server started as `npm start`
+# starts it (built dist, embedded Postgres and Temporal dev server on ports of its own, demo data seeded), as a staff
+# user. Checks: no 5xx; every status, content type, header and body as the document declares; data the document
+# refuses is refused. Exits non-zero on a finding, or if the server logged an error. Loopback only; the server is
+# stopped at the end. Usage: scripts/fuzz-api.sh [st run options] (`npm run test:schema` bounds the examples).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export SCHEMATHESIS_VENV="${SCHEMATHESIS_VENV:-.tools/schemathesis}"
 bash scripts/install-schemathesis.sh >/dev/null
 npm run --silent tools >/dev/null
 npm run --silent build
@@ -35,8 +38,8 @@ done
 # The failed-login limit per client address is lifted: the fuzzer sends thousands of wrong passwords from one
 # address and would otherwise lock out its own staff token. The limit has its own tests (test/auth).
 status=0
-SCHEMATHESIS_HOOKS=staff_auth PYTHONPATH=scripts/fuzz .tools/schemathesis/bin/st run "$FUZZ_BASE_URL/api/openapi.json" \
-  --checks not_a_server_error,response_schema_conformance \
+SCHEMATHESIS_HOOKS=staff_auth PYTHONPATH=scripts/fuzz "$SCHEMATHESIS_VENV/bin/st" run "$FUZZ_BASE_URL/api/openapi.json" \
+  --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,negative_data_rejection \
   --workers 2 --request-timeout 30 --no-color "$@" || status=$?
 if grep -q '"level":50\|"level":60' "$data_dir/server.log"; then
   echo "server logged errors:"; grep '"level":50\|"level":60' "$data_dir/server.log" | head -20

@@ -33,7 +33,7 @@ if [ ${#compose[@]} -gt 0 ]; then
   echo "== ${compose[*]} config"
   placeholders=$(mktemp)
   trap 'rm -f "$placeholders"' EXIT
-  for secret in POSTGRES_PASSWORD APP_DB_PASSWORD TEMPORAL_DB_PASSWORD JWT_SECRET; do
+  for secret in POSTGRES_PASSWORD APP_DB_PASSWORD TEMPORAL_DB_PASSWORD JWT_SECRETS; do
     echo "$secret=placeholder-placeholder-placeholder-0123"
   done >"$placeholders"
   # Only the placeholder file: variables of this shell must not decide the outcome.

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { generateSecretKey, parseSecretsKeys, type SecretKey } from './secrets/keyring';
 import { type Environment, environmentSchema } from './config-variables';
 import { keyWeakness, secretWeakness } from './secrets/secret-strength';
-import type { RequestTimeouts } from './http/http-server';
+import { parseTrustedProxies } from './shared/trusted-proxy-list';
 
 export { projectRoot } from './config-variables';
 
@@ -49,7 +49,7 @@ export interface Config {
     /** The origin every absolute link is built from; undefined: http://localhost and the port a request came in on. */
     publicOrigin?: string;
     /** How long a client may take to send its headers, then its body (src/http/http-server.ts). */
-    timeouts: RequestTimeouts;
+    timeouts: { headersSeconds: number; bodySeconds: number };
   };
   database: { url?: string; embeddedPort: number; dataDir: string };
   temporal: {
@@ -102,17 +102,17 @@ export interface Config {
   cli: { staffPassword?: string };
   metrics: { port?: number; token?: string };
   /**
-   * Days an event whose delivery has ended (delivered, max retries reached) is kept in Postgres with its attempts,
-   * and days its payload and response bodies are kept (at most as long as the event).
+   * Days an ended event (delivered, max retries reached) is kept in Postgres with its attempts, and days its payload
+   * and response bodies are kept (at most as long as the event), both counted from its creation (docs/retention.md).
    */
   retention: { eventDays: number; payloadDays: number };
   logLevel: string;
 }
 
 /**
- * JWT_SECRETS, or JWT_SECRET as a one-key list; undefined when neither is set. Both may be set (the Compose file
- * requires JWT_SECRET), but then JWT_SECRET must be one of JWT_SECRETS: a value that is silently ignored would let an
- * operator believe a key is in use that is not.
+ * JWT_SECRETS, or the legacy JWT_SECRET as a one-key list; undefined when neither is set. Both may be set (an older
+ * .env keeps JWT_SECRET beside the JWT_SECRETS the Compose file requires), but then JWT_SECRET must be one of
+ * JWT_SECRETS: a value that is silently ignored would let an operator believe a key is in use that is not.
  */
 function configuredJwtSecrets(single: string | undefined, list: string[] | undefined): string[] | undefined {
   if (!list || list.length === 0) return single === undefined ? undefined : [single];
@@ -191,6 +191,14 @@ function refuseMissingProductionSecrets(e: Environment, jwtSecrets: string[] | u
   if (!e.SECRETS_KEYS) throw new Error('Invalid configuration: SECRETS_KEYS is required when NODE_ENV=production');
   // Not a secret, but without it links would name whatever host a client sent.
   if (!e.PUBLIC_URL) throw new Error('Invalid configuration: PUBLIC_URL (the origin clients reach the API at, e.g. https://donations.example.org) is required when NODE_ENV=production');
+}
+
+function trustedProxiesOf(value: string): string[] {
+  try {
+    return parseTrustedProxies(value);
+  } catch (err) {
+    throw new Error(`Invalid configuration: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -279,7 +287,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http: {
       port: e.PORT,
       host: e.HOST,
-      trustedProxies: e.TRUST_PROXY,
+      trustedProxies: trustedProxiesOf(e.TRUST_PROXY),
       publicOrigin: publicOriginOf(e.PUBLIC_URL),
       timeouts: { headersSeconds: e.REQUEST_HEADERS_TIMEOUT_SECONDS, bodySeconds: e.REQUEST_BODY_TIMEOUT_SECONDS },
     },

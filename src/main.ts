@@ -57,7 +57,7 @@ const ROLES = {
       lines.push(`Non-staff:   ${viewer.username} / ${viewer.password}  (signs in; the API answers 403; demo data: docs/demo.md)`);
     }
     // One connection to Temporal for worker, relay and API: the relay's starts are eager (startRelay). One process runs
-    // one release at a time, so its worker is unversioned (docs/delivery.md, "Releases and running workflows").
+    // one release at a time, so its worker is unversioned (docs/delivery.md#releases-and-running-workflows).
     const { client, startsEagerly } = await startWorker(runtime, db, temporal.connection, { versioned: false });
     startRelay(runtime, db, client, { eagerStart: startsEagerly });
     const port = await startApi(runtime, db, client);

@@ -3,7 +3,7 @@ import path from 'node:path';
 
 /**
  * `npm run stack [-- --api=2 --delivery=2 --history=1 --no-tls --base-port=7300 --data-dir=.stack]`: the topology of
- * docker-compose.yml as processes of this machine (docs/operations.md, "A production-like stack without Docker").
+ * docker-compose.yml as processes of this machine (docs/stack-without-docker.md).
  *
  * Started from a terminal, Ctrl-C reaches every process of its group at once, and Postgres would stop while the
  * delivery replicas still finish their attempts. So this process only starts the runner (stack/runner.ts) in a

@@ -1,6 +1,6 @@
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { flags, runMain } from '../bench/support/cli';
+import { flags, runMain } from './cli';
 import { projectRoot } from '../src/config';
 import { composeAsWritten } from './compose-file';
 import { planPorts } from './ports';

@@ -1,17 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { postmasterPid } from '../bench/support/stack';
-import { type Child, portAnswers, startChild, waitFor } from '../drills/support/processes';
 import { projectRoot, type TemporalTlsSettings } from '../src/config';
 import { EMBEDDED_SUPERUSER } from '../src/db/embedded-credentials';
-import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../src/db/embedded-postgres';
 import { persistedLocalSecret } from '../src/secrets/local-secret';
+import { portIsFree } from '../src/shared/free-port';
 import { temporalConnection, type TemporalConnectionOptions } from '../src/temporal/connection-settings';
 import { ensureCertificates, type StackCertificates } from './certificates';
+import { childProcess, jobProcess } from './child-process';
 import { COMPOSE_FILE, type Env, imageVersion, loadCompose } from './compose-file';
-import { portIsFree } from '../src/shared/free-port';
+import { launcher } from './launcher';
 import { namedPorts, type PortPlan } from './ports';
+import { postgresProcess } from './postgres-process';
 import { ensureCaddy, ensureTemporalServer, ensureTemporalUi } from './tools';
 import { type ProcessSpec, stackTopology, type Topology } from './topology';
 
@@ -83,13 +83,6 @@ async function secrets(composeText: string, secretsDir: string, shellEnv: Env): 
   return values;
 }
 
-function logTail(logDir: string, name: string): string {
-  const file = path.join(logDir, `${name}.log`);
-  if (!existsSync(file)) return '';
-  const lines = readFileSync(file, 'utf8').trimEnd().split('\n').slice(-15);
-  return `\n  ${lines.join('\n  ')}\n(log: ${file})`;
-}
-
 /** Before anything starts: a port another program holds would fail one process late, with a less clear message. */
 async function refuseTakenPorts(ports: PortPlan): Promise<void> {
   const taken = [];
@@ -138,136 +131,77 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     stateDir: dataDir,
   });
 
-  /** Each long-running process by name, in the order of their start, with how it starts and what runs now. */
-  const processes = new Map<string, { spec?: ProcessSpec; timeoutMs: number; child?: Child; postgres?: EmbeddedPostgresHandle; pid?: number }>();
-  /** Stopped on purpose (a drill's fault, a restart): its exit is not news. */
-  const stoppedOnPurpose = new Set<Child>();
-  let stopping: Promise<void> | undefined;
-
-  const clusterDir = path.join(dataDir, 'postgres');
-  const startPostgres = async () => {
-    const postgres = await startEmbeddedPostgres({
-      dataDir: clusterDir,
-      port: ports.postgres,
-      persistent: true,
-      durable: true,
-      settings: topology.postgres.settings,
-      onLog: (message) => void writeFile(path.join(logDir, 'postgres.log'), message, { flag: 'a' }),
+  const processes = launcher(log);
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    return processes.stop();
+  };
+  const adjust = options.adjust ?? ((spec: ProcessSpec) => spec);
+  /** A long-running process, changed as the options say; says so when it ends while the stack runs. */
+  const service = (spec: ProcessSpec, readyTimeoutMs: number) =>
+    childProcess(adjust(spec), {
+      logDir,
+      readyTimeoutMs,
+      onUnexpectedExit: (code, tail) => {
+        if (!stopping) log(`${spec.name} exited (code ${code}) while the stack runs${tail}`);
+      },
     });
-    processes.set('postgres', { timeoutMs: 0, postgres, pid: await postmasterPid(clusterDir) });
-    return postgres;
-  };
-
-  /** Starts a long-running process and waits until it is ready; says so when it ends while the stack runs. */
-  const launch = async (spec: ProcessSpec, timeoutMs: number): Promise<Child> => {
-    const child = startChild(spec.name, spec.command, spec.args, spec.env, logDir);
-    processes.set(spec.name, { spec, timeoutMs, child });
-    void child.exited.then((code) => {
-      if (!stopping && !stoppedOnPurpose.has(child)) log(`${spec.name} exited (code ${code}) while the stack runs${logTail(logDir, spec.name)}`);
-    });
-    const { ready } = spec;
-    if (!ready) return child;
-    const what = 'port' in ready ? `${spec.name} on port ${ready.port}` : `${spec.name} at ${ready.url}`;
-    const check = 'port' in ready
-      ? () => portAnswers(ready.port)
-      : async () => (await fetch(ready.url, { signal: AbortSignal.timeout(2_000) })).ok;
-    // Thrown synchronously, out of waitFor: a process that ended will not become ready.
-    await waitFor(what, () => {
-      if (!child.isRunning()) throw new Error(`${spec.name} exited during start${logTail(logDir, spec.name)}`);
-      return check();
-    }, timeoutMs);
-    return child;
-  };
-
-  const stopProcess = async (name: string, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM') => {
-    const entry = processes.get(name);
-    if (!entry) throw new Error(`the stack has no process ${name}`);
-    if (entry.postgres) {
-      // Postgres's fast shutdown; there is no kill -9 of a cluster here, which a drill would need to recover from.
-      await entry.postgres.stop();
-      entry.postgres = undefined;
-      return;
-    }
-    const { child, spec } = entry;
-    if (!child?.isRunning()) return;
-    stoppedOnPurpose.add(child);
-    if (signal === 'SIGKILL') return child.kill('SIGKILL');
-    const kill = setTimeout(() => void child.kill('SIGKILL'), spec!.stopGraceMs);
-    await child.kill('SIGTERM');
-    clearTimeout(kill);
-  };
-
-  const startProcess = async (name: string) => {
-    const entry = processes.get(name);
-    if (!entry) throw new Error(`the stack has no process ${name}`);
-    if (name === 'postgres') {
-      if (!entry.postgres) await startPostgres();
-      return;
-    }
-    if (entry.child?.isRunning()) throw new Error(`${name} runs already`);
-    await launch(entry.spec!, entry.timeoutMs);
-  };
-
-  const stop = () =>
-    (stopping ??= (async () => {
-      for (const name of [...processes.keys()].reverse()) {
-        const started = Date.now();
-        await stopProcess(name).catch((err: unknown) => log(`while stopping ${name}: ${(err as Error).message}`));
-        log(`  stopped ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-      }
-    })());
-
-  /** A one-off job: runs to completion, and must succeed (Compose: service_completed_successfully). */
-  const runJob = async (spec: ProcessSpec) => {
-    const code = await startChild(spec.name, spec.command, spec.args, spec.env, logDir).exited;
-    if (code !== 0) throw new Error(`${spec.name} failed (exit ${code})${logTail(logDir, spec.name)}`);
-  };
+  const job = (spec: ProcessSpec) => jobProcess(spec, logDir);
+  const postgres = postgresProcess({
+    dataDir: path.join(dataDir, 'postgres'),
+    port: ports.postgres,
+    durable: true,
+    settings: topology.postgres.settings,
+    logDir,
+  });
 
   try {
     const initialised = path.join(dataDir, 'postgres-initialised');
     log(`Postgres on 127.0.0.1:${ports.postgres}`);
-    const postgres = await startPostgres();
-    const superuser = new URL(postgres.connectionString());
+    await processes.start(postgres);
     // The image runs these once, on an empty volume; so does the stack, on a new cluster.
     if (!existsSync(initialised)) {
-      for (const script of topology.postgres.initScripts) {
-        await runJob({
-          name: `postgres-init-${path.basename(script, '.sh')}`,
-          service: 'postgres',
-          command: '/bin/sh',
-          args: [script],
-          env: {
-            ...topology.postgres.initEnv,
-            POSTGRES_USER: EMBEDDED_SUPERUSER,
-            POSTGRES_DB: 'postgres',
-            PGHOST: '127.0.0.1',
-            PGPORT: String(ports.postgres),
-            PGPASSWORD: decodeURIComponent(superuser.password),
-          },
-          stopGraceMs: 0,
-        });
-      }
+      const superuser = new URL(postgres.connectionString());
+      await processes.start(
+        ...topology.postgres.initScripts.map((script) =>
+          job({
+            name: `postgres-init-${path.basename(script, '.sh')}`,
+            service: 'postgres',
+            command: '/bin/sh',
+            args: [script],
+            env: {
+              ...topology.postgres.initEnv,
+              POSTGRES_USER: EMBEDDED_SUPERUSER,
+              POSTGRES_DB: 'postgres',
+              PGHOST: '127.0.0.1',
+              PGPORT: String(ports.postgres),
+              PGPASSWORD: decodeURIComponent(superuser.password),
+            },
+            stopGraceMs: 0,
+          }),
+        ),
+      );
       await writeFile(initialised, `${new Date().toISOString()}\n`);
     }
 
-    const adjust = options.adjust ?? ((spec: ProcessSpec) => spec);
     log(`Temporal ${temporalVersion}: schema`);
-    await runJob(topology.temporalSchema);
+    await processes.start(job(topology.temporalSchema));
     log(`Temporal ${temporalVersion}: ${topology.temporal.map((spec) => spec.name).join(', ')}${certificates ? ' (mTLS)' : ''}`);
-    for (const spec of topology.temporal) await launch(adjust(spec), 120_000);
+    await processes.start(...topology.temporal.map((spec) => service(spec, 120_000)));
     log('Temporal: namespace and search attributes');
-    await runJob(topology.temporalNamespace);
+    await processes.start(job(topology.temporalNamespace));
     if (!options.temporalOnly) {
       log(`Temporal UI ${temporalUi.version}`);
-      await launch(adjust(topology.temporalUi), 60_000);
+      await processes.start(service(topology.temporalUi, 60_000));
       log('Migrations');
-      await runJob(topology.migrate);
+      await processes.start(job(topology.migrate));
 
       log(`Application: ${[...topology.delivery, ...topology.api].map((spec) => spec.name).join(', ')}`);
-      await Promise.all([...topology.delivery, ...topology.api].map((spec) => launch(adjust(spec), 180_000)));
+      await processes.start([...topology.delivery, ...topology.api].map((spec) => service(spec, 180_000)));
 
       await writeFile(topology.proxy.caddyfilePath, topology.proxy.caddyfile);
-      await launch(adjust(topology.proxy), 60_000);
+      await processes.start(service(topology.proxy, 60_000));
     }
 
     return {
@@ -283,14 +217,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       postgresUrl: (database) => postgres.connectionString(database),
       logDir,
       secretsDir,
-      processes: () =>
-        new Map(
-          [...processes]
-            .filter(([, { child, postgres: cluster }]) => cluster ?? child?.isRunning())
-            .map(([name, { child, pid }]) => [name, child?.pid ?? pid!] as [string, number]),
-        ),
-      stopProcess,
-      startProcess,
+      processes: () => processes.pids(),
+      stopProcess: (name, signal) => processes.get(name).stop(signal),
+      startProcess: (name) => processes.start(processes.get(name)),
       stop,
     };
   } catch (err) {

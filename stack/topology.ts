@@ -335,7 +335,7 @@ export function stackTopology(context: TopologyContext): Topology {
     },
     migrate: applicationProcess(context, 'migrate', 'migrate', {
       ...applicationEnv(context, 'migrate', {}),
-      // The documented way to create the first staff user (docs/operations.md): the migrate job with these two.
+      // The documented way to create the first staff user (docs/operations.md#the-first-staff-user): the migrate job with these two.
       ADMIN_USERNAME: context.staff.username,
       ADMIN_PASSWORD: context.staff.password,
     }),

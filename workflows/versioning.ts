@@ -7,10 +7,10 @@ import { resendEvent } from './resend-event';
 import { resumeDelivery } from './resume-delivery';
 
 /**
- * How each workflow type moves between releases under Worker Versioning (docs/delivery.md, "Releases and running
- * workflows"). Pinned: it finishes on the release it started on, whose workers run until it has (a delivery lives at
- * most 5 h 20 min, a resend run seconds; a resumed delivery at most what is left of its schedule). Auto-Upgrade: its next workflow task runs on the current release, which
- * must replay its history (test/temporal/replay.test.ts): a recovery or a purge may run for hours and would otherwise
+ * How each workflow type moves between releases under Worker Versioning
+ * (docs/delivery.md#releases-and-running-workflows). Pinned: it finishes on the release it started on, whose workers
+ * run until it has (a delivery lives at most 5 h 20 min, a resend run seconds; a resumed delivery at most what is
+ * left of its schedule). Auto-Upgrade: its next workflow task runs on the current release, which must replay its history (test/temporal/replay.test.ts): a recovery or a purge may run for hours and would otherwise
  * keep the previous release running as long.
  */
 export const VERSIONING_BEHAVIOURS = {

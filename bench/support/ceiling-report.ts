@@ -1,5 +1,5 @@
 import os from 'node:os';
-import { list } from './cli';
+import { list } from '../../stack/cli';
 import type { stageRows } from './delivery-trace';
 import { type Phase, phaseName, type PhaseReport } from './phase-report';
 import { markdownTable, median } from './stats';

@@ -4,22 +4,24 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { Db } from '../../src/db/knex';
+import { freePort } from '../../src/shared/free-port';
 import { createTemporalClient } from '../../src/temporal/client';
 import type { WorkerTuning } from '../../src/temporal/worker';
+import { type ChildProcessEntry, childProcess } from '../../stack/child-process';
+import { type DevServerProcess, devServerProcess } from '../../stack/dev-server-process';
+import { type Launcher, launcher } from '../../stack/launcher';
 import { CEILING_READY_MESSAGE } from '../ceiling/activities';
 import type { CeilingTemporal, EnvelopeTemplate, StartAnswer, StartOptions, StartRequest } from '../ceiling/starts';
 import type { Offer } from './platform-load';
-import { type ServiceProcess, startService } from './service-process';
 import { stopOnSignals } from './stack';
-import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
 
 export const CEILING_TASK_QUEUE = 'bench-ceiling';
 
 export type { EnvelopeTemplate };
 
 export interface CeilingStack {
-  temporal: TemporalDevServer;
-  worker: ServiceProcess;
+  temporal: DevServerProcess;
+  worker: ChildProcessEntry;
   /** For reading the ceiling's workflow histories. */
   client: Client;
   /** Asks the ceiling's process to start one workflow per event, its body the template with the event's key. */
@@ -71,7 +73,10 @@ export interface CeilingWorkerOptions {
   tuning: WorkerTuning;
   template: EnvelopeTemplate;
   start: StartOptions;
-  logFile: string;
+  /** The topology it joins, stopped with it. */
+  processes: Launcher;
+  /** Where its log goes: `ceiling-worker.log`. */
+  logDir: string;
 }
 
 /**
@@ -79,13 +84,13 @@ export interface CeilingWorkerOptions {
  * connection, which starts one workflow per event when the bench asks; the workflow's local activity POSTs the
  * service's real envelope to the same subscriber.
  */
-export async function startCeilingWorker(options: CeilingWorkerOptions): Promise<{ worker: ServiceProcess; offer: Offer }> {
-  const worker = await startService('worker', {
-    env: {},
-    logFile: options.logFile,
-    script: {
-      path: path.join(__dirname, '..', 'ceiling', 'worker.js'),
+export async function startCeilingWorker(options: CeilingWorkerOptions): Promise<{ worker: ChildProcessEntry; offer: Offer }> {
+  const worker = childProcess(
+    {
+      name: 'ceiling-worker',
+      command: process.execPath,
       args: [
+        path.join(__dirname, '..', 'ceiling', 'worker.js'),
         JSON.stringify(options.temporal),
         CEILING_TASK_QUEUE,
         options.subscriberUrl,
@@ -93,11 +98,14 @@ export async function startCeilingWorker(options: CeilingWorkerOptions): Promise
         JSON.stringify(options.template),
         JSON.stringify(options.start),
       ],
-      readyMessage: CEILING_READY_MESSAGE,
+      env: process.env,
+      stopGraceMs: 60_000,
+      ready: { logLine: CEILING_READY_MESSAGE },
     },
-    ipc: true,
-  });
-  return { worker, offer: startRequests(worker.child) };
+    { logDir: options.logDir, readyTimeoutMs: 120_000, ipc: true },
+  );
+  await options.processes.start(worker);
+  return { worker, offer: startRequests(worker.process()!) };
 }
 
 /**
@@ -113,21 +121,22 @@ export async function startCeilingStack(options: {
 }): Promise<CeilingStack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-ceiling-'));
   await chmod(dir, 0o755);
-  const stops: Array<() => Promise<void>> = [];
+  const processes = launcher();
+  let client: Client | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      for (const step of stops.reverse()) await step().catch(() => undefined);
+      await removeSignalHandlers();
+      await client?.connection.close().catch(() => undefined);
+      await processes.stop();
       await rm(dir, { recursive: true, force: true });
     })());
-  stops.push(stopOnSignals(stop));
+  const removeSignalHandlers = stopOnSignals(stop);
   try {
-    const temporal = await startTemporalDevServer(path.join(dir, 'temporal.log'), options.temporalDynamicConfig);
-    stops.push(() => temporal.stop());
-    const { worker, offer } = await startCeilingWorker({ ...options, temporal: { address: temporal.address }, logFile: path.join(dir, 'worker.log') });
-    stops.push(() => worker.stop());
-    const client = createTemporalClient({ address: temporal.address, namespace: 'default' });
-    stops.push(() => client.connection.close());
+    const temporal = devServerProcess({ port: await freePort(), dynamicConfig: options.temporalDynamicConfig, logDir: dir });
+    await processes.start(temporal);
+    const { worker, offer } = await startCeilingWorker({ ...options, temporal: { address: temporal.address }, processes, logDir: dir });
+    client = createTemporalClient({ address: temporal.address, namespace: 'default' });
     return { temporal, worker, client, offer, stop };
   } catch (err) {
     await stop();

@@ -95,7 +95,7 @@ export async function startRealStack(options: RealStackOptions): Promise<RealSta
       configureEndpoint: (url) => configureBenchEndpoint(bench, url, running.appEnv.SECRETS_KEYS),
       staffToken: () => {
         if (!staff) throw new Error('the stack runs no application (temporalOnly)');
-        return issueTokenPair({ secrets: [running.appEnv.JWT_SECRET], clock: systemClock, sessionMaxSeconds: 86_400 }, staff).access;
+        return issueTokenPair({ secrets: running.appEnv.JWT_SECRETS.split(','), clock: systemClock, sessionMaxSeconds: 86_400 }, staff).access;
       },
       processes: () => new Map([...running.processes(), ['bench', process.pid]]),
       postgresParts: () => postgresBackendsByDatabase(running.processes().get('postgres')!),

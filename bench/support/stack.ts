@@ -1,31 +1,40 @@
-import { chmod, cp, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { cp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { issueTokenPair, systemClock } from '../../src/auth/tokens';
-import { upsertUser } from '../../src/auth/accounts';
-import { type EmbeddedPostgresHandle, startEmbeddedPostgres } from '../../src/db/embedded-postgres';
-import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
+import type { Db } from '../../src/db/knex';
 import { createKeyring, parseSecretsKeys } from '../../src/secrets/keyring';
-import { saveEndpoint } from '../../src/webhook-endpoint/endpoint-store';
-import { freePort } from '../../test/support/free-port';
 import type { WorkerTuning } from '../../src/temporal/worker';
-import { type Role, type ServiceProcess, startService } from './service-process';
+import { saveEndpoint } from '../../src/webhook-endpoint/endpoint-store';
+import type { ChildProcessEntry } from '../../stack/child-process';
+import { type DevCluster, type Role, startDevCluster } from '../../stack/dev-cluster';
+import type { DevServerProcess } from '../../stack/dev-server-process';
 import type { RelayTuning } from './traced-relay';
-import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
 
 const JWT_SECRET = 'bench-secret-of-at-least-thirty-two-characters';
 /** The key the roles open the endpoint's secrets with, and the stack seals them with. */
 const SECRETS_KEYS = 'b'.repeat(64);
-const STAFF = { username: 'bench', password: 'bench-password', isStaff: true };
+const STAFF = { username: 'bench', password: 'bench-password' };
+
+/** The roles a benchmark runs. */
+export type BenchRole = Exclude<Role, 'migrate'>;
+
+/** The log line each role writes when it is ready (src/main.ts). */
+const READY_MESSAGE: Record<BenchRole, string> = {
+  all: 'Ready in',
+  api: '"msg":"API listening"',
+  worker: '"msg":"delivery worker running"',
+  relay: '"msg":"outbox relay running"',
+  delivery: '"msg":"delivery worker and outbox relay running"',
+};
 
 export interface StackOptions {
-  roles: Role[];
+  roles: BenchRole[];
   /** Extra environment for every service process. */
   env?: Record<string, string>;
   /** Extra node options per role, e.g. `{ worker: ['--trace-gc'] }`. */
-  nodeArgs?: Partial<Record<Role, string[]>>;
+  nodeArgs?: Partial<Record<BenchRole, string[]>>;
   /** Roles started with `node --cpu-prof`; their profiles are written to `<dir>/<role>/` when they stop. */
-  cpuProfile?: { roles: Role[]; dir: string };
+  cpuProfile?: { roles: BenchRole[]; dir: string };
   /** `key=jsonValue` dynamic config of the Temporal dev server. */
   temporalDynamicConfig?: string[];
   /** Load pg_stat_statements into Postgres. */
@@ -48,8 +57,9 @@ export interface Stack {
   dir: string;
   db: Db;
   databaseUrl: string;
-  temporal?: TemporalDevServer;
-  services: Map<Role, ServiceProcess>;
+  /** Unless `withoutTemporal`. */
+  temporal?: DevServerProcess;
+  services: Map<BenchRole, ChildProcessEntry>;
   apiUrl: string;
   /** A fresh staff access token (they live five minutes). */
   staffToken: () => string;
@@ -93,14 +103,8 @@ export async function configureBenchEndpoint(db: Db, url: string, secretsKeys: s
   );
 }
 
-/** The postmaster's pid, from its pid file (first line). */
-export async function postmasterPid(dataDir: string): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
-  return Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
-}
-
 /** The bench's own entry for a role when the options ask for one (settings or probes the roles do not offer). */
-function benchVariant(role: Role, options: StackOptions): { path: string; args: string[] } | undefined {
+function benchVariant(role: BenchRole, options: StackOptions): { path: string; args: string[] } | undefined {
   const script = (name: string, args: string[]) => {
     if (options.serviceRoot) throw new Error(`--service-root cannot be combined with the bench's own ${role} (${name})`);
     return { path: path.join(__dirname, `${name}.js`), args };
@@ -111,97 +115,67 @@ function benchVariant(role: Role, options: StackOptions): { path: string; args: 
 }
 
 /**
- * The service under test as in production, on one machine: Postgres (embedded, own port, temp dir), the Temporal dev
- * server (in memory), and the built service roles as separate processes pointed at both.
+ * The service under test as in production, on one machine (stack/dev-cluster.ts): Postgres, the Temporal dev server
+ * (in memory), and the built service roles as separate processes pointed at both, started one after the other
+ * (start-up is CPU heavy on two cores), each once it logs that it is ready.
  */
 export async function startStack(options: StackOptions): Promise<Stack> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-bench-'));
-  await chmod(dir, 0o755); // Postgres runs as `postgres` when we are root
-  const stops: Array<() => Promise<void>> = [];
+  let cluster: DevCluster | undefined;
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
-      for (const step of stops.reverse()) await step().catch(() => undefined);
-      if (options.keepLogsIn) await cp(dir, options.keepLogsIn, { recursive: true, filter: (file) => !file.includes(`${path.sep}pg`) });
-      await rm(dir, { recursive: true, force: true });
+      await removeSignalHandlers();
+      if (!cluster) return;
+      await cluster.stop().catch(() => undefined);
+      if (options.keepLogsIn) await cp(cluster.dir, options.keepLogsIn, { recursive: true });
+      await rm(cluster.dir, { recursive: true, force: true });
     })());
-  stops.push(stopOnSignals(stop));
+  const removeSignalHandlers = stopOnSignals(stop);
   try {
-    const pgDataDir = path.join(dir, 'pg');
-    const postgres: EmbeddedPostgresHandle = await startEmbeddedPostgres({
-      dataDir: pgDataDir,
-      port: await freePort(),
-      persistent: false,
-      // As in every benchmark so far: what is measured is the service, not the disk's flushes.
-      durable: false,
-      settings: options.pgStatStatements ? { shared_preload_libraries: 'pg_stat_statements' } : undefined,
+    cluster = await startDevCluster({
+      folderPrefix: 'donation-webhooks-bench-',
+      database: 'bench',
+      staff: STAFF,
+      env: {
+        ...process.env,
+        NODE_ENV: 'development',
+        JWT_SECRET,
+        SECRETS_KEYS,
+        SEED_DEMO_DATA: 'false',
+        LOG_LEVEL: 'info',
+        ...options.env,
+      },
+      // As in every benchmark so far: what is measured is the service, not the disk's flushes (not durable).
+      postgresSettings: options.pgStatStatements ? { shared_preload_libraries: 'pg_stat_statements' } : undefined,
+      temporalDynamicConfig: options.temporalDynamicConfig,
+      prepare: async (db) => {
+        if (options.pgStatStatements) await db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+        await options.prepare?.(db);
+      },
     });
-    stops.push(() => postgres.stop());
-    await postgres.createDatabase('bench');
-    const databaseUrl = postgres.connectionString('bench');
-    const db = createDb({ connectionString: databaseUrl, pool: { max: 4 } });
-    stops.push(() => db.destroy());
-    await migrateToLatest(db);
-    if (options.pgStatStatements) await db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
-    const staff = await upsertUser(db, STAFF);
-    await options.prepare?.(db);
-
-    let temporal: TemporalDevServer | undefined;
-    if (!options.withoutTemporal) {
-      const server = await startTemporalDevServer(path.join(dir, 'temporal.log'), options.temporalDynamicConfig);
-      stops.push(() => server.stop());
-      temporal = server;
-    }
-
-    const apiPort = await freePort();
-    const env = {
-      NODE_ENV: 'development',
-      DATABASE_URL: databaseUrl,
-      // The client connects lazily: a closed port is fine for a role that never calls Temporal.
-      TEMPORAL_ADDRESS: temporal?.address ?? `127.0.0.1:${await freePort()}`,
-      JWT_SECRET,
-      SECRETS_KEYS,
-      PORT: String(apiPort),
-      HOST: '127.0.0.1',
-      SEED_DEMO_DATA: 'false',
-      LOG_LEVEL: 'info',
-      ...options.env,
-    };
-    const services = new Map<Role, ServiceProcess>();
-    // One after the other: start-up bundles workflows and is CPU heavy on two cores.
+    const running = cluster;
+    if (!options.withoutTemporal) await running.processes.start(running.temporal);
+    const services = new Map<BenchRole, ChildProcessEntry>();
     for (const role of options.roles) {
       const profile = options.cpuProfile?.roles.includes(role) ? options.cpuProfile : undefined;
-      const nodeArgs = [
-        ...(options.nodeArgs?.[role] ?? []),
-        ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profile.dir, role)}`] : []),
-      ];
-      const service = await startService(role, {
-        env,
-        logFile: path.join(dir, `${role}.log`),
-        nodeArgs,
+      const service = await running.startRole(role, {
+        ready: { logLine: READY_MESSAGE[role] },
+        nodeArgs: [...(options.nodeArgs?.[role] ?? []), ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profile.dir, role)}`] : [])],
         root: options.serviceRoot,
         script: benchVariant(role, options),
       });
       services.set(role, service);
-      stops.push(() => service.stop());
     }
-
-    const postgresPid = await postmasterPid(pgDataDir);
     return {
-      dir,
-      db,
-      databaseUrl,
-      temporal,
+      dir: running.dir,
+      db: running.db,
+      databaseUrl: running.databaseUrl,
+      temporal: options.withoutTemporal ? undefined : running.temporal,
       services,
-      apiUrl: `http://127.0.0.1:${apiPort}`,
-      staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock, sessionMaxSeconds: 86_400 }, staff).access,
-      configureEndpoint: (url) => configureBenchEndpoint(db, url, SECRETS_KEYS),
-      processes: () =>
-        new Map<string, number>([
-          ...[...services].map(([role, service]) => [role, service.pid] as [string, number]),
-          ['postgres', postgresPid],
-          ...(temporal ? [['temporal', temporal.pid] as [string, number]] : []),
-        ]),
+      apiUrl: running.apiUrl,
+      staffToken: () => issueTokenPair({ secrets: [JWT_SECRET], clock: systemClock, sessionMaxSeconds: 86_400 }, running.staff).access,
+      configureEndpoint: (url) => configureBenchEndpoint(running.db, url, SECRETS_KEYS),
+      processes: () => running.processes.pids(),
       stop,
     };
   } catch (err) {

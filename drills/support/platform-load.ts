@@ -1,4 +1,4 @@
-import { sleep } from './processes';
+import { sleep } from './wait';
 
 const donor = {
   gender: 'female',

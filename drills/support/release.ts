@@ -2,7 +2,8 @@ import { cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { projectRoot } from '../../src/config';
-import { type Child, startRole } from './processes';
+import type { ChildProcessEntry } from '../../stack/child-process';
+import type { DevCluster } from '../../stack/dev-cluster';
 
 /**
  * A release of the service made for a drill from this build (dist/): its compiled code copied, changed by the drill
@@ -13,8 +14,8 @@ export interface DrillRelease {
   root: string;
   /** Its workflow bundle, for replaying a history on its code. */
   workflowBundlePath: string;
-  /** `node <root>/dist/src/main.js <role>` with the cluster's environment and `env`. */
-  startRole(role: 'delivery' | 'worker', processName: string, env: NodeJS.ProcessEnv, logDir: string): Child;
+  /** `node <root>/dist/src/main.js <role>` as a process of the cluster, with its environment and `env`. */
+  startRole(cluster: DevCluster, role: 'delivery' | 'worker', processName: string, env: NodeJS.ProcessEnv): Promise<ChildProcessEntry>;
 }
 
 export interface ReleaseChanges {
@@ -63,6 +64,6 @@ export async function buildDrillRelease(dir: string, name: string, changes: Rele
     root,
     workflowBundlePath: path.join(dist, 'workflow-bundle.js'),
     // DATA_DIR: the cluster's roles keep their generated local secrets in the project's .data; so must these.
-    startRole: (role, processName, env, logDir) => startRole(role, processName, { DATA_DIR: path.join(projectRoot, '.data'), ...env }, logDir, root),
+    startRole: (cluster, role, processName, env) => cluster.startRole(role, { name: processName, root, env: { DATA_DIR: path.join(projectRoot, '.data'), ...env } }),
   };
 }

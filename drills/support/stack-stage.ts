@@ -7,7 +7,7 @@ import { createTemporalClient } from '../../src/temporal/client';
 import { freePortPlan, planPorts } from '../../stack/ports';
 import { type RunningStack, startStack, temporalClientOptions } from '../../stack/stack';
 import { configureEndpoint, type StaffApi, staffLogin } from './platform-load';
-import { sleep } from './processes';
+import { sleep } from './wait';
 import { progress } from './report';
 import { type RecordingSubscriber, startRecordingSubscriber } from './subscriber';
 

@@ -1,6 +1,6 @@
 import { type DrillCluster, startDrillCluster } from './cluster';
 import { configureEndpoint } from './platform-load';
-import type { Child } from './processes';
+import type { ChildProcessEntry } from '../../stack/child-process';
 import { progress } from './report';
 import { type RecordingSubscriber, startRecordingSubscriber } from './subscriber';
 
@@ -14,21 +14,25 @@ export interface DrillStage {
 export async function setUpDrill(
   name: string,
   onCleanup: (stop: () => Promise<void>) => void,
-  { subscriberDelayMs, failuresPerEvent, temporalArgs }: { subscriberDelayMs: number; failuresPerEvent?: number; temporalArgs?: string[] },
+  {
+    subscriberDelayMs,
+    failuresPerEvent,
+    temporalDynamicConfig,
+  }: { subscriberDelayMs: number; failuresPerEvent?: number; temporalDynamicConfig?: string[] },
 ): Promise<DrillStage> {
   const log = progress(Date.now());
-  const cluster = await startDrillCluster(name, { temporalArgs });
-  onCleanup(() => cluster.shutdown());
+  const cluster = await startDrillCluster(name, { temporalDynamicConfig });
+  onCleanup(() => cluster.stop());
   const subscriber = await startRecordingSubscriber({ delayMs: subscriberDelayMs, failuresPerEvent });
   onCleanup(() => subscriber.close());
   return { log, cluster, subscriber };
 }
 
 /** The whole service, up before any fault: Temporal, the API, a relay and a worker, delivering to the subscriber. */
-export async function startService({ cluster, subscriber }: DrillStage): Promise<{ api: Child; relay: Child; worker: Child }> {
+export async function startService({ cluster, subscriber }: DrillStage): Promise<{ api: ChildProcessEntry; relay: ChildProcessEntry; worker: ChildProcessEntry }> {
   await cluster.startTemporal();
   const api = await cluster.startApi();
-  const relay = cluster.startRelay();
+  const relay = await cluster.startRelay();
   const worker = await cluster.startWorker();
   await configureEndpoint(cluster, subscriber.url);
   return { api, relay, worker };

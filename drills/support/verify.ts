@@ -1,5 +1,5 @@
 import type { Db } from '../../src/db/knex';
-import { sleep } from './processes';
+import { sleep } from './wait';
 import type { RecordingSubscriber } from './subscriber';
 
 const FINAL = ['delivered', 'max_retries_reached'];
@@ -39,6 +39,16 @@ export interface DeliveryVerdict {
   /** Requests beyond the first per envelope id. */
   duplicateDeliveries: number;
   eventsDeliveredMoreThanOnce: number;
+  /** Attempt rows with an outcome, and attempt starts left without one (migration 022): the attempt log's rows. */
+  attemptsLogged: number;
+  /** Of those, the starts left without an outcome: attempts whose worker was lost, interrupted. */
+  interruptedAttempts: number;
+  /**
+   * Events whose attempt log (attempts with an outcome and interrupted ones) has fewer rows than the requests the
+   * subscriber received for them: a request that left no trace. Not part of deliveriesConsistent: a restored database
+   * forgets attempts the subscriber saw (database-restore).
+   */
+  attemptsBelowRequests: string[];
 }
 
 /** Nothing lost, every attempt log as it should be, every delivery received, nothing received that was not committed. */
@@ -87,6 +97,15 @@ export async function verifyDeliveries(db: Db, subscriber: RecordingSubscriber):
     }
   }
 
+  const starts: Array<{ event_id: number; n: number }> = await db('webhook_attempt_starts').select('event_id').count({ n: '*' }).groupBy('event_id');
+  const startsByEvent = new Map(starts.map((row) => [row.event_id, Number(row.n)]));
+  const interruptedAttempts = [...startsByEvent.values()].reduce((sum, n) => sum + n, 0);
+  const attemptsBelowRequests = events.flatMap((event) => {
+    const logged = (attemptsByEvent.get(event.id)?.length ?? 0) + (startsByEvent.get(event.id) ?? 0);
+    const received = subscriber.received.get(event.id) ?? 0;
+    return logged < received ? [`event ${event.id}: ${logged} attempts logged, ${received} requests received`] : [];
+  });
+
   const ids = new Set(events.map((e) => e.id));
   const counts = [...subscriber.received.values()];
   return {
@@ -100,6 +119,9 @@ export async function verifyDeliveries(db: Db, subscriber: RecordingSubscriber):
     requestsReceived: subscriber.total(),
     duplicateDeliveries: counts.reduce((sum, n) => sum + n - 1, 0),
     eventsDeliveredMoreThanOnce: counts.filter((n) => n > 1).length,
+    attemptsLogged: attempts.length + interruptedAttempts,
+    interruptedAttempts,
+    attemptsBelowRequests,
   };
 }
 

@@ -2,8 +2,7 @@ import type { Knex } from 'knex';
 import { formatTimestamp } from '../shared/time';
 import { DELIVERY_STATUS_LABELS } from '../delivery-rules/delivery-status';
 import { isStuck, stuckCutoff } from '../delivery-rules/stuck-events';
-import { type EventFilters, type EventSummaryRow, findEventWithAttempts, listEvents } from '../webhook-events/admin-queries';
-import type { DeliveryAttemptRow } from '../webhook-events/tables';
+import { type AttemptLogRow, type EventFilters, type EventSummaryRow, findEventWithAttempts, listEvents } from '../webhook-events/admin-queries';
 import { offsetOf, type PageRequest } from '../http/pagination';
 
 const utc = (instant: Date | null) => instant && formatTimestamp(instant, 'utc');
@@ -23,6 +22,7 @@ function presentEvent(row: EventSummaryRow, view: StuckView) {
     status: row.status,
     status_label: DELIVERY_STATUS_LABELS[row.status],
     attempts: row.attempts,
+    interrupted_attempts: row.interrupted_attempts,
     last_response_code: row.last_response_code,
     last_response_body: row.last_response_body,
     next_attempt_at: utc(row.next_attempt_at),
@@ -32,13 +32,14 @@ function presentEvent(row: EventSummaryRow, view: StuckView) {
   };
 }
 
-function presentAttempt(row: DeliveryAttemptRow) {
+function presentAttempt(row: AttemptLogRow) {
   return {
     number: row.number,
     manual: row.manual,
     started_at: utc(row.started_at),
     duration_ms: row.duration_ms,
     outcome: row.outcome,
+    interrupted: row.interrupted,
     response_code: row.response_code,
     response_body: row.response_body,
     error: row.error,
@@ -79,8 +80,9 @@ export async function findWebhookEvent(db: Knex, id: number, view: StuckView) {
   const found = await findEventWithAttempts(db, id);
   if (!found) return undefined;
   const { event, attempts } = found;
+  const interrupted = attempts.filter((attempt) => attempt.interrupted).length;
   return {
-    ...presentEvent(event, view),
+    ...presentEvent({ ...event, interrupted_attempts: interrupted }, view),
     payload_version: event.payload_version,
     workflow_id: event.workflow_id,
     last_error: event.last_error,

@@ -38,8 +38,8 @@ const eventListQuery = z
       .optional()
       .meta({ description: 'A donation, checkout or shop order number, exactly (a position’s number also finds its checkout’s event)' }),
     email: textParam('email', 320).optional().meta({ description: 'The donor’s, subscriber’s or customer’s e-mail, exactly but without regard to case' }),
-    created_from: instant('created_from').optional().meta({ description: 'Created at or after (ISO 8601 with offset)' }),
-    created_to: instant('created_to').optional().meta({ description: 'Created before (ISO 8601 with offset)', example: '2025-07-16T08:00:00Z' }),
+    created_from: instant({ name: 'created_from', meaning: 'Created at or after' }).optional(),
+    created_to: instant({ name: 'created_to', meaning: 'Created before' }).optional().meta({ example: '2025-07-16T08:00:00Z' }),
     stuck: z
       .literal('true', { error: 'stuck must be true, or left out' })
       .optional()

@@ -20,8 +20,8 @@ const idempotencyKey = z
   .meta({ description: 'Chosen by the client for this request (the admin page: one per preview); the same key never starts a second recovery' });
 
 const filterShape = {
-  created_from: instant().meta({ description: 'Events created at or after this time' }),
-  created_to: instant().meta({ description: 'Events created before this time' }),
+  created_from: instant({ meaning: 'Events created at or after this time' }),
+  created_to: instant({ meaning: 'Events created before this time' }),
   events: z
     .array(eventType())
     .max(20)

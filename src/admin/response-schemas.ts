@@ -42,7 +42,13 @@ const eventFields = {
   created_at: utcTimestamp,
   status: z.enum(DELIVERY_STATUSES),
   status_label: z.string().meta({ description: 'The status in the admin page’s words (German)' }),
-  attempts: z.number().int(),
+  attempts: z.number().int().meta({
+    description: 'Attempts with a known outcome, scheduled and manual: the five scheduled attempts of the spec count among them',
+  }),
+  interrupted_attempts: z.number().int().meta({
+    description:
+      'Attempts whose worker was lost after they started and before their outcome was recorded: the subscriber may have received them. Not among `attempts`, and none of the five: Temporal made the same attempt again',
+  }),
   last_response_code: z.number().int().nullable(),
   last_response_body: z.string().nullable(),
   next_attempt_at: utcTimestamp.nullable(),
@@ -78,11 +84,15 @@ export const webhookEventDetailSchema = z
     }),
     delivery_attempts: z.array(
       z.object({
-        number: z.number().int(),
+        number: z.number().int().meta({ description: 'An interrupted attempt shares its number with the attempt that ran it again' }),
         manual: z.boolean(),
         started_at: utcTimestamp,
-        duration_ms: z.number().int(),
-        outcome: z.enum(['delivered', 'failed']),
+        duration_ms: z.number().int().nullable().meta({ description: 'Null while the outcome is not known' }),
+        outcome: z.enum(['delivered', 'failed']).nullable().meta({ description: 'Null: not known (interrupted, or still under way)' }),
+        interrupted: z.boolean().meta({
+          description:
+            'Interrupted, outcome unknown: the worker was lost after the attempt started and before its outcome was recorded; the subscriber may have received the request. False with a null outcome: under way',
+        }),
         response_code: z.number().int().nullable(),
         response_body: z.string().nullable(),
         error: z.string().nullable(),

@@ -9,7 +9,7 @@ import { openDatabase } from './database';
  * Seals every stored secret (the webhook endpoint's Basic-auth password and signing secret) with the first key of
  * SECRETS_KEYS: values under an older key, and plain values stored before encryption existed. All or nothing, in
  * one transaction. Run it after putting a new key first, and again before dropping an old key: "0 values" then
- * proves that nothing depends on it any more (docs/operations.md, "SECRETS_KEYS").
+ * proves that nothing depends on it any more (docs/secrets.md#secrets_keys-the-endpoints-secrets-at-rest).
  */
 
 export interface ReencryptIo {

@@ -21,7 +21,7 @@ export function createDb({ connectionString, pool }: DbOptions): Db {
     connection: { connectionString },
     pool: { min: pool?.min ?? 0, max: pool?.max ?? 10 },
     // A database a newer release migrated further is left as it is, not refused: the previous release's migrate
-    // (a rollback, an older process starting) must not fail on names it does not know (docs/operations.md).
+    // (a rollback, an older process starting) must not fail on names it does not know (docs/deploying.md#migrations-a-one-off-job).
     migrations: { migrationSource, tableName: 'knex_migrations', disableMigrationsListValidation: true },
   });
   return db;

@@ -1,31 +1,54 @@
 import type { Knex } from 'knex';
 import { isDeepStrictEqual } from 'node:util';
-import { ApiError } from '../shared/errors';
+import { ApiError, MAX_REPORTED_PROBLEMS } from '../shared/errors';
 import { holderOfTransactionId, type TransactionIdHolder } from './transaction-id-store';
 
 /*
  * The transaction id as idempotency key (docs/platform-api.md): a repeat of a recorded payment is answered with its
  * record only when it is the same payment. What makes it the same are its material fields, by body path; each
- * command says which it has. Everything else (names, addresses, custom field answers, a QR invoice's status) may
- * differ in a repeat, and the record stands as first recorded.
+ * command says which it has, with nested values named as in the body, so that a 409 can name the deepest field that
+ * differs. Everything else (names, addresses, custom field answers, a QR invoice's status) may differ in a repeat,
+ * and the record stands as first recorded.
  */
 
 export type MaterialFields = Record<string, unknown>;
 
-/** The body paths of the material fields in which the repeat differs from the recorded payment. */
-function materialDifferences(recorded: MaterialFields, repeated: MaterialFields): string[] {
-  return Object.keys(recorded).filter((path) => !isDeepStrictEqual(recorded[path], repeated[path]));
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The deepest body paths at which two values differ (`positions.0.amount`): objects are compared field by field,
+ * lists of one length entry by entry; lists of different lengths, or values of different kinds, differ as a whole.
+ */
+function differingPaths(path: string, recorded: unknown, repeated: unknown): string[] {
+  if (isDeepStrictEqual(recorded, repeated)) return [];
+  if (Array.isArray(recorded) && Array.isArray(repeated) && recorded.length === repeated.length) {
+    return recorded.flatMap((entry, index) => differingPaths(`${path}.${index}`, entry, repeated[index]));
+  }
+  if (isRecord(recorded) && isRecord(repeated)) {
+    return [...new Set([...Object.keys(recorded), ...Object.keys(repeated)])].flatMap((key) => differingPaths(`${path}.${key}`, recorded[key], repeated[key]));
+  }
+  return [path];
 }
 
-/** A 409 unless the repeat is the recorded payment in every material field; the problems name the fields that differ. */
+/** The body paths of the material fields in which the repeat differs from the recorded payment, as deep as they go. */
+function materialDifferences(recorded: MaterialFields, repeated: MaterialFields): string[] {
+  return Object.keys(recorded).flatMap((path) => differingPaths(path, recorded[path], repeated[path]));
+}
+
+/**
+ * A 409 unless the repeat is the recorded payment in every material field; the problems name the fields that differ
+ * (the first ten, as a 400 names its problems).
+ */
 export function refuseOtherPaymentUnderSameId(transactionId: string, recorded: MaterialFields, repeated: MaterialFields): void {
   const differences = materialDifferences(recorded, repeated);
   if (differences.length === 0) return;
+  const reported = differences.slice(0, MAX_REPORTED_PROBLEMS);
+  const more = differences.length - reported.length;
   throw new ApiError(
     'transaction_id_reused',
-    `Transaction id ${transactionId} was recorded for another payment: ${differences.join(', ')} differ`,
+    `Transaction id ${transactionId} was recorded for another payment: ${reported.join(', ')}${more > 0 ? ` and ${more} more fields` : ''} differ`,
     {},
-    differences.map((name) => ({ in: 'body', name, message: 'differs from the payment recorded under this transaction id' })),
+    reported.map((name) => ({ in: 'body', name, message: 'differs from the payment recorded under this transaction id' })),
   );
 }
 

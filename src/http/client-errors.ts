@@ -118,7 +118,7 @@ function refuseAmbiguousHeaders(server: Server): void {
 
 /**
  * Answers, with the JSON error every other refusal has, what Node would otherwise answer by itself before the app
- * runs (docs/api.md, "Every operation"), and closes the connection. Returns the server.
+ * runs (docs/api.md#every-operation-read-api-tokens-platform-admin-probes), and closes the connection. Returns the server.
  * - `clientError`: what the parser refuses (an unknown method, a target not starting with `/`, headers over the
  *   limit, conflicting Content-Length and Transfer-Encoding, the HTTP/2 preface): Node's bare status line. A
  *   connection the client already reset is only closed.

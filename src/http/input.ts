@@ -1,8 +1,5 @@
 import type { z } from 'zod';
-import { ApiError, type Problem } from '../shared/errors';
-
-/** Enough to fix a request; a body built to have a problem per element must not get a megabyte of answer. */
-const MAX_REPORTED_PROBLEMS = 10;
+import { ApiError, MAX_REPORTED_PROBLEMS, type Problem } from '../shared/errors';
 
 export type InputPart = 'query' | 'path' | 'body';
 

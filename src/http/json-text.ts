@@ -62,7 +62,7 @@ const MAY_NAME_A_FORBIDDEN_KEY = /__proto__|constructor|\\u/;
  * reaches an object's prototype.
  */
 export function parseJsonBody(text: string): unknown {
-  if (!OBJECT_OR_ARRAY.test(text)) throw new ApiError('malformed_json', 'Malformed JSON body: send a JSON object or array');
+  if (!OBJECT_OR_ARRAY.test(text)) throw new ApiError('malformed_json', 'Malformed JSON body');
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -14,9 +14,10 @@ const pageParam = (name: string, max: number, fallback: number) =>
 
 /** `page` and `page_size` of every paginated list, for its query schema. */
 export const paginationParams = {
-  page: pageParam('page', INTEGER_ID_MAX, 1).meta({ description: 'Page number, from 1' }),
+  page: pageParam('page', INTEGER_ID_MAX, 1).meta({ description: `Page number, 1 (default) to ${INTEGER_ID_MAX}; a page after the last is a 404`, default: 1 }),
   page_size: pageParam('page_size', MAX_PAGE_SIZE, DEFAULT_PAGE_SIZE).meta({
-    description: `Results per page, default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}`,
+    description: `Results per page, 1 to ${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}`,
+    default: DEFAULT_PAGE_SIZE,
   }),
 };
 

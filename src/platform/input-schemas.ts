@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { DonorField } from '../shared/donor-fields';
 import { ApiError } from '../shared/errors';
-import { isCountryCode, isCurrencyCode, isLanguageCode } from '../shared/iso-codes';
+import { COUNTRY_CODES, CURRENCY_CODES, isCountryCode, isCurrencyCode, isLanguageCode, LANGUAGE_CODES } from '../shared/iso-codes';
 import { decimalsOf, isAmountIn, toMinor } from '../shared/money';
 import { storableText } from '../shared/value-schemas';
 
@@ -9,20 +9,23 @@ import { storableText } from '../shared/value-schemas';
 
 export const environmentInput = z.enum(['TEST', 'PRODUCTION']);
 
-/** A code of a standard's list: spelled as the standard does (the shape shows in the OpenAPI document), then looked up. */
-function isoCode(shape: RegExp, isListed: (value: string) => boolean, message: string) {
-  return z.string().regex(shape, { error: message, abort: true }).refine(isListed, message);
+/**
+ * A code of a standard's list: spelled as the standard does, then looked up. The document lists the codes, so that a
+ * client or a fuzzer that keeps to it never sends a code of the right shape that names nothing.
+ */
+function isoCode(shape: RegExp, isListed: (value: string) => boolean, codes: readonly string[], message: string) {
+  return z.string().regex(shape, { error: message, abort: true }).refine(isListed, message).meta({ enum: [...codes] });
 }
 
-export const currencyInput = isoCode(/^[A-Z]{3}$/, isCurrencyCode, 'must be an ISO 4217 code such as CHF');
-export const countryInput = isoCode(/^[A-Z]{2}$/, isCountryCode, 'must be an ISO 3166-1 alpha-2 code such as CH');
-export const languageInput = isoCode(/^[a-z]{2}$/, isLanguageCode, 'must be an ISO 639-1 code such as de');
+export const currencyInput = isoCode(/^[A-Z]{3}$/, isCurrencyCode, CURRENCY_CODES, 'must be an ISO 4217 code such as CHF');
+export const countryInput = isoCode(/^[A-Z]{2}$/, isCountryCode, COUNTRY_CODES, 'must be an ISO 3166-1 alpha-2 code such as CH');
+export const languageInput = isoCode(/^[a-z]{2}$/, isLanguageCode, LANGUAGE_CODES, 'must be an ISO 639-1 code such as de');
 export const genderInput = z.enum(['male', 'female', 'prefer-not-to-say']);
 /**
  * Trimmed first, as every text field is: blanks around an address are never part of it (a phone keyboard's
  * completion adds one), and the trimmed address is exactly what the donor typed, so it cannot pass for another.
  */
-export const emailInput = z.string().trim().max(254).check(z.email());
+export const emailInput = z.string().trim().max(254).check(z.email()).meta({ pattern: z.regexes.email.source });
 
 /** Codes such as VIS, TWI or INV; other providers' codes (PAYPAL) occur too. */
 export const paymentMethodInput = z.string().regex(/^[A-Z][A-Z0-9_]{1,31}$/, 'must be a payment method code such as VIS');
@@ -35,13 +38,20 @@ export const transactionIdInput = text(200).min(1);
 export const requiredText = (max: number) => text(max).min(1);
 export const optionalText = (max: number) => text(max).nullable().default(null);
 
+const MAX_AMOUNT = 999_999_999.99;
+
 /** An amount in the currency's units: a number with at most two decimals, below a billion. */
 const amountInput = z
   .number()
-  .max(999_999_999.99, 'must be at most 999999999.99')
+  .max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`)
   .refine((value) => toMinor(value) !== undefined, 'must be a number with at most 2 decimals');
-export const positiveAmountInput = amountInput.refine((value) => value > 0, 'must be greater than 0');
-export const nonNegativeAmountInput = amountInput.refine((value) => value >= 0, 'must not be negative');
+// The document says what the refinements check: the bounds and the two decimals (a currency with fewer is the
+// description's, as the schema cannot see the currency).
+const AMOUNT_META = { maximum: MAX_AMOUNT, multipleOf: 0.01 };
+export const positiveAmountInput = amountInput
+  .refine((value) => value > 0, 'must be greater than 0')
+  .meta({ ...AMOUNT_META, exclusiveMinimum: 0 });
+export const nonNegativeAmountInput = amountInput.refine((value) => value >= 0, 'must not be negative').meta({ ...AMOUNT_META, minimum: 0 });
 
 /** Why an amount is not one of the currency's: finer than its smallest amount (a yen has no decimals). */
 export function amountPrecisionProblem(currency: string): string {
@@ -86,6 +96,8 @@ export const MAX_CUSTOM_FIELDS = 50;
 const customFieldsInput = z
   .record(text(100).min(1), z.union([storableText(1000), z.boolean()]))
   .refine((fields) => Object.keys(fields).length <= MAX_CUSTOM_FIELDS, `at most ${MAX_CUSTOM_FIELDS} custom fields`)
+  // What the key schema and the refinement check, which the generated schema leaves out: a name that is not blank.
+  .meta({ maxProperties: MAX_CUSTOM_FIELDS, propertyNames: { maxLength: 100, pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$' } })
   .default({});
 
 /** One validator per donor field; `satisfies` keeps this in step with the declared donor fields. */

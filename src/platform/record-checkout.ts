@@ -79,12 +79,13 @@ export const checkoutInput = z
 
 export type CheckoutInput = z.output<typeof checkoutInput>;
 
+/** A position's material fields, named as in the body (`positions.0.recurring.interval`); amounts in minor units. */
 interface PositionFields {
   amount: number;
   campaign_id: number | null;
   purpose: string | null;
   payment_type: string;
-  interval: string | null;
+  recurring: { interval: string } | null;
 }
 
 /** What makes a checkout the same payment: environment, currency, donor (the contact's key), method and positions. */
@@ -106,7 +107,7 @@ const requestedCheckout = (input: CheckoutInput) =>
       campaign_id: position.campaign_id,
       purpose: position.purpose,
       payment_type: position.payment_type,
-      interval: position.recurring?.interval ?? null,
+      recurring: position.recurring ? { interval: position.recurring.interval } : null,
     })),
   });
 
@@ -119,7 +120,7 @@ async function recordedCheckout(trx: Knex.Transaction, payment: StoredPayment): 
       campaign_id: donation.campaign_id,
       purpose: donation.purpose,
       payment_type: donation.payment_type,
-      interval: recurring?.interval ?? null,
+      recurring: recurring ? { interval: recurring.interval } : null,
     });
   }
   return checkoutMaterial({ ...payment, email: payment.donor.email, method: payment.payment_method, positions });

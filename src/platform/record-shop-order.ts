@@ -64,6 +64,7 @@ const itemInput = z.object({
     .min(0)
     .max(100)
     .refine((value) => toMinor(value) !== undefined, 'must have at most 2 decimals')
+    .meta({ multipleOf: 0.01 })
     .default(0),
   total_price_gross: nonNegativeAmountInput,
 });
@@ -129,6 +130,16 @@ function presentShopOrder(order: ShopOrderRow) {
 
 export type ShopOrderRecord = ReturnType<typeof presentShopOrder>;
 
+/** An item's material fields, named as in the body (`items.0.quantity`); amounts in minor units. */
+interface ShopOrderItemMaterial {
+  article_number: string;
+  quantity: number;
+  unit_price_net: number;
+  unit_price_gross: number;
+  discount_percentage: number;
+  total_price_gross: number;
+}
+
 /**
  * What makes an order the same payment: environment, currency, the customer (guest or registered, by e-mail), the
  * method, every item and every amount. Names, addresses, phone and the shipping method may differ in a repeat.
@@ -139,7 +150,7 @@ function orderMaterial(order: {
   customerType: string;
   email: string;
   method: string;
-  items: ShopOrderView['items'];
+  items: ShopOrderItemMaterial[];
   totalPriceGrossMinor: number;
   totalVatMinor: number;
   totalDiscountMinor: number;
@@ -162,6 +173,14 @@ function orderMaterial(order: {
 const recordedOrder = (view: ShopOrderView, row: ShopOrderRow) =>
   orderMaterial({
     ...view,
+    items: view.items.map((item) => ({
+      article_number: item.articleNumber,
+      quantity: item.quantity,
+      unit_price_net: item.unitPriceNetMinor,
+      unit_price_gross: item.unitPriceGrossMinor,
+      discount_percentage: item.discountPercentage,
+      total_price_gross: item.totalPriceGrossMinor,
+    })),
     environment: row.environment,
     customerType: row.contact_id === null ? 'guest' : 'registered',
     email: view.customer.email,
@@ -177,12 +196,12 @@ const requestedOrder = (input: ShopOrderInput) =>
     email: input.customer.email,
     method: input.payment.method,
     items: input.items.map((item) => ({
-      articleNumber: item.article_number,
+      article_number: item.article_number,
       quantity: item.quantity,
-      unitPriceNetMinor: minorOf(item.unit_price_net),
-      unitPriceGrossMinor: minorOf(item.unit_price_gross),
-      discountPercentage: item.discount_percentage,
-      totalPriceGrossMinor: minorOf(item.total_price_gross),
+      unit_price_net: minorOf(item.unit_price_net),
+      unit_price_gross: minorOf(item.unit_price_gross),
+      discount_percentage: item.discount_percentage,
+      total_price_gross: minorOf(item.total_price_gross),
     })),
     totalPriceGrossMinor: minorOf(input.total_price_gross),
     totalVatMinor: minorOf(input.total_vat),

@@ -65,6 +65,9 @@ export interface Problem {
   message: string;
 }
 
+/** Enough to fix a request; a body built to have a problem per element must not get a megabyte of answer. */
+export const MAX_REPORTED_PROBLEMS = 10;
+
 /** An error whose message is meant for the client; the status follows from the code. */
 export class ApiError extends Error {
   readonly status: number;

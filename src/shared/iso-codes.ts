@@ -50,5 +50,10 @@ export const isCurrencyCode = (value: string) => CURRENCY_MINOR_UNITS.has(value)
 export const isCountryCode = (value: string) => COUNTRIES.has(value);
 export const isLanguageCode = (value: string) => LANGUAGES.has(value);
 
+/** Each list's codes in order, for the OpenAPI document: what it admits, the server takes. */
+export const CURRENCY_CODES: readonly string[] = [...CURRENCY_MINOR_UNITS.keys()].sort();
+export const COUNTRY_CODES: readonly string[] = [...COUNTRIES].sort();
+export const LANGUAGE_CODES: readonly string[] = [...LANGUAGES].sort();
+
 /** The decimals of the currency's minor unit by ISO 4217 (JPY 0, CHF 2, KWD 3); undefined for no currency. */
 export const currencyMinorUnits = (code: string): number | undefined => CURRENCY_MINOR_UNITS.get(code);

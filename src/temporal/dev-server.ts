@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import { chmod, mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -23,11 +23,20 @@ export const DEV_SERVER_ARGS: readonly string[] = [
 ];
 
 export interface DevServerOptions {
-  dataDir: string;
+  /** Where its state file lives; without it the state is in memory and ends with the server (the benchmarks). */
+  dataDir?: string;
   port: number;
-  uiPort: number;
+  /** Without it the server runs headless, without its Web UI. */
+  uiPort?: number;
   namespace: string;
   cliPath?: string;
+  /** More `temporal server start-dev` arguments: a drill's or a benchmark's dynamic configuration. */
+  extraArgs?: readonly string[];
+  /**
+   * The file its output is appended to; without it, this process's standard output and error. For our own child
+   * only: a server the SDK downloaded and started writes where the SDK has it write.
+   */
+  logFile?: string;
   /** Called when the started server ends without stop(): the process that relies on it cannot go on as if it ran. */
   onUnexpectedExit?: (exit: DevServerExit) => void;
 }
@@ -41,7 +50,8 @@ export interface DevServerExit {
 
 export interface DevServerHandle {
   address: string;
-  uiUrl: string;
+  /** Unless headless. */
+  uiUrl?: string;
   /** Our child's process id; undefined when the SDK started (and owns) the server. */
   pid?: number;
   stop(): Promise<void>;
@@ -102,13 +112,15 @@ async function answers(address: string, namespace: string): Promise<boolean> {
   }
 }
 
-/** `temporal server start-dev` on loopback, with its state in `dbFilename`. */
-function serverArgs(options: DevServerOptions, dbFilename: string): string[] {
+/** `temporal server start-dev` on loopback, with its state in `dbFilename` (or in memory). */
+function serverArgs(options: DevServerOptions, dbFilename: string | undefined): string[] {
   return [
-    ...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--ui-port', String(options.uiPort)],
-    ...['--namespace', options.namespace, '--db-filename', dbFilename, '--log-level', 'warn', ...DEV_SERVER_ARGS],
+    ...['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port)],
+    ...(options.uiPort === undefined ? ['--headless'] : ['--ui-port', String(options.uiPort)]),
+    ...['--namespace', options.namespace, ...(dbFilename ? ['--db-filename', dbFilename] : []), '--log-level', 'warn', ...DEV_SERVER_ARGS],
     // As the SDK's own start of it: the server does not call home for version updates.
     ...['--dynamic-config-value', 'frontend.enableServerVersionCheck=false'],
+    ...(options.extraArgs ?? []),
   ];
 }
 
@@ -116,12 +128,12 @@ function serverArgs(options: DevServerOptions, dbFilename: string): string[] {
  * Resolves once the server at `address` answers while our child still runs (`ended()` says whether it exited); fails
  * when the child exits first, or after START_TIMEOUT_MS.
  */
-async function untilAnswering(address: string, namespace: string, ended: () => DevServerExit | undefined): Promise<void> {
+async function untilAnswering(address: string, namespace: string, ended: () => DevServerExit | undefined, logFile?: string): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   while (!(await answers(address, namespace)) || ended()) {
     const exit = ended();
     if (exit?.error) throw new Error(`The Temporal dev server could not be started: ${exit.error.message}`);
-    if (exit) throw new Error(`The Temporal dev server exited during its start (code ${exit.code}, signal ${exit.signal}); its own message is above`);
+    if (exit) throw new Error(`The Temporal dev server exited during its start (code ${exit.code}, signal ${exit.signal}); its own message is ${logFile ? `in ${logFile}` : 'above'}`);
     if (Date.now() > deadline) throw new Error(`The Temporal dev server did not answer on ${address} within ${START_TIMEOUT_MS / 1000} s`);
     await delay(100);
   }
@@ -131,16 +143,21 @@ async function untilAnswering(address: string, namespace: string, ended: () => D
  * Starts the CLI in a process group of its own, so that Ctrl-C reaches this process only and the server is stopped
  * after the worker that uses it; and, where setpriv exists, so that the kernel kills it with this process.
  */
-function spawnServer(executable: string, args: string[]): ChildProcess {
+function spawnServer(executable: string, args: string[], logFile: string | undefined): ChildProcess {
   const [command, commandArgs] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', executable, ...args]] : [executable, args];
-  return spawn(command, commandArgs, { detached: true, stdio: ['ignore', 'inherit', 'inherit'] });
+  const output = logFile === undefined ? 'inherit' : openSync(logFile, 'a');
+  try {
+    return spawn(command, commandArgs, { detached: true, stdio: ['ignore', output, output] });
+  } finally {
+    if (typeof output === 'number') closeSync(output);
+  }
 }
 
 /**
- * Starts the Temporal CLI dev server with its Web UI, as a child of this process that ends with it: on stop(), on
- * every exit of this process ('exit' runs on process.exit, the end of the event loop and an uncaught exception),
- * and on Linux also when this process is killed. Its state is file-backed under the data directory, so workflows
- * sleeping in retry backoff survive a restart of `npm start`.
+ * Starts the Temporal CLI dev server with its Web UI (unless headless), as a child of this process that ends with it:
+ * on stop(), on every exit of this process ('exit' runs on process.exit, the end of the event loop and an uncaught
+ * exception), and on Linux also when this process is killed. Its state is file-backed under the data directory, so
+ * workflows sleeping in retry backoff survive a restart of `npm start` (without a data directory: in memory).
  *
  * It never settles for a server it did not start: a taken port fails before the start, and the start is complete
  * only when the server answers while our child is still running; a child that exits first fails the start.
@@ -148,14 +165,14 @@ function spawnServer(executable: string, args: string[]): ChildProcess {
 export async function startDevServer(options: DevServerOptions): Promise<DevServerHandle> {
   const executable = devServerExecutable(options.cliPath);
   await refuseTakenPort(options.port, 'TEMPORAL_DEV_SERVER_PORT');
-  await refuseTakenPort(options.uiPort, 'TEMPORAL_UI_PORT');
-  const dbFilename = await preparePrivateState(options.dataDir);
+  if (options.uiPort !== undefined) await refuseTakenPort(options.uiPort, 'TEMPORAL_UI_PORT');
+  const dbFilename = options.dataDir === undefined ? undefined : await preparePrivateState(options.dataDir);
   if (executable.type !== 'existing-path') return startDownloadedDevServer(options, dbFilename);
   // The server process inherits the umask it is started with: its database and journal files are created 0600.
   const umask = process.umask(0o077);
   let child: ChildProcess;
   try {
-    child = spawnServer(executable.path, serverArgs(options, dbFilename));
+    child = spawnServer(executable.path, serverArgs(options, dbFilename), options.logFile);
   } finally {
     process.umask(umask);
   }
@@ -184,7 +201,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   const address = `127.0.0.1:${options.port}`;
   try {
-    await untilAnswering(address, options.namespace, () => ended);
+    await untilAnswering(address, options.namespace, () => ended, options.logFile);
   } catch (err) {
     killGroup();
     throw err;
@@ -192,7 +209,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   state = 'running';
   return {
     address,
-    uiUrl: devServerUiUrl(options.uiPort),
+    uiUrl: options.uiPort === undefined ? undefined : devServerUiUrl(options.uiPort),
     pid: child.pid!,
     async stop() {
       state = 'stopping';
@@ -208,23 +225,23 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
  * by this process's exit through its closed pipes, but not when this process is killed with SIGKILL (then stop the
  * orphan by hand; the next start refuses the taken port instead of using it).
  */
-async function startDownloadedDevServer(options: DevServerOptions, dbFilename: string): Promise<DevServerHandle> {
+async function startDownloadedDevServer(options: DevServerOptions, dbFilename: string | undefined): Promise<DevServerHandle> {
   const umask = process.umask(0o077);
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'cached-download' },
       ip: '127.0.0.1',
       port: options.port,
-      ui: true,
+      ui: options.uiPort !== undefined,
       uiPort: options.uiPort,
       namespace: options.namespace,
       dbFilename,
-      extraArgs: ['--log-level', 'warn', ...DEV_SERVER_ARGS],
+      extraArgs: ['--log-level', 'warn', ...DEV_SERVER_ARGS, ...(options.extraArgs ?? [])],
     },
   }).finally(() => process.umask(umask));
   return {
     address: `127.0.0.1:${options.port}`,
-    uiUrl: devServerUiUrl(options.uiPort),
+    uiUrl: options.uiPort === undefined ? undefined : devServerUiUrl(options.uiPort),
     stop: () => env.teardown(),
   };
 }

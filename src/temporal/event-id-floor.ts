@@ -9,7 +9,7 @@ import { advanceEventIds, type EventIdAdvance, eventIdsCheckedAt } from '../webh
  * (docs/consuming-webhooks.md). A database that is new, re-created or restored from an older backup would hand out
  * ids its predecessor already sent, and the subscriber would drop those new events as repeats. Temporal remembers
  * what was sent: before this release writes events, the event id sequence is moved past the highest event id among
- * the namespace's delivery workflows (docs/delivery.md, "Event ids and installations").
+ * the namespace's delivery workflows (docs/delivery.md#event-ids-and-installations).
  */
 
 /** The workflow types started per event, always under `webhook-event-<id>` or `webhook-event-<id>-<8 hex>`. */
@@ -51,7 +51,7 @@ export class EventIdsUnchecked extends Error {
     super(
       `Temporal could not be asked for the event ids it delivered before (${why}), and this database was never checked ` +
         'against it: it could hand out ids a subscriber has already seen. Start again once Temporal answers ' +
-        `(docs/operations.md, "Restoring the application's database")`,
+        '(docs/backups.md#restoring-the-applications-database)',
       { cause },
     );
     this.name = 'EventIdsUnchecked';

@@ -7,7 +7,7 @@ import type { Logger } from '../logger';
 import { readInstallation } from '../webhook-events/installation';
 
 /*
- * One task queue, one installation (docs/delivery.md, "Event ids and installations"). A worker polling the task queue
+ * One task queue, one installation (docs/delivery.md#event-ids-and-installations). A worker polling the task queue
  * runs every delivery workflow on it against its own database, so two deployments (two databases) on one namespace
  * and task queue would run each other's workflows. A worker names its installation in its identity, and a process
  * that would start workflows or poll for them looks at who polls the task queue first.

@@ -8,8 +8,7 @@ import { SERVICE_NAME, SERVICE_VERSION } from '../service-info';
 import { prebuiltWorkflowBundlePath } from './worker';
 
 /*
- * Worker Versioning (docs/delivery.md, "Releases and running workflows"; the deploy: docs/operations.md, "Deploying a
- * release"). The delivery workers of a release form one Worker Deployment Version: the deployment is named after the
+ * Worker Versioning (docs/delivery.md#releases-and-running-workflows; the deploy: docs/deploying.md). The delivery workers of a release form one Worker Deployment Version: the deployment is named after the
  * task queue, the build id names the release. Temporal runs each pinned workflow on the version it started on and
  * every new one on the deployment's current version, which the deploy sets.
  */

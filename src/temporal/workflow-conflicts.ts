@@ -11,7 +11,7 @@ export interface ConflictReporting {
 }
 
 /**
- * Makes a workflow id conflict impossible to miss (docs/delivery.md, "When a workflow id is taken"): an error log
+ * Makes a workflow id conflict impossible to miss (docs/delivery.md#when-a-workflow-id-is-taken-by-another-event): an error log
  * line with both sides, the counter webhook_delivery_workflow_conflicts_total, and the reason as the event's
  * `last_error`, which the admin page and API show. The event itself is left as it was: not marked started.
  */

@@ -3,11 +3,12 @@ import type { AttemptResult, RecordedProgress } from '../delivery-rules/activity
 import { DELIVERY_STATUSES, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
 import type { EndpointSettings } from '../webhook-endpoint/endpoint-store';
 import type { WebhookEventType } from '../webhooks/event-types';
-import { ATTEMPTS, ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
+import { ATTEMPT_STARTS, ATTEMPTS, ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
 
 /**
- * Delivery attempts, as the delivery activities make them: the event to send with its endpoint, the attempt recorded
- * with the event's status transition, and where a delivery stands in Postgres.
+ * Delivery attempts, as the delivery activities make them: the event to send with its endpoint, the attempt's start
+ * before its POST leaves, the attempt recorded with the event's status transition, and where a delivery stands in
+ * Postgres.
  */
 /** Where an event's delivery stands after an attempt. */
 export interface DeliveryProgress {
@@ -84,6 +85,24 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
   };
 }
 
+/** An attempt about to POST: the start the statement recording its outcome takes back (recordAttempt). */
+export interface AttemptStart {
+  eventId: number;
+  attemptNumber: number;
+  manual: boolean;
+  /** The attempt's `startedAtMs`: with the event and number, which start its outcome replaces. */
+  startedAt: Date;
+}
+
+/**
+ * Records that an attempt is about to POST, before the request leaves: should its worker be lost before the outcome
+ * is recorded, the start stays, and the admin shows an interrupted attempt whose request the subscriber may have
+ * received. The one statement an attempt adds; nothing is read or locked.
+ */
+export async function recordAttemptStart(db: Knex, start: AttemptStart): Promise<void> {
+  await db(ATTEMPT_STARTS).insert({ event_id: start.eventId, number: start.attemptNumber, manual: start.manual, started_at: start.startedAt });
+}
+
 export interface AttemptToRecord {
   eventId: number;
   attemptNumber: number;
@@ -108,8 +127,11 @@ export interface RecordedAttempt extends DeliveryProgress {
  * update happen together or not at all. The transition is the pure rule (statusAfterAttempt) worked out in advance for
  * every status the event may be in, and Postgres picks the one for the status it finds when it locks the row (also
  * when another transaction changed it meanwhile). A next attempt is due the pause after this attempt's outcome; a
- * manual attempt leaves the time already scheduled. Idempotent per (event, attempt number): a retried write changes
- * nothing and answers the event as it stands. Undefined for an unknown event.
+ * manual attempt leaves the time already scheduled. The same statement deletes the attempt's start
+ * (recordAttemptStart), only when it writes the row: a start whose attempt number another execution recorded first
+ * (two executions of one attempt) stays, as interrupted, so that every request sent keeps a row. Idempotent per
+ * (event, attempt number): a retried write changes nothing and answers the event as it stands. Undefined for an
+ * unknown event.
  */
 export async function recordAttempt(db: Knex, record: AttemptToRecord): Promise<RecordedAttempt | undefined> {
   const { eventId, attemptNumber, attempt, result, responseBody, retryDelayMs } = record;
@@ -128,6 +150,10 @@ export async function recordAttempt(db: Knex, record: AttemptToRecord): Promise<
        SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM ${EVENTS} WHERE id = ?
        ON CONFLICT (event_id, number) DO NOTHING
        RETURNING event_id
+     ), started AS (
+       DELETE FROM ${ATTEMPT_STARTS}
+       WHERE id = (SELECT max(id) FROM ${ATTEMPT_STARTS} WHERE event_id = ? AND number = ? AND started_at = ?)
+         AND EXISTS (SELECT FROM attempt)
      )
      UPDATE ${EVENTS} AS e SET
        status = ?,
@@ -143,6 +169,7 @@ export async function recordAttempt(db: Knex, record: AttemptToRecord): Promise<
     [
       ...[attemptNumber, attempt.kind === 'manual', new Date(result.startedAtMs), result.durationMs],
       ...[result.responseCode, responseBody, result.error, result.outcome, eventId],
+      ...[eventId, attemptNumber, new Date(result.startedAtMs)],
       newStatus,
       ...[result.responseCode, responseBody, result.error],
       newStatus,

@@ -4,7 +4,7 @@ import { EVENTS } from './tables';
 /*
  * The installation (migration 020): the random id of this database, made once, which tells this deployment's workers
  * and workflows from those of another database on the same Temporal namespace, and the event id sequence that must
- * never hand out an id a predecessor of this database already sent (docs/delivery.md, "Event ids and installations").
+ * never hand out an id a predecessor of this database already sent (docs/delivery.md#event-ids-and-installations).
  */
 
 const INSTALLATION = 'installation';

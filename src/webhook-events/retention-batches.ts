@@ -60,7 +60,7 @@ export function deleteEndedEvents(db: Knex, batch: RetentionBatch): Promise<Rete
     (query) => query,
     async (trx, ids) => {
       const attempts = await trx(ATTEMPTS).whereIn('event_id', ids).delete();
-      // Its numbers (webhook_event_references) go with it (ON DELETE CASCADE).
+      // Its numbers (webhook_event_references) and interrupted attempts' starts go with it (ON DELETE CASCADE).
       await trx(EVENTS).whereIn('id', ids).delete();
       return attempts;
     },

@@ -5,12 +5,14 @@ import type { WebhookEventType } from '../webhooks/event-types';
 
 /*
  * The tables of the delivery aggregate, with their row types: webhook events (the outbox rows, with their delivery
- * status), their delivery attempts and the numbers each event is about. Only the modules of this folder query them,
+ * status), their delivery attempts (recorded, and started without an outcome) and the numbers each event is about. Only the modules of this folder query them,
  * each for one job (test/architecture/sql-ownership.test.ts).
  */
 
 export const EVENTS = 'webhook_events';
 export const ATTEMPTS = 'webhook_delivery_attempts';
+/** Attempts started whose outcome is not recorded: in progress, or interrupted (migration 022). */
+export const ATTEMPT_STARTS = 'webhook_attempt_starts';
 /** The donation, checkout and order numbers each event is about: what the admin finds it by (migration 014). */
 export const REFERENCES = 'webhook_event_references';
 /** The endpoint's table (src/webhook-endpoint/), joined where an event is read with its endpoint. */
@@ -74,4 +76,18 @@ export interface DeliveryAttemptRow {
   response_body: string | null;
   error: string | null;
   outcome: AttemptOutcome;
+}
+
+/**
+ * A row of webhook_attempt_starts: an attempt about to POST, written before the request leaves; the statement that
+ * records the attempt's outcome deletes it. One that stays was interrupted (its worker lost), unless it is the newest
+ * start of an attempt number still without an outcome: then it may still be under way.
+ */
+export interface AttemptStartRow {
+  id: number;
+  event_id: number;
+  /** The attempt number of webhook_delivery_attempts it is an execution of; a retried execution repeats it. */
+  number: number;
+  manual: boolean;
+  started_at: Date;
 }

@@ -12,12 +12,14 @@ import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import { readInstallation } from '../../src/webhook-events/installation';
 import { createTestDatabase } from '../support/database';
+import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
 import { spellingsOf } from '../support/secret-spellings';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
+import { findEventWithAttempts } from '../../src/webhook-events/admin-queries';
+import { attemptRows, attemptStartRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 const releaseInPackageJson = (JSON.parse(readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -32,7 +34,7 @@ let db: Db;
 let dbUrl: string;
 let activities: DeliveryActivities;
 let subscriber: Subscriber;
-let replies: (request: ReceivedRequest) => Reply;
+let replies: (request: ReceivedRequest) => Reply | Promise<Reply>;
 
 // Activity failures are asserted below; the SDK's own logging of them would only clutter the output.
 const quietSdkLogger = new DefaultLogger('ERROR');
@@ -311,6 +313,46 @@ describe('attemptDelivery', () => {
     });
   });
 
+  test("records the attempt's start before the POST leaves; the statement recording the outcome takes it back", async () => {
+    const event = await newEvent();
+    const startsAtRequest: unknown[] = [];
+    replies = async () => {
+      startsAtRequest.push(...(await attemptStartRows(db, event.id)));
+      return { status: 200 };
+    };
+    await run(activities.attemptDelivery, firstAttempt(event.id));
+
+    expect(startsAtRequest).toEqual([{ number: 1, manual: false, started_at: signedAt }]);
+    expect(await attemptStartRows(db, event.id)).toEqual([]);
+    expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, outcome: 'delivered' }]);
+  });
+
+  test('nothing is started for a request that cannot be made: no POST leaves', async () => {
+    const event = await newEvent({ active: false });
+    await run(activities.attemptDelivery, firstAttempt(event.id));
+    expect(await attemptStartRows(db, event.id)).toEqual([]);
+    expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, outcome: 'failed' }]);
+  });
+
+  test('two executions of one attempt (its workflow task timed out while the first still ran) both keep a row: the first outcome counts, the other start shows interrupted', async () => {
+    const event = await newEvent();
+    // The request that arrives first is answered only once the other one's outcome (503) is recorded.
+    replies = async (request) => {
+      if (request.index > 0) return { status: 503 };
+      await eventually(async () => (await attemptRows(db, event.id)).length > 0, { what: 'the other execution recorded' });
+      return { status: 200 };
+    };
+    await Promise.all([run(activities.attemptDelivery, firstAttempt(event.id)), run(activities.attemptDelivery, firstAttempt(event.id))]);
+
+    expect(subscriber.requests).toHaveLength(2);
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'failed', attempts: 1 });
+    const { attempts } = (await findEventWithAttempts(db, event.id))!;
+    expect(attempts).toMatchObject([
+      { number: 1, outcome: 'failed', interrupted: false },
+      { number: 1, outcome: null, duration_ms: null, interrupted: true },
+    ]);
+  });
+
   test('records a delivery itself, in one activity', async () => {
     const event = await newEvent();
     const result = await run(activities.attemptDelivery, firstAttempt(event.id));
@@ -452,6 +494,16 @@ describe('with the database down', () => {
       expect(result).toMatchObject({ outcome: 'delivered', responseCode: 200, recorded: null });
       expect(subscriber.requests).toHaveLength(1);
       expect(await attemptRows(db, event.id)).toHaveLength(0);
+      // The workflow records the outcome from history: the start it was sent with goes with that write.
+      expect(await attemptStartRows(db, event.id)).toHaveLength(1);
+      const { outcome, responseCode, error, startedAtMs, durationMs } = result;
+      await run(activities.recordAttempt, {
+        ...firstAttempt(event.id),
+        attempt: { kind: 'scheduled', number: 1, outcome },
+        result: { outcome, responseCode, error, startedAtMs, durationMs },
+      });
+      expect(await attemptStartRows(db, event.id)).toEqual([]);
+      expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, outcome: 'delivered', response_body: null }]);
     } finally {
       await proxiedDb.destroy();
       await proxy.close();

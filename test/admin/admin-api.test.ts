@@ -1,3 +1,4 @@
+import { documentedResponses } from '../support/documented-responses';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { PRODUCTION_ENV } from '../support/production-env';
 
@@ -229,6 +230,7 @@ describe('webhook events', () => {
       status: 'failed',
       status_label: 'Fehlgeschlagen',
       attempts: 2,
+      interrupted_attempts: 0,
       last_response_code: 500,
       last_response_body: 'oops',
       next_attempt_at: '2025-07-15T10:50:00Z',
@@ -289,6 +291,37 @@ describe('webhook events', () => {
       const malformed = await app.request('GET', `/admin/api/webhook-events/${id}`);
       expect(malformed.status).toBe(400);
       expect(malformed.body).toMatchObject({ code: 'invalid_parameter', problems: [expect.objectContaining({ in: 'path', name: 'id' })] });
+    }
+  });
+
+  test('attempts started without an outcome: interrupted where a worker was lost, under way for the newest start of an open number', async () => {
+    // Event 1 (failed after attempts 1 and 2): attempt 1 ran twice, the first run lost; attempt 3 ran, was lost, and runs again.
+    await app.db('webhook_attempt_starts').insert([
+      { event_id: ids[1], number: 1, manual: false, started_at: new Date('2025-07-15T10:30:40Z') },
+      { event_id: ids[1], number: 3, manual: true, started_at: new Date('2025-07-15T10:40:00Z') },
+      { event_id: ids[1], number: 3, manual: true, started_at: new Date('2025-07-15T10:40:20Z') },
+    ]);
+    try {
+      const documented = await documentedResponses(app.baseUrl);
+      const detail = await app.request('GET', `/admin/api/webhook-events/${ids[1]}`);
+      expect(documented.errors('get', '/admin/api/webhook-events/{id}', 200, detail.body)).toEqual([]);
+      const unknown = { duration_ms: null, outcome: null, response_code: null, response_body: null, error: null };
+      expect(detail.body).toMatchObject({
+        attempts: 2,
+        interrupted_attempts: 2,
+        delivery_attempts: [
+          { number: 1, manual: false, started_at: '2025-07-15T10:30:40Z', ...unknown, interrupted: true },
+          { number: 1, started_at: '2025-07-15T10:31:00Z', outcome: 'failed', interrupted: false },
+          { number: 2, started_at: '2025-07-15T10:36:00Z', outcome: 'failed', interrupted: false },
+          { number: 3, manual: true, started_at: '2025-07-15T10:40:00Z', ...unknown, interrupted: true },
+          { number: 3, manual: true, started_at: '2025-07-15T10:40:20Z', ...unknown, interrupted: false },
+        ],
+      });
+      const list = await app.request('GET', '/admin/api/webhook-events');
+      expect(documented.errors('get', '/admin/api/webhook-events', 200, list.body)).toEqual([]);
+      expect(list.body.results.map((e: { interrupted_attempts: number }) => e.interrupted_attempts)).toEqual([0, 0, 2, 0]);
+    } finally {
+      await app.db('webhook_attempt_starts').delete();
     }
   });
 

@@ -5,7 +5,7 @@ import { projectRoot } from '../../src/config';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
-import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { collectPageErrors, describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { eventually } from '../support/eventually';
 import { STAFF, type TestApp } from '../support/test-app';
 import { eventRow, insertEvent } from '../support/webhook-rows';
@@ -19,8 +19,6 @@ const SCREENSHOTS = path.join(projectRoot, 'test-results');
 const TEMPORAL_UI = 'http://127.0.0.1:8233';
 const HOUR_MS = 60 * 60 * 1000;
 const NOW = Date.parse('2025-07-15T10:30:00Z');
-
-const describeInBrowser = chromiumAvailable() ? describe : describe.skip;
 
 describeInBrowser('admin page for operators (headless Chromium)', () => {
   let bed: DeliveryTestBed;
@@ -112,6 +110,14 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
     for (let start = 0; start < rows.length; start += 500) await app.db('webhook_delivery_attempts').insert(rows.slice(start, start + 500));
   }
 
+  /** Goes to a view through the navigation; what `selector` finds, once it shows. */
+  async function openView(view: string, selector: string) {
+    await page.click(`#nav a[data-view=${view}]`);
+    const shown = page.locator(selector);
+    await shown.waitFor();
+    return shown;
+  }
+
   const listedIds = async () => (await page.locator('#events-table tbody tr td:first-child').allTextContents()).map((text) => Number(text.slice(1)));
 
   test('finds events by transaction id, number and e-mail, and filters by created time in Swiss time; the address keeps the search', async () => {
@@ -174,9 +180,7 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
   });
 
   test('the health view draws the attempts per hour as SVG, with the success rate, median, p95 and last success', async () => {
-    await page.click('#nav a[data-view=health]');
-    const chart = page.locator('#health-chart svg.chart');
-    await chart.waitFor();
+    const chart = await openView('health', '#health-chart svg.chart');
     const health = (await app.request('GET', '/admin/api/delivery-health?window=24h')).body;
     expect(await chart.locator('g.bar').count()).toBe(24);
     // Every hour's bar is as tall as its share of the scale, failures stacked on the deliveries.
@@ -227,9 +231,7 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
   });
 
   test('recovers the outage: a preview, then one recovery whose progress the page follows to the end', async () => {
-    await page.click('#nav a[data-view=recovery]');
-    const form = page.locator('#recovery-form');
-    await form.waitFor();
+    const form = await openView('recovery', '#recovery-form');
     await form.locator('[name=created_from]').fill('2025-07-15T09:00');
     await form.locator('[name=created_to]').fill('2025-07-15T10:00');
     await form.locator('[name=events][value="donation.completed"]').check();
@@ -261,9 +263,7 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
   });
 
   test('sends a test event from the endpoint view; it arrives marked and shows in the list as a test', async () => {
-    await page.click('#nav a[data-view=endpoint]');
-    const form = page.locator('#test-event-form');
-    await form.waitFor();
+    const form = await openView('endpoint', '#test-event-form');
     await form.locator('[name=event]').selectOption('shop_order.completed');
     const before = subscriber.requests.length;
     await page.click('#send-test-event');

@@ -83,7 +83,9 @@ test('every file of the page carries the security headers', async () => {
 });
 
 test('the page needs no login to load, but nothing else is served: other paths are JSON 404s', async () => {
-  for (const path of ['/admin/index.html', '/admin/assets/other.js', '/admin/assets/../../package.json', '/admin/assets/index.html', '/admin/assets/views']) {
+  // Files of the folder that only the type check reads.
+  const typeCheckFiles = ['/admin/assets/tsconfig.json', '/admin/assets/api-types.d.ts'];
+  for (const path of ['/admin/index.html', '/admin/assets/other.js', '/admin/assets/../../package.json', '/admin/assets/index.html', '/admin/assets/views', ...typeCheckFiles]) {
     const response = await get(path);
     expect([path, response.status, await response.json()]).toEqual([path, 404, { error: 'Not found', code: 'not_found' }]);
   }

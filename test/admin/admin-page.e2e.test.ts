@@ -4,7 +4,7 @@ import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
 import { openEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
-import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { collectPageErrors, describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { NON_STAFF, STAFF, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/webhook-rows';
@@ -16,9 +16,6 @@ import { type DeliveryTestBed, startDeliveryTestBed } from '../support/delivery'
 const SCREENSHOTS = path.join(projectRoot, 'test-results');
 const TEMPORAL_UI = 'http://127.0.0.1:8233';
 const HOSTILE_BODY = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script> Server down';
-
-const runs = chromiumAvailable();
-const describeInBrowser = runs ? describe : describe.skip;
 
 describeInBrowser('admin page (headless Chromium)', () => {
   let bed: DeliveryTestBed;
@@ -255,6 +252,8 @@ describeInBrowser('admin page (headless Chromium)', () => {
   });
 
   test("shows an event's attempts, payload and last response as text, with a link to its workflow in the Temporal UI", async () => {
+    // A run of attempt 2 whose worker was lost before its outcome was recorded.
+    await app.db('webhook_attempt_starts').insert({ event_id: ids.exhausted, number: 2, manual: false, started_at: new Date('2025-07-15T08:33:30Z') });
     await page.click(`#events-table a[href="#/events/${ids.exhausted}"]`);
     const view = page.locator('#event-view');
     await view.locator('h1', { hasText: `Ereignis #${ids.exhausted}` }).waitFor();
@@ -263,8 +262,10 @@ describeInBrowser('admin page (headless Chromium)', () => {
     expect(await page.locator('#event-view img, #event-view script').count()).toBe(0);
 
     const attempts = page.locator('#attempts-table tbody tr');
-    expect(await attempts.count()).toBe(5);
+    expect(await attempts.count()).toBe(6);
     expect(await attempts.first().locator('td').allTextContents()).toEqual(['1', 'geplant', '15.07.2025, 10:33:00', '41 ms', 'Fehlgeschlagen', '500', 'Internal Server Error']);
+    expect(await attempts.nth(1).locator('td').allTextContents()).toEqual(['2', 'geplant', '15.07.2025, 10:33:30', '–', 'Unterbrochen – Ergebnis unbekannt', '–', '']);
+    expect(await page.textContent('#event-view .facts')).toContain('Versuche5 (+1 unterbrochen)');
 
     const stored = await eventRow(app.db, ids.exhausted);
     expect(JSON.parse((await page.textContent('#payload')) ?? '')).toEqual(JSON.parse(stored.payload));
@@ -287,7 +288,7 @@ describeInBrowser('admin page (headless Chromium)', () => {
     const view = page.locator('#event-view');
     await view.locator('.heading .badge', { hasText: 'Zugestellt' }).waitFor();
     const attempts = page.locator('#attempts-table tbody tr');
-    expect(await attempts.count()).toBe(6);
+    expect(await attempts.count()).toBe(7);
     expect(await attempts.last().locator('td').nth(1).textContent()).toBe('manuell');
     expect(await attempts.last().locator('td').nth(4).textContent()).toBe('Zugestellt');
     expect(await page.textContent('#last-response')).toBe('danke');

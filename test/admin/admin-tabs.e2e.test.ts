@@ -1,17 +1,16 @@
 import type { Page, Response } from 'playwright-core';
-import { chromiumAvailable, collectPageErrors, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { collectPageErrors, describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
 import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * The admin page in two tabs of one session, in Chromium: the second tab is opened by the first (window.open), so
  * it starts with a copy of the first one's sessionStorage, as a duplicated tab does, and with that its session. Refresh tokens are rotated on
- * use and a rotated one presented again ends the whole session (docs/api.md, "Sessions"). Before, each tab held its
- * own copy of the tokens: whichever refreshed second presented the token the other had rotated, and both were
- * signed out. Now one tab refreshes at a time and every tab uses the newest tokens, while a real reuse still ends
+ * use and a rotated one presented again ends the whole session
+ * (docs/api.md#sessions-one-sign-in-and-the-refresh-tokens-rotated-from-it). Before, each tab held its own copy of
+ * the tokens: whichever refreshed second presented the token the other had rotated, and both were signed out. Now one tab refreshes at a time and every tab uses the newest tokens, while a real reuse still ends
  * the session.
  */
 
-const describeInBrowser = chromiumAvailable() ? describe : describe.skip;
 const ACCESS_TOKEN_EXPIRED = 6 * 60;
 
 describeInBrowser('the admin page in two tabs of one session (headless Chromium)', () => {

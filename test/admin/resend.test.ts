@@ -7,8 +7,9 @@ import { createLogger } from '../../src/logger';
 import { deliveryQueueOf, requestResend } from '../../src/temporal/delivery-workflows';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import type { ReceivedRequest, Reply } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
+import { subscribersPerTest } from '../support/test-subscribers';
 import { basicAuth, NON_STAFF, STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
 import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
@@ -24,17 +25,13 @@ let app: TestApp;
 let db: Db;
 let config: Config;
 const apps: TestApp[] = [];
-const subscribers: Subscriber[] = [];
+const startSubscriber = subscribersPerTest();
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
   workflowBundle = await bundleDeliveryWorkflows();
   app = await startTestApp({ TEMPORAL_TASK_QUEUE: `resend-${randomUUID()}` }, { temporalClient: env.client, log });
   ({ db, config } = app);
-});
-
-afterEach(async () => {
-  await Promise.all(subscribers.splice(0).map((subscriber) => subscriber.close()));
 });
 
 afterAll(async () => {
@@ -56,7 +53,6 @@ const resend = (baseUrl: string, id: number | string, authorization = staff) =>
 
 async function subscriberFor(reply: (request: ReceivedRequest) => Reply | Promise<Reply>) {
   const subscriber = await startSubscriber({ now: () => env.currentTimeMs(), reply });
-  subscribers.push(subscriber);
   return subscriber;
 }
 

@@ -85,6 +85,23 @@ test('every operation that documents staff authentication answers 401 without it
   }
 });
 
+test('/metrics documents the token as optional: without METRICS_TOKEN it answers anyone, as schemathesis found', async () => {
+  expect(app.config.metrics.token).toBeUndefined();
+  expect(document.paths['/metrics'].get.security).toEqual([{ metricsToken: [] }, {}]);
+  const response = await fetch(`${app.baseUrl}/metrics`);
+  expect(response.status).toBe(200);
+});
+
+test('body codes list exactly what the server takes: a currency, country or language of the right shape that names nothing is not admitted', () => {
+  const checkout = (document.paths['/platform/checkouts'] as unknown as { post: { requestBody: { content: { 'application/json': { schema: any } } } } }).post
+    .requestBody.content['application/json'].schema;
+  const { currency, donor } = checkout.properties;
+  expect([currency.enum.includes('CHF'), currency.enum.includes('XAU'), currency.enum.includes('ABC')]).toEqual([true, false, false]);
+  expect([donor.properties.country.enum.includes('CH'), donor.properties.country.enum.includes('ZZ')]).toEqual([true, false]);
+  expect([donor.properties.language.enum.includes('de'), donor.properties.language.enum.includes('iw')]).toEqual([true, false]);
+  expect(checkout.properties.positions.items.properties.amount).toMatchObject({ exclusiveMinimum: 0, maximum: 999_999_999.99, multipleOf: 0.01 });
+});
+
 test('every webhook event in every payload version is in the document and served as JSON Schema at a stable URL', async () => {
   const webhooks = (document as unknown as { webhooks: Record<string, { post: { requestBody: unknown } }> }).webhooks;
   expect(Object.keys(webhooks)).toHaveLength(15);

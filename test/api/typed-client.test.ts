@@ -47,20 +47,20 @@ async function main() {
   results['/crm-api donations'] = { status: crm.response.status, count: crm.data?.length };
 
   for (const [name, call] of [
-    ['v1', () => client.GET('/api/v1/crm/contact/donations/', { params: { query: { contactId: '4', environment: 'PRODUCTION' } } })],
-    ['v2', () => client.GET('/api/v2/crm/contact/donations/', { params: { query: { contactId: '4', environment: 'PRODUCTION' } } })],
-    ['/crm-api', () => client.GET('/crm-api/crm/contact/donations/', { params: { query: { contactId: '4', environment: 'PRODUCTION' } } })],
+    ['v1', () => client.GET('/api/v1/crm/contact/donations/', { params: { query: { contactId: 4, environment: 'PRODUCTION' } } })],
+    ['v2', () => client.GET('/api/v2/crm/contact/donations/', { params: { query: { contactId: 4, environment: 'PRODUCTION' } } })],
+    ['/crm-api', () => client.GET('/crm-api/crm/contact/donations/', { params: { query: { contactId: 4, environment: 'PRODUCTION' } } })],
   ] as const) {
     const { data, response } = await call();
     results[name + ' contact donations'] = { status: response.status, count: data?.length };
   }
-  const checkouts = await client.GET('/api/v2.1/crm/contact/donations/', { params: { query: { contactId: '4', environment: 'PRODUCTION' } } });
+  const checkouts = await client.GET('/api/v2.1/crm/contact/donations/', { params: { query: { contactId: 4, environment: 'PRODUCTION' } } });
   results['v2.1 contact donations'] = { status: checkouts.response.status, positions: checkouts.data?.map((entry) => entry.positions.length) };
-  const unknown = await client.GET('/api/v2.1/crm/contact/donations/', { params: { query: { contactId: '424242' } } });
+  const unknown = await client.GET('/api/v2.1/crm/contact/donations/', { params: { query: { contactId: 424242 } } });
   results['v2.1 unknown contact'] = { status: unknown.response.status, error: unknown.error?.error };
 
   for (const root of ['/api/v1', '/api/v2', '/api/v2.1', '/crm-api'] as const) {
-    const contacts = await client.GET(\`\${root}/crm/contacts/\`, { params: { query: { environment: 'PRODUCTION', page_size: '5' } } });
+    const contacts = await client.GET(\`\${root}/crm/contacts/\`, { params: { query: { environment: 'PRODUCTION', page_size: 5 } } });
     results[root + ' contacts'] = { status: contacts.response.status, count: contacts.data?.count, firstDonations: contacts.data?.results[0]?.statistics.donation_count };
     const signUps = await client.GET(\`\${root}/crm/newsletter-subscriptions/\`, { params: { query: {} } });
     results[root + ' newsletter'] = { status: signUps.response.status, emails: signUps.data?.results.map((entry) => entry.email) };

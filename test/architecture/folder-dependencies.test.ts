@@ -3,7 +3,7 @@ import path from 'node:path';
 import { cyclesOf, type Import, importsIn, ROOT } from './import-graph';
 
 /*
- * The folders and what each may import (README, "Where things live"): no cycle between folders, at any depth, and
+ * The folders and what each may import (docs/architecture.md): no cycle between folders, at any depth, and
  * every import between folders one its folder's rule allows. The file-level cycle rule is the lint's
  * (`import/no-cycle` in .oxlintrc.json); a cycle between folders can pass it, one file at a time.
  */
@@ -34,7 +34,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   'src/config-variables.ts': [],
   'src/logger.ts': [],
   'src/secrets': [],
-  'src/config.ts': ['src/config-variables.ts', 'src/secrets'],
+  'src/config.ts': ['src/config-variables.ts', 'src/secrets', 'src/shared'],
   'src/service-info.ts': ['src/config.ts'],
   migrations: [],
   'src/db': ['src/secrets', 'migrations'],
@@ -96,6 +96,19 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 
 const FOLDERS = ['src', 'activities', 'workflows', 'migrations'];
 
+/**
+ * The tooling beside the product, each a folder: stack/ starts and stops every topology run outside `npm start`,
+ * bench/ and drills/ are scenarios on those topologies, scripts/ serves the build. Each may import the product; of
+ * one another only what its entry names, and none of them test/ (the tests' harness is the tests').
+ */
+const TOOLING_MAY_IMPORT: Record<string, readonly string[]> = {
+  stack: [],
+  bench: ['stack'],
+  drills: ['stack'],
+  scripts: [],
+};
+const TOOLING = Object.keys(TOOLING_MAY_IMPORT);
+
 /** The top-level folder a file belongs to: a folder of src/ (or a module at its top), activities/, workflows/, … */
 function areaOf(file: string): string {
   const [top, second] = file.split('/');
@@ -138,6 +151,15 @@ function parentFolders(files: string[]): string[] {
   return [...folders].sort();
 }
 
+/** Whether a tooling folder may import `to`: the product always, another tooling folder if its entry names it. */
+function toolingRuleBroken(found: Import): string | undefined {
+  const [from, to] = [areaOf(found.from), areaOf(found.to)];
+  if (from === to || !(to in TOOLING_MAY_IMPORT || to === 'test')) return undefined;
+  const allowed = TOOLING_MAY_IMPORT[from] ?? [];
+  if (allowed.includes(to)) return undefined;
+  return `${describeImport(found)}: of the tooling and test/, ${from} may import ${allowed.length > 0 ? `only ${allowed.join(', ')}` : 'nothing'}`;
+}
+
 /** Whether `to` may be imported from `from`, by the rules; every area needs a rule. */
 function ruleBroken(found: Import): string | undefined {
   const [from, to] = [areaOf(found.from), areaOf(found.to)];
@@ -150,15 +172,32 @@ function ruleBroken(found: Import): string | undefined {
 
 describe('folder dependencies', () => {
   const imports = importsIn(FOLDERS);
+  const toolingImports = importsIn(TOOLING);
 
-  test('no cycle between the folders of src/ (and its top modules), activities/, workflows/ and migrations/', () => {
-    expect(foldersInCycles(imports, areaOf)).toEqual([]);
+  test('no cycle between the folders of src/ (and its top modules), activities/, workflows/, migrations/, stack/, bench/, drills/ and scripts/', () => {
+    expect(foldersInCycles([...imports, ...toolingImports], areaOf)).toEqual([]);
   });
 
   test('no cycle between the folders inside any folder, at any depth', () => {
-    const files = [...new Set(imports.flatMap(({ from, to }) => [from, to]))];
-    const cycles = parentFolders(files).flatMap((folder) => foldersInCycles(imports, childOf(folder)));
+    const all = [...imports, ...toolingImports];
+    const files = [...new Set(all.flatMap(({ from, to }) => [from, to]))];
+    const cycles = parentFolders(files).flatMap((folder) => foldersInCycles(all, childOf(folder)));
     expect(cycles).toEqual([]);
+  });
+
+  test('the tooling imports downwards: bench/ and drills/ may import stack/, stack/ and scripts/ no other tooling, none test/', () => {
+    expect(toolingImports.flatMap((found) => toolingRuleBroken(found) ?? [])).toEqual([]);
+  });
+
+  test('an import of a scenario from the launcher, or of the tests\' harness from a bench, is named with the rule it breaks', () => {
+    expect(toolingRuleBroken({ from: 'stack/stack.ts', to: 'bench/support/cli.ts', specifier: '../bench/support/cli' })).toBe(
+      "stack/stack.ts imports '../bench/support/cli': of the tooling and test/, stack may import nothing",
+    );
+    expect(toolingRuleBroken({ from: 'bench/api.ts', to: 'test/support/free-port.ts', specifier: '../test/support/free-port' })).toBe(
+      "bench/api.ts imports '../test/support/free-port': of the tooling and test/, bench may import only stack",
+    );
+    expect(toolingRuleBroken({ from: 'drills/stack.ts', to: 'stack/stack.ts', specifier: '../stack/stack' })).toBeUndefined();
+    expect(toolingRuleBroken({ from: 'drills/stack.ts', to: 'src/config.ts', specifier: '../src/config' })).toBeUndefined();
   });
 
   test('every import between folders is one its folder may make (the kit, shared and delivery-rules import no feature)', () => {
@@ -182,8 +221,8 @@ describe('folder dependencies', () => {
     expect(ruleBroken({ from: 'src/shared/money.ts', to: 'src/config.ts', specifier: '../config' })).toMatch(/may import only nothing of ours$/);
   });
 
-  test('the README\'s map of the folders states these rules', () => {
-    expect(readmeRules()).toEqual(
+  test('the map of the folders in docs/architecture.md states these rules', () => {
+    expect(documentedRules()).toEqual(
       Object.fromEntries(
         Object.entries(MAY_IMPORT)
           .map(([folder, allowed]): [string, string[]] => [folder, allowed.filter((name) => name !== folder).sort()])
@@ -198,13 +237,10 @@ function pathsOf(cell: string): string[] {
   return [...cell.matchAll(/`([^`]+)`/g)].flatMap(([, name]) => (name === 'src/<aggregate>/' ? AGGREGATES : [name.replace(/\/$/, '')]));
 }
 
-/** The "may import" column of the README's "Where things live" table, by folder. */
-function readmeRules(): Record<string, string[]> {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.split(/^## /m).find((part) => part.startsWith('Where things live'));
-  if (!section) throw new Error('README.md has no section "Where things live"');
-  // The first table of the section: the map.
-  const table = section.slice(section.indexOf('\n|')).split('\n\n')[0];
+/** The "may import" column of the map of the folders, the first table of docs/architecture.md, by folder. */
+function documentedRules(): Record<string, string[]> {
+  const doc = readFileSync(path.join(ROOT, 'docs/architecture.md'), 'utf8');
+  const table = doc.slice(doc.indexOf('\n|')).split('\n\n')[0];
   const rows = table.split('\n').filter((line) => line.startsWith('| `'));
   const rules: Array<[string, string[]]> = rows.flatMap((row) => {
     const [folders, , allowed] = row.split(' | ').map((cell) => cell.replace(/^\| |\s*\|$/g, ''));

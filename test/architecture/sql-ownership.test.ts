@@ -4,7 +4,7 @@ import { resolveSpecifier, ROOT, sourceFiles } from './import-graph';
 import { namedImports, type SqlReference, sqlReferences, stringConstants } from './sql-references';
 
 /*
- * One owner per table (ARCHITECTURE.md): the folder of its aggregate, whose modules hold the table's name, its queries
+ * One owner per table (docs/architecture.md): the folder of its aggregate, whose modules hold the table's name, its queries
  * and its row types (or, for a table of no aggregate, one module). No other file in src/ or activities/ names the table
  * in a query, also not through a name imported from the owner. A read query that lists one aggregate and shows fields
  * of another belongs to the aggregate it lists, and may join the other's tables (JOINS).
@@ -38,6 +38,7 @@ const OWNERS: Record<string, string> = {
   webhook_endpoints: 'src/webhook-endpoint/',
   webhook_events: 'src/webhook-events/',
   webhook_delivery_attempts: 'src/webhook-events/',
+  webhook_attempt_starts: 'src/webhook-events/',
   webhook_event_references: 'src/webhook-events/',
   // This database's installation id and its event id check (migration 020).
   installation: 'src/webhook-events/',

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { importsIn, ROOT } from './import-graph';
 
 /*
- * test/ mirrors the code (README, "Where things live"): a test lives in the folder named like the folder (or top
+ * test/ mirrors the code (docs/architecture.md): a test lives in the folder named like the folder (or top
  * module) of the code it is about, and its kind shows in its name, never in a folder. So a new test has one place,
  * and a renamed folder of src/ cannot leave its tests behind under the old name.
  */

@@ -5,7 +5,7 @@ import { PRODUCTION_ENV } from '../support/production-env';
 import { bearer, STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
- * Rotating the token key as docs/operations.md describes, with API processes of each step side by side over one
+ * Rotating the token key as docs/secrets.md#jwt_secrets-api-tokens describes, with API processes of each step side by side over one
  * database, as during a rolling deploy: nobody is logged out at any step.
  */
 

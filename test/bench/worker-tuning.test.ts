@@ -43,66 +43,53 @@ describe('deliveryWorkerSettings', () => {
 
 describe('a delivery worker with a tuning', () => {
   let env: TestWorkflowEnvironment;
+  const db = createDb({ connectionString: 'postgres://nobody@127.0.0.1:1/none' }); // never queried
+  /** What every delivery worker here is made with; each test adds the settings it looks at. */
+  const baseOptions = () => ({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue: 'tuning-test',
+    db,
+    log: pino({ level: 'silent' }),
+    allowPrivateAddresses: true,
+    keyring: createKeyring(parseSecretsKeys('c'.repeat(64))),
+  });
 
   beforeAll(async () => {
     env = await createTimeSkippingEnvironment();
   });
 
   afterAll(async () => {
+    await db.destroy();
     await env?.teardown();
   });
 
   test('runs with the tuning, while maxCachedWorkflows given on its own wins over the tuning', async () => {
-    const db = createDb({ connectionString: 'postgres://nobody@127.0.0.1:1/none' }); // never queried
-    try {
-      const worker = await createDeliveryWorker({
-        connection: env.nativeConnection,
-        namespace: 'default',
-        taskQueue: 'tuning-test',
-        installation: 'tuning-test',
-        workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
-        maxCachedWorkflows: 70,
-        tuning: {
-          maxCachedWorkflows: 99,
-          workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 30 },
-          nonStickyToStickyPollRatio: 0.5,
-          maxConcurrentWorkflowTaskExecutions: 60,
-        },
-        db,
-        log: pino({ level: 'silent' }),
-        allowPrivateAddresses: true,
-        keyring: createKeyring(parseSecretsKeys('c'.repeat(64))),
-      });
-      expect(worker.options.maxCachedWorkflows).toBe(70);
-      expect(worker.options.nonStickyToStickyPollRatio).toBe(0.5);
-      expect(worker.options.workflowTaskPollerBehavior).toEqual({ type: 'simple-maximum', maximum: 30 });
-      expect(worker.options.tuner.workflowTaskSlotSupplier).toMatchObject({ type: 'fixed-size', numSlots: 60 });
-      expect(worker.options.tuner.localActivityTaskSlotSupplier).toMatchObject({ type: 'fixed-size', numSlots: CONCURRENT_ATTEMPTS });
-      await worker.runUntil(Promise.resolve()); // releases the connection
-    } finally {
-      await db.destroy();
-    }
+    const worker = await createDeliveryWorker({
+      ...baseOptions(),
+      installation: 'tuning-test',
+      workflowBundle: await bundleWorkflowCode({ workflowsPath: deliveryWorkflowsPath, logger: new DefaultLogger('WARN') }),
+      maxCachedWorkflows: 70,
+      tuning: {
+        maxCachedWorkflows: 99,
+        workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 30 },
+        nonStickyToStickyPollRatio: 0.5,
+        maxConcurrentWorkflowTaskExecutions: 60,
+      },
+    });
+    expect(worker.options.maxCachedWorkflows).toBe(70);
+    expect(worker.options.nonStickyToStickyPollRatio).toBe(0.5);
+    expect(worker.options.workflowTaskPollerBehavior).toEqual({ type: 'simple-maximum', maximum: 30 });
+    expect(worker.options.tuner.workflowTaskSlotSupplier).toMatchObject({ type: 'fixed-size', numSlots: 60 });
+    expect(worker.options.tuner.localActivityTaskSlotSupplier).toMatchObject({ type: 'fixed-size', numSlots: CONCURRENT_ATTEMPTS });
+    await worker.runUntil(Promise.resolve()); // releases the connection
   });
 
   test('refuses a cache smaller than its workflow task slots, which the SDK would cut without a word', async () => {
-    const db = createDb({ connectionString: 'postgres://nobody@127.0.0.1:1/none' }); // never queried
-    try {
-      const options = {
-        connection: env.nativeConnection,
-        namespace: 'default',
-        taskQueue: 'tuning-test',
-        db,
-        log: pino({ level: 'silent' }),
-        allowPrivateAddresses: true,
-        keyring: createKeyring(parseSecretsKeys('c'.repeat(64))),
-      };
-      await expect(createDeliveryWorker({ ...options, maxCachedWorkflows: CONCURRENT_ATTEMPTS + WORKFLOW_TASK_POLLERS - 1 })).rejects.toThrow(
-        `TEMPORAL_MAX_CACHED_WORKFLOWS is ${CONCURRENT_ATTEMPTS + WORKFLOW_TASK_POLLERS - 1}, fewer than the worker's ${CONCURRENT_ATTEMPTS + WORKFLOW_TASK_POLLERS} workflow task slots`,
-      );
-      await expect(createDeliveryWorker({ ...options, maxCachedWorkflows: 100, workflowTaskPollers: 100 })).rejects.toThrow(/lower TEMPORAL_WORKFLOW_TASK_POLLERS$/);
-    } finally {
-      await db.destroy();
-    }
+    await expect(createDeliveryWorker({ ...baseOptions(), maxCachedWorkflows: CONCURRENT_ATTEMPTS + WORKFLOW_TASK_POLLERS - 1 })).rejects.toThrow(
+      `TEMPORAL_MAX_CACHED_WORKFLOWS is ${CONCURRENT_ATTEMPTS + WORKFLOW_TASK_POLLERS - 1}, fewer than the worker's ${CONCURRENT_ATTEMPTS + WORKFLOW_TASK_POLLERS} workflow task slots`,
+    );
+    await expect(createDeliveryWorker({ ...baseOptions(), maxCachedWorkflows: 100, workflowTaskPollers: 100 })).rejects.toThrow(/lower TEMPORAL_WORKFLOW_TASK_POLLERS$/);
   });
 });
 

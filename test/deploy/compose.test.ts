@@ -20,7 +20,7 @@ const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
 const composeText = read('docker-compose.yml');
 /** The file without its comments, which mention variables only to explain them. */
 const composeCode = composeText.replace(/^\s*#.*$/gm, '');
-const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRET', 'METRICS_TOKEN', 'SECRETS_KEYS'];
+const SECRETS = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRETS', 'METRICS_TOKEN', 'SECRETS_KEYS'];
 // Hex of random bytes, as .env.example tells to make them: production refuses a repeated placeholder.
 const testSecrets = Object.fromEntries(SECRETS.map((name, index) => [name, createHash('sha256').update(`compose-test-${index}`).digest('hex')]));
 /** Each application service and the role of `node dist/src/main.js <role>` (src/main.ts) it runs. */
@@ -124,7 +124,7 @@ test('runs migrations and Temporal set-up as one-off jobs that gate the services
   for (const name of ['api', 'delivery']) {
     expect(services[name].depends_on).toEqual({ migrate: completed, 'temporal-namespace': completed });
   }
-  // migrate checks the event ids against Temporal (docs/operations.md, "Restoring the application's database").
+  // migrate checks the event ids against Temporal (docs/backups.md#restoring-the-applications-database).
   expect(services.migrate.depends_on).toEqual({ postgres: { condition: 'service_healthy' }, 'temporal-namespace': completed });
   expect(services['temporal-schema'].depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
   expect(services.temporal.depends_on).toEqual({ 'temporal-schema': completed });

@@ -14,7 +14,7 @@ import { LOCAL_CHANGES, localCaddyfile, PROXY_SOURCE_ADDRESS, type ProcessSpec, 
 
 const root = path.resolve(__dirname, '../..');
 const secret = (name: string) => createHash('sha256').update(`stack-test-${name}`).digest('hex');
-const names = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRET', 'METRICS_TOKEN', 'SECRETS_KEYS'];
+const names = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRETS', 'METRICS_TOKEN', 'SECRETS_KEYS'];
 const compose = loadCompose(Object.fromEntries(names.map((name) => [name, secret(name)])));
 const ports: PortPlan = planPorts({ basePort: 47_000, api: 2, delivery: 3, history: 2 });
 const certificates: StackCertificates = {

@@ -158,7 +158,7 @@ test('the TypeScript example: verifies, stores once by id, answers before workin
       payout: { paidOut: 48.55, fee: 1.45, eventId: reconciled.id },
     });
 
-    // Replay: an operator resends the failed event during its backoff (docs/consuming-webhooks.md, "Replay").
+    // Replay: an operator resends the failed event during its backoff (docs/consuming-webhooks.md#6-replay-resend-from-the-admin).
     const resend = await app.request('POST', `/admin/api/webhook-events/${completed.id}/resend`);
     expect(resend.status).toBe(202);
     await recorded(completed.id, 'delivered', 2);

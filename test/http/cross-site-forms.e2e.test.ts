@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
-import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
 
 /*
  * Cross-site request forgery in a real browser (issue 20, low 4). The browser holds the staff account's Basic
@@ -11,9 +11,6 @@ import { chromiumAvailable, type HeadlessBrowser, launchChromium } from '../supp
  * before any credentials are looked at. (That no 401 offers Basic any more, so that no browser prompts for it, is
  * test/http/cross-origin.test.ts.)
  */
-
-const runs = chromiumAvailable();
-const describeInBrowser = runs ? describe : describe.skip;
 
 describeInBrowser('a form on another origin (headless Chromium)', () => {
   let app: TestApp;

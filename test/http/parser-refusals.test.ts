@@ -6,7 +6,7 @@ import { startTestApp, type TestApp } from '../support/test-app';
 
 /*
  * What Node's HTTP parser refuses never reaches the app; the server's clientError handler answers it with the same
- * JSON error shape as every other refusal (docs/api.md, "Every operation").
+ * JSON error shape as every other refusal (docs/api.md#every-operation-read-api-tokens-platform-admin-probes).
  */
 
 let app: TestApp;

@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config';
-import { forwardedClientAddress, parseTrustedProxies, trustedProxyList } from '../../src/http/trusted-proxies';
+import { forwardedClientAddress, parseTrustedProxies, trustedProxyList } from '../../src/shared/trusted-proxy-list';
 import { startTestApp, STAFF, type TestApp } from '../support/test-app';
 
 describe('TRUST_PROXY', () => {

@@ -7,7 +7,7 @@ import { createTestDatabase } from '../support/database';
 import { destructiveChanges, ruleBroken } from '../support/migration-rule';
 import { LAST_MIGRATION_OF_RELEASE } from '../support/releases';
 
-// How migrations keep a deploy safe (docs/operations.md, "Schema changes"): their names sort in the order they run;
+// How migrations keep a deploy safe (docs/deploying.md#schema-changes-expand-deploy-contract): their names sort in the order they run;
 // the names a database recorded never change; and a migration new in this release only adds to what the previous
 // release, still running during the deploy, reads and writes.
 

@@ -59,15 +59,28 @@ describe('a repeated transaction id', () => {
         reused({ currency: 'EUR' }, ['currency']),
         reused({ donor: { ...donor, email: 'someone.else@example.ch' } }, ['donor.email']),
         reused({ payment: { ...body.payment, method: 'VIS' } }, ['payment.method']),
-        reused({ positions: [{ ...position, amount: 60 }] }, ['positions']),
-        reused({ positions: [{ ...position, amount: 50.01 }] }, ['positions']),
-        reused({ positions: [{ ...position, campaign_id: null }] }, ['positions']),
-        reused({ positions: [{ ...position, payment_type: 'crowdfunding' }] }, ['positions']),
+        reused({ positions: [{ ...position, amount: 60 }] }, ['positions.0.amount']),
+        reused({ positions: [{ ...position, amount: 50.01 }] }, ['positions.0.amount']),
+        reused({ positions: [{ ...position, campaign_id: null }] }, ['positions.0.campaign_id']),
+        reused({ positions: [{ ...position, payment_type: 'crowdfunding', purpose: null }] }, ['positions.0.purpose', 'positions.0.payment_type']),
+        // Another number of positions: the list as a whole differs.
         reused({ positions: [position, { amount: 5 }] }, ['positions']),
-        reused({ environment: 'TEST', currency: 'EUR', positions: [{ ...position, amount: 60 }] }, ['environment', 'currency', 'positions']),
+        reused({ environment: 'TEST', currency: 'EUR', positions: [{ ...position, amount: 60 }] }, ['environment', 'currency', 'positions.0.amount']),
       ],
       first.body,
     );
+  });
+
+  test('checkout: a repeat that differs everywhere names the first ten fields, and counts the others', async () => {
+    const positions = Array.from({ length: 12 }, (_, index) => ({ amount: 10 + index, campaign_id: water }));
+    const body = checkoutBody({ donor: { ...donor, email: 'twelve.positions@example.ch' }, positions });
+    expect((await post('checkouts', body)).status).toBe(201);
+    const repeat = await post('checkouts', { ...body, positions: positions.map((position) => ({ ...position, amount: 99 })) });
+    expect([repeat.status, repeat.body.problems.map((problem: { name: string }) => problem.name)]).toEqual([
+      409,
+      Array.from({ length: 10 }, (_, index) => `positions.${index}.amount`),
+    ]);
+    expect(repeat.body.error).toMatch(/positions\.9\.amount and 2 more fields differ$/);
   });
 
   test('checkout: what is no part of the payment may differ; the record stands as first recorded', async () => {
@@ -129,7 +142,7 @@ describe('a repeated transaction id', () => {
       'checkouts',
       [
         [body, 200],
-        [{ ...body, positions: [{ ...position, recurring: { interval: 'yearly' } }] }, 409, 'transaction_id_reused', ['positions']],
+        [{ ...body, positions: [{ ...position, recurring: { interval: 'yearly' } }] }, 409, 'transaction_id_reused', ['positions.0.recurring.interval']],
       ],
       first.body,
     );
@@ -173,7 +186,9 @@ describe('a repeated transaction id', () => {
         [{ ...body, shipping: { ...body.shipping, method: 'B-Post' } }, 200],
         [{ ...body, customer_type: 'guest' }, 409, 'transaction_id_reused', ['customer_type']],
         [{ ...body, customer: { ...body.customer, email: 'anna@example.ch' } }, 409, 'transaction_id_reused', ['customer.email']],
-        [{ ...body, items: [{ ...item, quantity: 3 }] }, 409, 'transaction_id_reused', ['items']],
+        [{ ...body, items: [{ ...item, quantity: 3 }] }, 409, 'transaction_id_reused', ['items.0.quantity']],
+        [{ ...body, items: [{ ...item, article_number: 'KAL-2027', unit_price_net: 18 }] }, 409, 'transaction_id_reused', ['items.0.article_number', 'items.0.unit_price_net']],
+        [{ ...body, items: [item, item] }, 409, 'transaction_id_reused', ['items']],
         [{ ...body, total_price_gross: 42.9 }, 409, 'transaction_id_reused', ['total_price_gross']],
         [{ ...body, shipping: { ...body.shipping, cost: 0 } }, 409, 'transaction_id_reused', ['shipping.cost']],
         [{ ...body, environment: 'TEST', currency: 'EUR' }, 409, 'transaction_id_reused', ['environment', 'currency']],

@@ -13,7 +13,7 @@ import { spawnTypeScript } from '../support/typescript-process';
 /*
  * The start command in its embedded default (its own Postgres and Temporal dev server), as a real process with
  * production settings: whatever stops it, nothing it started keeps running, and it never runs on a Temporal server
- * that is not its own (docs/operations.md, "The embedded default").
+ * that is not its own (docs/embedded-default.md).
  */
 
 const MAIN = path.join(__dirname, '..', '..', 'src', 'main.ts');

@@ -19,6 +19,11 @@ export function chromiumAvailable(): boolean {
   return false;
 }
 
+/** `describe` for the browser tests: they run where Chromium is, and are skipped (loudly) or fail as above where not. */
+export function describeInBrowser(name: string, tests: () => void): void {
+  (chromiumAvailable() ? describe : describe.skip)(name, tests);
+}
+
 export interface HeadlessBrowser {
   context: BrowserContext;
   close(): Promise<void>;

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, type Worker, type WorkflowBundle } from '@temporalio/worker';
@@ -9,6 +11,7 @@ import { createDeliveryWorker, type DeliveryWorkerOptions, deliveryWorkflowsPath
 import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { createTimeSkippingEnvironment } from './temporal';
 import { startTestApp, type TestApp } from './test-app';
+import { spawnTypeScript } from './typescript-process';
 
 /** Starts an event's delivery workflow as the relay would, with what the event says about itself. */
 export async function startDelivery(db: Db, client: Client, taskQueue: string, eventId: number) {
@@ -80,4 +83,22 @@ export async function startDeliveryTestBed(
     await env.teardown();
     throw err;
   }
+}
+
+/**
+ * The production `worker` role (src/main.ts) as a process of its own, on `taskQueue` of the bed's Temporal, against
+ * its database (or `databaseUrl`): for a worker a test kills. The caller kills it at the end.
+ */
+export function spawnWorkerProcess(bed: DeliveryTestBed, taskQueue: string, databaseUrl = bed.app.databaseUrl): ChildProcess {
+  return spawnTypeScript(path.join(__dirname, '..', '..', 'src', 'main.ts'), ['worker'], {
+    PATH: process.env.PATH,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: bed.env.address,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    SECRETS_KEYS: bed.app.config.secrets.keys.map(({ key }) => key.toString('hex')).join(','),
+    ALLOW_INSECURE_WEBHOOK_URLS: 'true',
+    // The time-skipping server has no Worker Deployments: an unversioned worker, explicitly.
+    TEMPORAL_WORKER_VERSIONING: 'false',
+    LOG_LEVEL: 'error',
+  });
 }

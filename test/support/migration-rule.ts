@@ -1,5 +1,5 @@
 /*
- * The schema rule of a deploy (docs/operations.md, "Schema changes"): the previous release runs against the migrated
+ * The schema rule of a deploy (docs/deploying.md#schema-changes-expand-deploy-contract): the previous release runs against the migrated
  * schema until it is stopped, so a new migration only adds. What it must not do to what that release may read or
  * write, found in the source of its `up` (the `down` undoes it and may drop anything):
  */

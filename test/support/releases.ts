@@ -1,6 +1,6 @@
 /*
  * What the releases still running somewhere shipped, which today's code must keep working with during a deploy
- * (docs/operations.md, "Deploying a release"). When a release is cut: record its histories (`npm run
+ * (docs/deploying.md). When a release is cut: record its histories (`npm run
  * histories:record` after raising the version in package.json) and add it to both lists below.
  */
 

@@ -1,12 +1,13 @@
+import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, makeTelemetryFilterString, Runtime } from '@temporalio/worker';
+import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../../src/delivery-rules/search-attributes';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { testServerExecutable } from '../../src/temporal/binaries';
-import { type DevServerHandle, startDevServer } from '../../src/temporal/dev-server';
+import { devServerExecutable, testServerExecutable } from '../../src/temporal/binaries';
+import { DEV_SERVER_ARGS, type DevServerHandle, startDevServer } from '../../src/temporal/dev-server';
 import { freePort } from './free-port';
 
 // Worker state changes at INFO drown the test output; warnings and errors still show. The Rust core warns on every
@@ -36,6 +37,23 @@ export async function createTimeSkippingEnvironment(): Promise<TestWorkflowEnvir
 }
 
 /**
+ * The Temporal CLI dev server with `npm start`'s arguments in the SDK's test environment (its connections and
+ * teardown), namespace `default`, logging errors only; on `port` when the test must know it first (a client made
+ * before the server is up), with `extraArgs` added (a metrics port). Real time: nothing skips.
+ */
+export function createDevServerEnvironment({ port, extraArgs = [] }: { port?: number; extraArgs?: string[] } = {}): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: devServerExecutable(process.env.TEMPORAL_CLI_PATH),
+      ip: '127.0.0.1',
+      port,
+      namespace: 'default',
+      extraArgs: ['--log-level', 'error', ...extraArgs, ...DEV_SERVER_ARGS],
+    },
+  });
+}
+
+/**
  * The Temporal CLI dev server as `npm start` runs it (src/temporal/dev-server.ts: search attributes registered, Web
  * UI on), on free ports with its state in a temporary folder, for what the time-skipping server cannot do (listing
  * workflows by search attribute). Real time: nothing skips.
@@ -50,4 +68,35 @@ export async function startTestDevServer(): Promise<DevServerHandle> {
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** startTestDevServer's server with a client and a worker's connection to it. */
+export interface ConnectedDevServer {
+  client: Client;
+  nativeConnection: NativeConnection;
+  /** Closes both connections, then stops the server. */
+  close(): Promise<void>;
+}
+
+export async function startConnectedTestDevServer(): Promise<ConnectedDevServer> {
+  const server = await startTestDevServer();
+  try {
+    const connection = await Connection.connect({ address: server.address });
+    const nativeConnection = await NativeConnection.connect({ address: server.address }).catch(async (err: unknown) => {
+      await connection.close();
+      throw err;
+    });
+    return {
+      client: new Client({ connection }),
+      nativeConnection,
+      async close() {
+        await nativeConnection.close();
+        await connection.close();
+        await server.stop();
+      },
+    };
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
 }

@@ -153,3 +153,8 @@ export async function eventRow(db: Db, id: number) {
 export async function attemptRows(db: Db, eventId: number) {
   return db('webhook_delivery_attempts').where({ event_id: eventId }).orderBy('number');
 }
+
+/** An event's attempt starts without a recorded outcome (migration 022), oldest first. */
+export async function attemptStartRows(db: Db, eventId: number) {
+  return db('webhook_attempt_starts').where({ event_id: eventId }).orderBy('id').select('number', 'manual', 'started_at');
+}

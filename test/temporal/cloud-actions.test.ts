@@ -1,50 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import pino from 'pino';
-import type { Db } from '../../src/db/knex';
-import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
-import { devServerExecutable } from '../../src/temporal/binaries';
-import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { startOutboxRelay } from '../../src/temporal/outbox-relay';
-import { createTestDatabase } from '../support/database';
-import { createTestWorker } from '../support/delivery';
+import { type DevServerDeliveryBed, startDevServerDeliveryBed } from '../support/dev-server-delivery';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
-import { insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
-// For its Runtime logger set-up (warnings and errors only).
-import '../support/temporal';
+import { insertEndpoint, insertEvent, workflowIdOf } from '../support/webhook-rows';
 
 // What a delivery costs on Temporal Cloud, where Actions are billed and rate-limited per namespace: counted by the
 // Temporal server's own `action` metric (the same metering as Cloud's, server 1.22.3 and later) on the dev server,
 // for events delivered at their first attempt as the delivery role runs them (eager start from the worker's
-// connection). docs/operations.md, "Temporal Cloud and clusters with TLS", states this number.
+// connection). docs/temporal-tls.md#temporal-cloud states this number.
 
 const EVENTS = 3;
 
-let db: Db;
-let subscriber: Subscriber;
-let temporal: TestWorkflowEnvironment;
+let bed: DevServerDeliveryBed;
 let metricsUrl: string;
 
 beforeAll(async () => {
-  ({ db } = await createTestDatabase());
-  subscriber = await startSubscriber({ reply: () => ({ status: 200, body: 'received' }) });
   const metricsPort = await freePort();
   metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  temporal = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: devServerExecutable(process.env.TEMPORAL_CLI_PATH),
-      ip: '127.0.0.1',
-      extraArgs: ['--log-level', 'error', '--metrics-port', String(metricsPort), ...DEV_SERVER_ARGS],
-    },
-  });
+  bed = await startDevServerDeliveryBed({ extraArgs: ['--metrics-port', String(metricsPort)] });
 }, 60_000);
 
 afterAll(async () => {
-  await temporal?.teardown();
-  await subscriber?.close();
-  await db?.destroy();
+  await bed?.close();
 });
 
 /** The server's `action` counters of namespace `default`, by action type. */
@@ -59,8 +38,8 @@ async function actionsByType(): Promise<Record<string, number>> {
 
 test(`an event delivered at its first attempt costs three actions: the start, the attempt, the status upsert`, async () => {
   const taskQueue = `actions-${randomUUID()}`;
-  const worker = await createTestWorker({ connection: temporal.nativeConnection, namespace: 'default', taskQueue, db, keyring: TEST_KEYRING });
-  const client = new Client({ connection: temporal.nativeConnection, namespace: 'default' });
+  const { db, subscriber } = bed;
+  const { worker, client } = await bed.workerAndClient(taskQueue);
   expect(Object.values(await actionsByType()).every((count) => count === 0)).toBe(true);
   await worker.runUntil(async () => {
     const endpoint = await insertEndpoint(db, { url: subscriber.url });

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import pino from 'pino';
 import type { Db } from '../../src/db/knex';
-import { devServerExecutable } from '../../src/temporal/binaries';
-import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { createTemporalClient } from '../../src/temporal/client';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTestDatabase } from '../support/database';
@@ -12,8 +10,7 @@ import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
-// For its Runtime logger set-up (warnings and errors only).
-import '../support/temporal';
+import { createDevServerEnvironment } from '../support/temporal';
 import { createTestWorker } from '../support/delivery';
 
 const NAMESPACE = 'default';
@@ -62,15 +59,7 @@ test('an event committed while Temporal is down is delivered once the dev server
   expect((await eventRow(db, event.id)).workflow_started_at).toBeNull();
   expect(subscriber.requests).toHaveLength(0);
 
-  temporal = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: devServerExecutable(process.env.TEMPORAL_CLI_PATH),
-      ip: '127.0.0.1',
-      port: Number(address.split(':')[1]),
-      namespace: NAMESPACE,
-      extraArgs: ['--log-level', 'error', ...DEV_SERVER_ARGS],
-    },
-  });
+  temporal = await createDevServerEnvironment({ port: Number(address.split(':')[1]) });
   // The worker as production builds it: bundling workflows/index from its path.
   const worker = await createTestWorker({
     connection: temporal.nativeConnection,

@@ -3,7 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { memoOf } from '../../src/delivery-rules/event-identity';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import type { ReceivedRequest, Reply, Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import { healLostDeliveries } from '../../src/temporal/delivery-sweep';
@@ -14,6 +14,7 @@ import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { captureLogs } from '../support/log-capture';
 import { createTimeSkippingEnvironment } from '../support/temporal';
+import { subscribersPerTest } from '../support/test-subscribers';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, type InsertedEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 /*
@@ -27,7 +28,7 @@ const HOUR_MS = 60 * 60_000;
 let workflowBundle: WorkflowBundle;
 let db: Db;
 const environments: TestWorkflowEnvironment[] = [];
-const subscribers: Subscriber[] = [];
+const startSubscriber = subscribersPerTest();
 
 beforeAll(async () => {
   workflowBundle = await bundleDeliveryWorkflows();
@@ -35,7 +36,6 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  await Promise.all(subscribers.splice(0).map((subscriber) => subscriber.close()));
   await Promise.all(environments.splice(0).map((env) => env.teardown()));
 });
 
@@ -59,7 +59,6 @@ async function temporal() {
 /** A subscriber whose requests are stamped with the workflow time of whichever server `clock` says. */
 async function subscriberFor(reply: (request: ReceivedRequest) => Reply, clock: { env?: TestWorkflowEnvironment } = {}) {
   const subscriber = await startSubscriber({ now: () => clock.env?.currentTimeMs() ?? Date.now(), reply });
-  subscribers.push(subscriber);
   return subscriber;
 }
 

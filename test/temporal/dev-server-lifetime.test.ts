@@ -10,8 +10,7 @@ import { finished, spawnTypeScript } from '../support/typescript-process';
 
 /*
  * The embedded default's Temporal dev server is a child that ends with the process that started it, however that
- * process ends, and a start never settles for a server it did not start itself (docs/operations.md, "The embedded
- * default").
+ * process ends, and a start never settles for a server it did not start itself (docs/embedded-default.md).
  */
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'dev-server-process.ts');

@@ -1,19 +1,16 @@
 import { PLATFORM_DONOR } from '../support/platform-donor';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { createLogger } from '../../src/logger';
-import { devServerExecutable } from '../../src/temporal/binaries';
-import { DEV_SERVER_ARGS } from '../../src/temporal/dev-server';
 import { createTemporalClient } from '../../src/temporal/client';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { startTestApp, type TestApp } from '../support/test-app';
-// For its Runtime logger set-up (warnings and errors only).
-import '../support/temporal';
+import { createDevServerEnvironment } from '../support/temporal';
 import { createTestWorker } from '../support/delivery';
 
 const NAMESPACE = 'default';
@@ -30,15 +27,7 @@ beforeAll(async () => {
   app = await startTestApp();
   subscriber = await startSubscriber({ reply: () => ({ status: 204 }) });
   const port = await freePort();
-  temporal = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: devServerExecutable(process.env.TEMPORAL_CLI_PATH),
-      ip: '127.0.0.1',
-      port,
-      namespace: NAMESPACE,
-      extraArgs: ['--log-level', 'error', ...DEV_SERVER_ARGS],
-    },
-  });
+  temporal = await createDevServerEnvironment({ port });
   const taskQueue = `platform-e2e-${randomUUID()}`;
   client = createTemporalClient({ address: `127.0.0.1:${port}`, namespace: NAMESPACE });
   relay = startOutboxRelay({ db: app.db, client, taskQueue, log });

@@ -1,17 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { startSubscriber, type ReceivedRequest, type Reply, type Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
 import { healLostDeliveries } from '../../src/temporal/delivery-sweep';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
 import { purgeEndedEvents } from '../../workflows';
-import { bundleDeliveryWorkflows, createTestWorker, type DeliveryTestBed, startDelivery, startDeliveryTestBed } from '../support/delivery';
+import { bundleDeliveryWorkflows, createTestWorker, type DeliveryTestBed, spawnWorkerProcess, startDelivery, startDeliveryTestBed } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { CURRENT_RELEASE, readHistories, writeHistory } from '../support/recorded-histories';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { spawnTypeScript } from '../support/typescript-process';
 import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/webhook-rows';
 
 /*
@@ -26,7 +24,6 @@ import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/web
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
-const MAIN = path.join(__dirname, '..', '..', 'src', 'main.ts');
 
 let bed: DeliveryTestBed;
 /** Skips time while it waits for a result: backoffs pass at once. */
@@ -113,19 +110,9 @@ async function record(name: string, workflowId: string, workflowType: string, ru
 
 const manualFlags = async (eventId: number) => (await attemptRows(bed.app.db, eventId)).map((row) => [row.outcome, row.manual]);
 
-/** The production `worker` role (src/main.ts) as a process of its own, on a task queue of its own. */
+/** The production `worker` role as a process of its own, on a task queue of its own. */
 async function workerProcess(taskQueue: string, databaseUrl = bed.app.databaseUrl): Promise<ChildProcess> {
-  const child = spawnTypeScript(MAIN, ['worker'], {
-    PATH: process.env.PATH,
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: bed.env.address,
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    SECRETS_KEYS: bed.app.config.secrets.keys.map(({ key }) => key.toString('hex')).join(','),
-    ALLOW_INSECURE_WEBHOOK_URLS: 'true',
-    // The time-skipping server has no Worker Deployments: an unversioned worker, explicitly.
-    TEMPORAL_WORKER_VERSIONING: 'false',
-    LOG_LEVEL: 'error',
-  });
+  const child = spawnWorkerProcess(bed, taskQueue, databaseUrl);
   processes.push(child);
   return child;
 }

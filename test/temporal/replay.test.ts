@@ -8,7 +8,7 @@ import { SUPPORTED_RELEASES } from '../support/releases';
 // workflow code: a delivery sleeping in backoff, a resend, a recovery or a purge that release started can be taken
 // over by today's workers without a non-determinism error. It is what a release must keep when its workflows move to
 // new code: from unversioned workers to the first versioned release, for the Auto-Upgrade types, for `npm start`
-// (docs/delivery.md, "Releases and running workflows"). The histories come from `npm run histories:record`.
+// (docs/delivery.md#releases-and-running-workflows). The histories come from `npm run histories:record`.
 
 const { EventType } = temporal.api.enums.v1;
 const recorded = SUPPORTED_RELEASES.flatMap((release) => readHistories(release));

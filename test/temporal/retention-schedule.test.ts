@@ -1,13 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { RETENTION_SCHEDULE_ID } from '../../src/delivery-rules/retention';
-import type { DevServerHandle } from '../../src/temporal/dev-server';
 import { ensureRetentionSchedule } from '../../src/temporal/retention-schedule';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
-import { startTestDevServer } from '../support/temporal';
+import { type ConnectedDevServer, startConnectedTestDevServer } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
@@ -16,32 +13,27 @@ import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-let server: DevServerHandle;
-let connection: Connection;
-let client: Client;
+let temporal: ConnectedDevServer;
 let db: Db;
 
 beforeAll(async () => {
-  server = await startTestDevServer();
-  connection = await Connection.connect({ address: server.address });
-  client = new Client({ connection });
+  temporal = await startConnectedTestDevServer();
   ({ db } = await createTestDatabase());
 }, 120_000);
 
 afterAll(async () => {
   await db?.destroy();
-  await connection?.close();
-  await server?.stop();
+  await temporal?.close();
 });
 
 test('every worker start creates or updates the one nightly schedule; a pause set in Temporal UI is kept; when it fires, it purges', async () => {
   const taskQueue = `retention-${randomUUID()}`;
   const policy = { eventRetentionDays: 90, payloadRetentionDays: 30 };
   // Two workers starting at once: one creates it, the other updates it to the same; a later start updates again.
-  expect((await Promise.all([1, 2].map(() => ensureRetentionSchedule(client, taskQueue, policy)))).sort()).toEqual(['created', 'updated']);
-  expect(await ensureRetentionSchedule(client, taskQueue, policy)).toBe('updated');
+  expect((await Promise.all([1, 2].map(() => ensureRetentionSchedule(temporal.client, taskQueue, policy)))).sort()).toEqual(['created', 'updated']);
+  expect(await ensureRetentionSchedule(temporal.client, taskQueue, policy)).toBe('updated');
 
-  const handle = client.schedule.getHandle(RETENTION_SCHEDULE_ID);
+  const handle = temporal.client.schedule.getHandle(RETENTION_SCHEDULE_ID);
   const described = await handle.describe();
   expect(described.spec.calendars).toEqual([
     expect.objectContaining({ hour: [{ start: 3, end: 3, step: 1 }], minute: [{ start: 15, end: 15, step: 1 }], second: [{ start: 0, end: 0, step: 1 }] }),
@@ -62,12 +54,12 @@ test('every worker start creates or updates the one nightly schedule; a pause se
 
   // Listed where Temporal UI shows schedules.
   const listed: string[] = [];
-  for await (const schedule of client.schedule.list()) listed.push(schedule.scheduleId);
+  for await (const schedule of temporal.client.schedule.list()) listed.push(schedule.scheduleId);
   expect(listed).toEqual([RETENTION_SCHEDULE_ID]);
 
   // An operator pauses it in Temporal UI; a worker started with other limits changes them and keeps the pause.
   await handle.pause('paused by an operator');
-  expect(await ensureRetentionSchedule(client, taskQueue, { eventRetentionDays: 60, payloadRetentionDays: 60 })).toBe('updated');
+  expect(await ensureRetentionSchedule(temporal.client, taskQueue, { eventRetentionDays: 60, payloadRetentionDays: 60 })).toBe('updated');
   const changed = await handle.describe();
   expect(changed.state).toMatchObject({ paused: true, note: 'paused by an operator' });
   expect(changed.action.args).toEqual([{ eventRetentionDays: 60, payloadRetentionDays: 60 }]);
@@ -78,25 +70,20 @@ test('every worker start creates or updates the one nightly schedule; a pause se
   const [due, kept] = [await insertEvent(db, endpointId), await insertEvent(db, endpointId)];
   await db('webhook_events').where({ id: due.id }).update({ status: 'delivered', created_at: new Date(Date.now() - 61 * DAY_MS) });
   await db('webhook_events').where({ id: kept.id }).update({ status: 'delivered', created_at: new Date(Date.now() - 59 * DAY_MS) });
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
   const worker = await createTestWorker({
-    connection: nativeConnection,
+    connection: temporal.nativeConnection,
     taskQueue,
     workflowBundle: await bundleDeliveryWorkflows(),
     db,
     keyring: TEST_KEYRING,
   });
-  try {
-    await worker.runUntil(async () => {
-      await handle.trigger();
-      const run = await eventually(async () => (await handle.describe()).info.recentActions[0]?.action, { what: 'the triggered purge' });
-      expect(run.workflow.workflowId).toMatch(/^webhook-retention-purge-/);
-      const result = await client.workflow.getHandle(run.workflow.workflowId, run.workflow.firstExecutionRunId).result();
-      expect(result).toEqual({ deletedEvents: 1, deletedAttempts: 0, droppedPayloads: 0, passedOver: 0 });
-    });
-  } finally {
-    await nativeConnection.close();
-  }
+  await worker.runUntil(async () => {
+    await handle.trigger();
+    const run = await eventually(async () => (await handle.describe()).info.recentActions[0]?.action, { what: 'the triggered purge' });
+    expect(run.workflow.workflowId).toMatch(/^webhook-retention-purge-/);
+    const result = await temporal.client.workflow.getHandle(run.workflow.workflowId, run.workflow.firstExecutionRunId).result();
+    expect(result).toEqual({ deletedEvents: 1, deletedAttempts: 0, droppedPayloads: 0, passedOver: 0 });
+  });
   expect(await eventRow(db, due.id)).toBeUndefined();
   expect(await eventRow(db, kept.id)).toMatchObject({ status: 'delivered' });
   await handle.delete();

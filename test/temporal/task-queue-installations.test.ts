@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { type NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { type ReceivedRequest, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/observability/metrics';
-import type { DevServerHandle } from '../../src/temporal/dev-server';
 import { deliveryWorkerDeployment } from '../../src/temporal/worker-deployment';
 import { deliveryQueueOf, startDeliveryWorkflow } from '../../src/temporal/delivery-workflows';
 import {
@@ -20,7 +19,7 @@ import { testDatabases } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { captureLogs } from '../support/log-capture';
-import { startTestDevServer } from '../support/temporal';
+import { type ConnectedDevServer, startConnectedTestDevServer } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 /*
@@ -30,7 +29,7 @@ import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/
  */
 
 const log = createLogger('silent');
-let server: DevServerHandle;
+let temporal: ConnectedDevServer;
 let client: Client;
 let connection: NativeConnection;
 let workflowBundle: WorkflowBundle;
@@ -39,19 +38,16 @@ const subscribers: Subscriber[] = [];
 const running = new Set<Worker>();
 
 beforeAll(async () => {
-  server = await startTestDevServer();
-  client = new Client({ connection: await Connection.connect({ address: server.address }) });
-  connection = await NativeConnection.connect({ address: server.address });
+  temporal = await startConnectedTestDevServer();
+  ({ client, nativeConnection: connection } = temporal);
   workflowBundle = await bundleDeliveryWorkflows();
 }, 120_000);
 
 afterAll(async () => {
   for (const worker of running) if (worker.getState() === 'RUNNING') worker.shutdown();
   await Promise.all(subscribers.map((subscriber) => subscriber.close()));
-  await connection?.close();
-  await client?.connection.close();
   await databases.destroyAll();
-  await server?.stop();
+  await temporal?.close();
 });
 
 const newDatabase = databases.create;

@@ -1,34 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type WorkflowBundle } from '@temporalio/worker';
+import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
-import type { DevServerHandle } from '../../src/temporal/dev-server';
 import { deliveryQueueOf, requestResend } from '../../src/temporal/delivery-workflows';
 import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { createTestDatabase } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
-import { startTestDevServer } from '../support/temporal';
+import { type ConnectedDevServer, startConnectedTestDevServer } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 // On the dev server `npm start` runs (real time: no attempt here waits for a retry), because listing workflows by
 // search attribute is what the time-skipping test server cannot do.
 
-let server: DevServerHandle;
-let connection: Connection;
-let nativeConnection: NativeConnection;
-let client: Client;
+let temporal: ConnectedDevServer;
 let workflowBundle: WorkflowBundle;
 let db: Db;
 let subscriber: Subscriber;
 const replies = new Map<number, Reply>();
 
 beforeAll(async () => {
-  server = await startTestDevServer();
-  connection = await Connection.connect({ address: server.address });
-  nativeConnection = await NativeConnection.connect({ address: server.address });
-  client = new Client({ connection });
+  temporal = await startConnectedTestDevServer();
   workflowBundle = await bundleDeliveryWorkflows();
   ({ db } = await createTestDatabase());
   subscriber = await startSubscriber({
@@ -39,9 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await subscriber?.close();
   await db?.destroy();
-  await nativeConnection?.close();
-  await connection?.close();
-  await server?.stop();
+  await temporal?.close();
 });
 
 /** Workflow ids the query lists, once the dev server's visibility store shows `expected` of them. */
@@ -49,7 +39,7 @@ async function listed(query: string, expected: number): Promise<string[]> {
   return eventually(
     async () => {
       const ids: string[] = [];
-      for await (const workflow of client.workflow.list({ query })) ids.push(workflow.workflowId);
+      for await (const workflow of temporal.client.workflow.list({ query })) ids.push(workflow.workflowId);
       return ids.length === expected && ids.sort();
     },
     { what: `${expected} workflows listed by ${query}` },
@@ -66,19 +56,13 @@ test('Temporal UI lists deliveries by status, attempts, event type and environme
   await db('webhook_events').where({ id: exhausted.id }).update({ status: 'max_retries_reached', attempts: 5 });
 
   const taskQueue = `ui-${randomUUID()}`;
-  const worker = await createTestWorker({
-    connection: nativeConnection,
-    taskQueue,
-    workflowBundle,
-    db,
-    keyring: TEST_KEYRING,
-  });
+  const worker = await createTestWorker({ connection: temporal.nativeConnection, taskQueue, workflowBundle, db, keyring: TEST_KEYRING });
   await worker.runUntil(async () => {
-    await startDelivery(db, client, taskQueue, delivered.id);
-    await startDelivery(db, client, taskQueue, inBackoff.id);
-    expect(await requestResend(client, await deliveryQueueOf(db, taskQueue), (await findEventDelivery(db, exhausted.id))!)).toBe('accepted');
-    expect(await client.workflow.getHandle(delivered.workflowId).result()).toBe('delivered');
-    expect(await client.workflow.getHandle(exhausted.workflowId).result()).toBe('max_retries_reached');
+    await startDelivery(db, temporal.client, taskQueue, delivered.id);
+    await startDelivery(db, temporal.client, taskQueue, inBackoff.id);
+    expect(await requestResend(temporal.client, await deliveryQueueOf(db, taskQueue), (await findEventDelivery(db, exhausted.id))!)).toBe('accepted');
+    expect(await temporal.client.workflow.getHandle(delivered.workflowId).result()).toBe('delivered');
+    expect(await temporal.client.workflow.getHandle(exhausted.workflowId).result()).toBe('max_retries_reached');
     await eventually(async () => (await eventRow(db, inBackoff.id)).status === 'failed', { what: 'the first attempt to fail' });
 
     const [deliveredId, inBackoffId, exhaustedId] = [delivered, inBackoff, exhausted].map((event) => event.workflowId);
@@ -91,9 +75,9 @@ test('Temporal UI lists deliveries by status, attempts, event type and environme
     );
     expect(await listed('WebhookEnvironment = "test"', 0)).toEqual([]);
 
-    const resendRun = await client.workflow.getHandle(exhaustedId).describe();
+    const resendRun = await temporal.client.workflow.getHandle(exhaustedId).describe();
     expect(resendRun.type).toBe('resendEvent');
     expect(await resendRun.staticSummary()).toBe(`Resend: donation.completed #${exhausted.id} → ${new URL(subscriber.url).host}`);
-    await client.workflow.getHandle(inBackoffId).terminate('test done');
+    await temporal.client.workflow.getHandle(inBackoffId).terminate('test done');
   });
 });

@@ -3,7 +3,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import type { ReceivedRequest, Reply } from '../../src/demo/subscriber-server';
 import { deliveryQueueOf, requestResend } from '../../src/temporal/delivery-workflows';
 import { findEventDelivery } from '../../src/webhook-events/event-deliveries';
 import { deliveryStateQuery } from '../../workflows';
@@ -11,21 +11,18 @@ import { createTestDatabase } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { createTimeSkippingEnvironment } from '../support/temporal';
+import { subscribersPerTest } from '../support/test-subscribers';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundle;
 let db: Db;
-const subscribers: Subscriber[] = [];
+const startSubscriber = subscribersPerTest();
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
   workflowBundle = await bundleDeliveryWorkflows();
   ({ db } = await createTestDatabase());
-});
-
-afterEach(async () => {
-  await Promise.all(subscribers.splice(0).map((subscriber) => subscriber.close()));
 });
 
 afterAll(async () => {
@@ -47,7 +44,6 @@ async function withWorker<T>(body: (taskQueue: string) => Promise<T>): Promise<T
 
 async function newEvent(reply: (request: ReceivedRequest) => Reply) {
   const subscriber = await startSubscriber({ reply });
-  subscribers.push(subscriber);
   const endpointId = await insertEndpoint(db, { url: `${subscriber.url}` });
   return { subscriber, event: await insertEvent(db, endpointId, { transactionId: `tx-${randomUUID()}` }) };
 }

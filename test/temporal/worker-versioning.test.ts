@@ -21,7 +21,7 @@ import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } fro
 // Worker Versioning on the dev server `npm start` runs (the time-skipping test server has no Worker Deployments):
 // a delivery stays on the release it started on after a newer one became current; one started by an unversioned
 // worker (release 0.1.0) moves to the first versioned release; a deployment's first version makes itself current,
-// a later one does not. docs/delivery.md, "Releases and running workflows".
+// a later one does not. docs/delivery.md#releases-and-running-workflows.
 
 const { VersioningBehavior } = temporal.api.enums.v1;
 

@@ -3,7 +3,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { memoOf } from '../../src/delivery-rules/event-identity';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import type { ReceivedRequest, Reply, Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/observability/metrics';
 import { relayPendingEvents } from '../../src/temporal/outbox-relay';
@@ -13,6 +13,7 @@ import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 import { eventually } from '../support/eventually';
 import { captureLogs } from '../support/log-capture';
 import { createTimeSkippingEnvironment } from '../support/temporal';
+import { subscribersPerTest } from '../support/test-subscribers';
 import { basicAuth, STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
 
@@ -25,7 +26,6 @@ const log = createLogger('silent');
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundle;
 const databases = testDatabases();
-const subscribers: Subscriber[] = [];
 const apps: TestApp[] = [];
 /** Workers still running when a test ends (it failed before stopping them). */
 const workers = new Set<() => Promise<void>>();
@@ -37,8 +37,9 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await Promise.all([...workers].map((stop) => stop()));
-  await Promise.all(subscribers.splice(0).map((subscriber) => subscriber.close()));
 });
+// Its subscribers are closed after the workers above have stopped (hooks run in the order they are declared).
+const startSubscriber = subscribersPerTest();
 
 afterAll(async () => {
   await Promise.all(apps.map((app) => app.close()));
@@ -51,7 +52,6 @@ const newDatabase = databases.create;
 
 async function subscriberFor(reply: (request: ReceivedRequest) => Reply = () => ({ status: 200, body: 'ok' })) {
   const subscriber = await startSubscriber({ now: () => env.currentTimeMs(), reply });
-  subscribers.push(subscriber);
   return subscriber;
 }
 

@@ -12,7 +12,7 @@ import { createTestDatabase } from '../support/database';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { PLATFORM_DONOR } from '../support/platform-donor';
 import { memoOf } from '../../src/delivery-rules/event-identity';
-import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
+import { attemptStartRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
 import { bundleDeliveryWorkflows, createTestWorker } from '../support/delivery';
 
 // The purge workflow on the time-skipping server (its schedule, which that server cannot run, is tested against the
@@ -113,6 +113,9 @@ test('deletes ended events past the limit with their attempts; drops older paylo
   const references = async (id: number) => (await db('webhook_event_references').where({ event_id: id })).map((row) => row.reference);
   expect(await references(middle)).toEqual(['100234']);
   expect(await references(oldDelivered)).toEqual(['100234']);
+  // An interrupted run of its attempt 1 (its worker lost before the outcome was recorded).
+  const interrupted = { number: 1, manual: false, started_at: new Date() };
+  await db('webhook_attempt_starts').insert([oldDelivered, middle].map((event_id) => ({ event_id, ...interrupted })));
 
   const totals = await purge(90, 30);
   expect(totals).toEqual({ deletedEvents: 2, deletedAttempts: 7, droppedPayloads: 1, passedOver: 0 });
@@ -137,8 +140,10 @@ test('deletes ended events past the limit with their attempts; drops older paylo
     payload_dropped_at: expect.any(Date),
   });
   expect(await references(middle)).toEqual(['100234']);
-  // A deleted event's numbers went with it.
+  // A deleted event's numbers and interrupted attempts went with it; a kept one keeps its interrupted attempt.
   expect(await references(oldDelivered)).toEqual([]);
+  expect(await attemptStartRows(db, oldDelivered)).toEqual([]);
+  expect(await attemptStartRows(db, middle)).toHaveLength(1);
   expect(await db('webhook_delivery_attempts').where({ event_id: middle }).select('response_body', 'response_code')).toEqual([
     { response_body: null, response_code: 500 },
   ]);

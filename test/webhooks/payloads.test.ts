@@ -84,72 +84,70 @@ const singlePayment = { transaction_id: 'tx-single', method: 'TWI', status: 'com
 const multiPayment = { transaction_id: 'tx-multi', method: 'INV', status: 'pending' };
 const reference = '000000000000000000010000108';
 
+type Campaign = { id: number; title: string } | null;
+interface Position {
+  id: string;
+  amount: number;
+  campaign: Campaign;
+  purpose: string | null;
+}
+
+/** What an expected donation event says (its currency is CHF throughout); `positions` from v2.1 on. */
+interface ExpectedDonation extends Position {
+  created_at: string;
+  donor: object;
+  payment: object;
+  invoice: string | null;
+  positions?: Position[];
+}
+
+/** An expected donation event, its fields in the order the spec lists them. */
+const donationEvent = (key: string, donation: ExpectedDonation) => ({
+  key,
+  data: {
+    donation: {
+      id: donation.id,
+      created_at: donation.created_at,
+      amount: donation.amount,
+      currency: 'CHF',
+      campaign: donation.campaign,
+      purpose: donation.purpose,
+      donor: donation.donor,
+      payment: donation.payment,
+      invoice: donation.invoice,
+      ...(donation.positions && { positions: donation.positions }),
+    },
+  },
+});
+
+/** The single donation and the two positions of the multi-checkout, as every version shows them. */
+const singlePosition: Position = { id: '1000001', amount: 50, campaign: water, purpose: 'Brunnenbau' };
+const multiPositions: Position[] = [
+  { id: '1000010', amount: 50, campaign: water, purpose: 'Brunnenbau' },
+  { id: '1000011', amount: 25.5, campaign: school, purpose: null },
+];
+/** v2.1: a multi-checkout is one event with the total, no campaign or purpose of its own, and every position. */
+const multiCheckout = { id: '1000010', amount: 75.5, campaign: null, purpose: null, donor, invoice: reference, positions: multiPositions };
+
 test('the QR reference of the multi-checkout fixture is the one spelled out below', () => {
   expect(multi.invoice).toBe(reference);
 });
 
 describe('donation.completed', () => {
-  test('v1: Swiss local time, no custom fields, no positions', () => {
-    expectExactly('donation.completed', v1, renderDonationCompleted(single, v1), [
-      {
-        key: 'donation:1000001',
-        data: {
-          donation: {
-            id: '1000001',
-            created_at: '2025-07-15T12:30:00+02:00',
-            amount: 50,
-            currency: 'CHF',
-            campaign: water,
-            purpose: 'Brunnenbau',
-            donor: donorV1,
-            payment: singlePayment,
-            invoice: null,
-          },
-        },
-      },
-    ]);
-  });
-
-  test('v2: UTC and the donor custom fields', () => {
-    expectExactly('donation.completed', v2, renderDonationCompleted(single, v2), [
-      {
-        key: 'donation:1000001',
-        data: {
-          donation: {
-            id: '1000001',
-            created_at: '2025-07-15T10:30:00Z',
-            amount: 50,
-            currency: 'CHF',
-            campaign: water,
-            purpose: 'Brunnenbau',
-            donor: donorWithAnswers,
-            payment: singlePayment,
-            invoice: null,
-          },
-        },
-      },
-    ]);
-  });
-
-  test('v2.1: a single donation lists itself as its only position', () => {
-    expectExactly('donation.completed', v21, renderDonationCompleted(single, v21), [
-      {
-        key: 'checkout:1000001',
-        data: {
-          donation: {
-            id: '1000001',
-            created_at: '2025-07-15T10:30:00Z',
-            amount: 50,
-            currency: 'CHF',
-            campaign: water,
-            purpose: 'Brunnenbau',
-            donor: donorWithAnswers,
-            payment: singlePayment,
-            invoice: null,
-            positions: [{ id: '1000001', amount: 50, campaign: water, purpose: 'Brunnenbau' }],
-          },
-        },
-      },
+  test.each([
+    { title: 'v1: Swiss local time, no custom fields, no positions', features: v1, key: 'donation:1000001', created_at: '2025-07-15T12:30:00+02:00', donor: donorV1 },
+    { title: 'v2: UTC and the donor custom fields', features: v2, key: 'donation:1000001', created_at: '2025-07-15T10:30:00Z', donor: donorWithAnswers },
+    {
+      title: 'v2.1: a single donation lists itself as its only position',
+      features: v21,
+      key: 'checkout:1000001',
+      created_at: '2025-07-15T10:30:00Z',
+      donor: donorWithAnswers,
+      positions: [singlePosition],
+    },
+  ])('$title', ({ features, key, created_at, donor, positions }) => {
+    expectExactly('donation.completed', features, renderDonationCompleted(single, features), [
+      donationEvent(key, { ...singlePosition, created_at, donor, payment: singlePayment, invoice: null, positions }),
     ]);
   });
 
@@ -158,65 +156,20 @@ describe('donation.completed', () => {
       [v1, '2025-01-10T09:00:00+01:00'],
       [v2, '2025-01-10T08:00:00Z'],
     ] as const) {
-      expectExactly('donation.completed', features, renderDonationCompleted(multi, features), [
-        {
-          key: 'donation:1000010',
-          data: {
-            donation: {
-              id: '1000010',
-              created_at: createdAt,
-              amount: 50,
-              currency: 'CHF',
-              campaign: water,
-              purpose: 'Brunnenbau',
-              donor,
-              payment: multiPayment,
-              invoice: reference,
-            },
-          },
-        },
-        {
-          key: 'donation:1000011',
-          data: {
-            donation: {
-              id: '1000011',
-              created_at: createdAt,
-              amount: 25.5,
-              currency: 'CHF',
-              campaign: school,
-              purpose: null,
-              donor,
-              payment: multiPayment,
-              invoice: reference,
-            },
-          },
-        },
-      ]);
+      expectExactly(
+        'donation.completed',
+        features,
+        renderDonationCompleted(multi, features),
+        multiPositions.map((position) =>
+          donationEvent(`donation:${position.id}`, { ...position, created_at: createdAt, donor, payment: multiPayment, invoice: reference }),
+        ),
+      );
     }
   });
 
   test('v2.1: a multi-checkout is one event with the total, no campaign or purpose, and every position', () => {
     expectExactly('donation.completed', v21, renderDonationCompleted(multi, v21), [
-      {
-        key: 'checkout:1000010',
-        data: {
-          donation: {
-            id: '1000010',
-            created_at: '2025-01-10T08:00:00Z',
-            amount: 75.5,
-            currency: 'CHF',
-            campaign: null,
-            purpose: null,
-            donor,
-            payment: multiPayment,
-            invoice: reference,
-            positions: [
-              { id: '1000010', amount: 50, campaign: water, purpose: 'Brunnenbau' },
-              { id: '1000011', amount: 25.5, campaign: school, purpose: null },
-            ],
-          },
-        },
-      },
+      donationEvent('checkout:1000010', { ...multiCheckout, created_at: '2025-01-10T08:00:00Z', payment: multiPayment }),
     ]);
   });
 });
@@ -237,22 +190,16 @@ describe('donation.recurring_completed', () => {
       [v21, '2025-07-15T10:30:00Z', donorWithAnswers],
     ] as const) {
       expectExactly('donation.recurring_completed', features, renderRecurringCompleted(followUp, features), [
-        {
-          key: 'checkout:1000020',
-          data: {
-            donation: {
-              id: '1000020',
-              created_at: createdAt,
-              amount: 20,
-              currency: 'CHF',
-              campaign: water,
-              purpose: null,
-              donor: donorObject,
-              payment: { transaction_id: 'tx-follow-up', method: 'INV', status: 'pending' },
-              invoice: qrReferenceFor('1000020'),
-            },
-          },
-        },
+        donationEvent('checkout:1000020', {
+          id: '1000020',
+          created_at: createdAt,
+          amount: 20,
+          campaign: water,
+          purpose: null,
+          donor: donorObject,
+          payment: { transaction_id: 'tx-follow-up', method: 'INV', status: 'pending' },
+          invoice: qrReferenceFor('1000020'),
+        }),
       ]);
     }
   });
@@ -261,88 +208,35 @@ describe('donation.recurring_completed', () => {
 describe('donation.reconciled', () => {
   // 73.12 paid out and 2.38 fee over positions of 50.00 and 25.50.
   const reconciliation = { paidOutMinor: 7312, feeMinor: 238, currency: 'CHF' };
+  const reconciled = (paid_out_amount: number, fee_amount: number, payment = multiPayment) => ({ ...payment, paid_out_amount, fee_amount, reconciled: true });
 
   test('v1/v2: one event per position with its share, the shares summing exactly to the totals', () => {
-    const rendered = renderDonationReconciled(multi, reconciliation, v2);
-    expectExactly('donation.reconciled', v2, rendered, [
-      {
-        key: 'donation:1000010',
-        data: {
-          donation: {
-            id: '1000010',
-            created_at: '2025-01-10T08:00:00Z',
-            amount: 50,
-            currency: 'CHF',
-            campaign: water,
-            purpose: 'Brunnenbau',
-            donor,
-            payment: { ...multiPayment, paid_out_amount: 48.42, fee_amount: 1.58, reconciled: true },
-            invoice: reference,
-          },
-        },
-      },
-      {
-        key: 'donation:1000011',
-        data: {
-          donation: {
-            id: '1000011',
-            created_at: '2025-01-10T08:00:00Z',
-            amount: 25.5,
-            currency: 'CHF',
-            campaign: school,
-            purpose: null,
-            donor,
-            payment: { ...multiPayment, paid_out_amount: 24.7, fee_amount: 0.8, reconciled: true },
-            invoice: reference,
-          },
-        },
-      },
-    ]);
+    const shares = [reconciled(48.42, 1.58), reconciled(24.7, 0.8)];
+    expectExactly(
+      'donation.reconciled',
+      v2,
+      renderDonationReconciled(multi, reconciliation, v2),
+      multiPositions.map((position, index) =>
+        donationEvent(`donation:${position.id}`, { ...position, created_at: '2025-01-10T08:00:00Z', donor, payment: shares[index], invoice: reference }),
+      ),
+    );
   });
 
   test('v2.1: one event with positions and the sums over all positions', () => {
     expectExactly('donation.reconciled', v21, renderDonationReconciled(multi, reconciliation, v21), [
-      {
-        key: 'checkout:1000010',
-        data: {
-          donation: {
-            id: '1000010',
-            created_at: '2025-01-10T08:00:00Z',
-            amount: 75.5,
-            currency: 'CHF',
-            campaign: null,
-            purpose: null,
-            donor,
-            payment: { ...multiPayment, paid_out_amount: 73.12, fee_amount: 2.38, reconciled: true },
-            invoice: reference,
-            positions: [
-              { id: '1000010', amount: 50, campaign: water, purpose: 'Brunnenbau' },
-              { id: '1000011', amount: 25.5, campaign: school, purpose: null },
-            ],
-          },
-        },
-      },
+      donationEvent('checkout:1000010', { ...multiCheckout, created_at: '2025-01-10T08:00:00Z', payment: reconciled(73.12, 2.38) }),
     ]);
   });
 
   test('v1: Swiss local time; a single donation gets the whole amounts', () => {
     expectExactly('donation.reconciled', v1, renderDonationReconciled(single, { paidOutMinor: 4855, feeMinor: 145, currency: 'CHF' }, v1), [
-      {
-        key: 'donation:1000001',
-        data: {
-          donation: {
-            id: '1000001',
-            created_at: '2025-07-15T12:30:00+02:00',
-            amount: 50,
-            currency: 'CHF',
-            campaign: water,
-            purpose: 'Brunnenbau',
-            donor: donorV1,
-            payment: { ...singlePayment, paid_out_amount: 48.55, fee_amount: 1.45, reconciled: true },
-            invoice: null,
-          },
-        },
-      },
+      donationEvent('donation:1000001', {
+        ...singlePosition,
+        created_at: '2025-07-15T12:30:00+02:00',
+        donor: donorV1,
+        payment: reconciled(48.55, 1.45, singlePayment),
+        invoice: null,
+      }),
     ]);
   });
 

@@ -8,9 +8,10 @@ import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../sup
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
-import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
+import type { ReceivedRequest, Reply } from '../../src/demo/subscriber-server';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { createTimeSkippingEnvironment } from '../support/temporal';
+import { subscribersPerTest } from '../support/test-subscribers';
 import { attemptRows, eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
 
 const MINUTE = 60_000;
@@ -20,16 +21,12 @@ let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundle;
 let db: Db;
 let dbUrl: string;
-const subscribers: Subscriber[] = [];
+const startSubscriber = subscribersPerTest();
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
   workflowBundle = await bundleDeliveryWorkflows();
   ({ db, url: dbUrl } = await createTestDatabase());
-});
-
-afterEach(async () => {
-  await Promise.all(subscribers.splice(0).map((subscriber) => subscriber.close()));
 });
 
 afterAll(async () => {
@@ -70,7 +67,6 @@ async function subscriberFor(reply: (request: ReceivedRequest) => Reply | Promis
       return reply(request);
     },
   });
-  subscribers.push(subscriber);
   return { subscriber, stateBefore };
 }
 

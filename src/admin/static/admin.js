@@ -19,8 +19,8 @@ async function start() {
   setUpRecoveryView();
   setUpEndpointView();
   setUpTestEvent();
-  $('#refresh').addEventListener('click', () => render());
-  $('#auto-refresh').addEventListener('change', (change) => setAutoRefresh(change.currentTarget.checked));
+  $('#refresh').addEventListener('click', () => void render());
+  $('#auto-refresh').addEventListener('change', (change) => setAutoRefresh(/** @type {HTMLInputElement} */ (change.currentTarget).checked));
   window.addEventListener('hashchange', () => {
     $('#flash').hidden = true;
     followAddress();

@@ -3,10 +3,17 @@
 
 import { zurich } from './format.js';
 
+/** @import { DeliveryHealth } from './api-types' */
+
 const SVG = 'http://www.w3.org/2000/svg';
 const HEIGHT = 220;
 const PLOT = { top: 12, right: 12, bottom: 34, left: 44 };
 
+/**
+ * @param {string} tag
+ * @param {Record<string, string | number>} [attributes]
+ * @param {...(Node | string)} children
+ */
 function svg(tag, attributes = {}, ...children) {
   const element = document.createElementNS(SVG, tag);
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
@@ -14,7 +21,10 @@ function svg(tag, attributes = {}, ...children) {
   return element;
 }
 
-/** 1, 2, 5, 10, 20, 50 … at or above `value`: the top of the scale, so that its half is a round number too. */
+/**
+ * 1, 2, 5, 10, 20, 50 … at or above `value`: the top of the scale, so that its half is a round number too.
+ * @param {number} value
+ */
 export function niceMaximum(value) {
   if (value <= 1) return 1;
   const magnitude = 10 ** Math.floor(Math.log10(value));
@@ -25,13 +35,18 @@ export function niceMaximum(value) {
 const hourLabel = zurich({ hour: '2-digit', minute: '2-digit' });
 const dayLabel = zurich({ weekday: 'short', day: '2-digit', month: '2-digit' });
 const hourParts = zurich({ hour: 'numeric', hourCycle: 'h23' });
-/** The hour of the day in Zurich, 0–23 (the formatted text says "15 Uhr"; its part is the number). */
+/**
+ * The hour of the day in Zurich, 0–23 (the formatted text says "15 Uhr"; its part is the number).
+ * @param {Date} date
+ */
 const hourInDay = (date) => Number(hourParts.formatToParts(date).find((part) => part.type === 'hour')?.value);
 const tooltipTime = zurich({ day: '2-digit', month: '2-digit', hour: '2-digit', minute: '2-digit' });
 
 /**
  * `hours`: [{start (ISO), delivered, failed}], oldest first, one per hour. Labels the hours every three hours (24
  * bars) or each day at midnight (168 bars), Swiss time. Each bar has a tooltip with its numbers.
+ * @param {DeliveryHealth['hours']} hours
+ * @param {{ width?: number }} [options]
  */
 export function deliveryChart(hours, { width = 1000 } = {}) {
   const plotWidth = width - PLOT.left - PLOT.right;
@@ -39,7 +54,7 @@ export function deliveryChart(hours, { width = 1000 } = {}) {
   const top = niceMaximum(Math.max(0, ...hours.map((hour) => hour.delivered + hour.failed)));
   const slot = plotWidth / Math.max(1, hours.length);
   const barWidth = Math.max(1, slot * (hours.length > 48 ? 0.8 : 0.7));
-  const y = (count) => PLOT.top + plotHeight - (count / top) * plotHeight;
+  const y = (/** @type {number} */ count) => PLOT.top + plotHeight - (count / top) * plotHeight;
   const daily = hours.length > 48;
 
   const chart = svg('svg', {

@@ -5,6 +5,7 @@ import { dash, h } from './dom.js';
 
 const SNIPPET_LENGTH = 80;
 
+/** @param {Intl.DateTimeFormatOptions} options */
 export const zurich = (options) => new Intl.DateTimeFormat('de-CH', { timeZone: 'Europe/Zurich', ...options });
 export const timeFormat = zurich({ dateStyle: 'medium', timeStyle: 'medium' });
 export const shortTimeFormat = zurich({ dateStyle: 'medium', timeStyle: 'short' });
@@ -21,13 +22,19 @@ const wallClockParts = new Intl.DateTimeFormat('en-CA', {
   hourCycle: 'h23',
 });
 
-/** `2025-07-15T10:30`: the Swiss wall clock at an instant, as a datetime-local field shows it. */
+/**
+ * `2025-07-15T10:30`: the Swiss wall clock at an instant, as a datetime-local field shows it.
+ * @param {number} ms
+ */
 function zurichWallClock(ms) {
   const part = Object.fromEntries(wallClockParts.formatToParts(ms).map(({ type, value }) => [type, value]));
   return `${part.year}-${part.month}-${part.day}T${part.hour}:${part.minute}`;
 }
 
-/** A datetime-local value read as Swiss time, as UTC ISO text; '' for an empty or incomplete field. */
+/**
+ * A datetime-local value read as Swiss time, as UTC ISO text; '' for an empty or incomplete field.
+ * @param {string} value
+ */
 export function fromZurichInput(value) {
   const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(value);
   if (!match) return '';
@@ -38,13 +45,19 @@ export function fromZurichInput(value) {
   return new Date(instant).toISOString().replace('.000Z', 'Z');
 }
 
+/** @param {string | null | undefined} iso */
 export const toZurichInput = (iso) => (iso ? zurichWallClock(Date.parse(iso)) : '');
 
+/**
+ * @param {string | null} iso
+ * @param {Intl.DateTimeFormat} [format]
+ */
 export function time(iso, format = timeFormat) {
   if (!iso) return dash();
   return h('time', { datetime: iso, title: iso }, format.format(new Date(iso)));
 }
 
+/** @param {string | null} text */
 export function snippet(text) {
   if (!text) return '';
   const oneLine = text.replace(/\s+/g, ' ').trim();

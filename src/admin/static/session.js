@@ -2,14 +2,17 @@
 //
 // Tabs share a session when one starts with a copy of the other's sessionStorage, which holds the session's id (a
 // duplicated tab, a window the page opens, in some browsers a link opened in a new tab). Refresh tokens are rotated on use,
-// and presenting one that was rotated already ends the whole session (docs/api.md, "Sessions"), so the tabs of a
-// session must never each spend the token they hold. Hence the tokens live once, in token-store.js, under the
-// session's id, and every request reads the newest ones there; a refresh runs under a Web Lock of the session, one
-// tab (and one request) at a time, and first looks whether someone else has rotated the token in the meantime.
-// docs/admin.md, "Tokens and tabs", weighs where the tokens are kept.
+// and presenting one that was rotated already ends the whole session
+// (docs/api.md#sessions-one-sign-in-and-the-refresh-tokens-rotated-from-it), so the tabs of a session must never each
+// spend the token they hold. Hence the tokens live once, in token-store.js, under the session's id, and every request
+// reads the newest ones there; a refresh runs under a Web Lock of the session, one tab (and one request) at a time, and
+// first looks whether someone else has rotated the token in the meantime.
+// docs/admin.md#tokens-and-tabs weighs where the tokens are kept.
 
 import { ApiError, send } from './http.js';
 import { deleteTokens, readTokens, storedSessions, writeTokens } from './token-store.js';
+
+/** @import { AdminInfo, Tokens } from './api-types' */
 
 const SESSION_KEY = 'webhook-admin.session';
 const LOCK_PREFIX = 'webhook-admin.refresh:';
@@ -18,14 +21,27 @@ const OPEN_PREFIX = 'webhook-admin.open:';
 
 /** This tab's session: the key of its tokens in the store, kept in sessionStorage so that a reload keeps it. */
 let sessionId = sessionStorage.getItem(SESSION_KEY);
+/** @type {(() => void) | null} */
 let releaseOpenLock = null;
-/** Without Web Locks (a page not served over HTTPS or from localhost) refreshes wait for each other in this tab only. */
+/**
+ * Without Web Locks (a page not served over HTTPS or from localhost) refreshes wait for each other in this tab only.
+ * @type {Promise<unknown>}
+ */
 let tabQueue = Promise.resolve();
 
-/** GET /admin/api/info once signed in: user name, filter and form choices, Temporal UI address. */
+/**
+ * GET /admin/api/info once signed in: user name, filter and form choices, Temporal UI address.
+ * @type {AdminInfo | null}
+ */
 export let info = null;
 
-/** `task`, while no other tab or request of this session runs one. */
+/**
+ * `task`, while no other tab or request of this session runs one.
+ * @template T
+ * @param {string} session
+ * @param {() => Promise<T>} task
+ * @returns {Promise<T>}
+ */
 function exclusively(session, task) {
   if (navigator.locks) return navigator.locks.request(`${LOCK_PREFIX}${session}`, task);
   const run = tabQueue.then(task);
@@ -33,10 +49,14 @@ function exclusively(session, task) {
   return run;
 }
 
-/** Marks the session open in this tab until it signs out (the browser releases the locks of a tab that closes). */
+/**
+ * Marks the session open in this tab until it signs out (the browser releases the locks of a tab that closes).
+ * @param {string} session
+ */
 function holdOpen(session) {
   if (!navigator.locks) return;
   // Released by signOut, also before the lock was granted (it then ends as soon as it begins).
+  /** @type {Promise<void>} */
   const released = new Promise((release) => (releaseOpenLock = release));
   void navigator.locks.request(`${OPEN_PREFIX}${session}`, { mode: 'shared' }, () => released);
 }
@@ -62,6 +82,8 @@ export function resumeSession() {
 /**
  * The session's tokens after `spent` was refused: rotated here, unless another tab or request of the session did it
  * while this one waited for the lock (then theirs). Undefined once the session was signed out.
+ * @param {string} spent the refresh token
+ * @returns {Promise<Tokens | undefined>}
  */
 function refreshed(spent) {
   const session = sessionId;
@@ -69,13 +91,21 @@ function refreshed(spent) {
   return exclusively(session, async () => {
     const stored = await readTokens(session);
     if (!stored || stored.refresh !== spent) return stored;
+    /** @type {Tokens} */
     const tokens = await send('POST', '/authentication/refresh', { refresh: spent });
     await writeTokens(session, tokens);
     return tokens;
   });
 }
 
-/** A call to the admin API as the signed-in user; an expired access token is refreshed once, transparently. */
+/**
+ * A call to the admin API as the signed-in user; an expired access token is refreshed once, transparently.
+ * @template T what the caller reads the answer as (see send)
+ * @param {'GET' | 'POST' | 'PUT'} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<T>}
+ */
 export async function api(method, path, body) {
   const tokens = sessionId === null ? undefined : await readTokens(sessionId);
   if (!tokens) throw new ApiError(401);
@@ -94,7 +124,12 @@ export async function api(method, path, body) {
   }
 }
 
+/**
+ * @param {string} username
+ * @param {string} password
+ */
 export async function signIn(username, password) {
+  /** @type {Tokens} */
   const tokens = await send('POST', '/authentication/create', { username, password });
   const session = Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
   await writeTokens(session, tokens);
@@ -109,6 +144,16 @@ export async function loadInfo() {
   info = await api('GET', '/admin/api/info');
 }
 
+/**
+ * What the server said about the signed-in user, for what shows only while signed in. Signed out meanwhile (in a
+ * request that raced this one), the answer is what the server would say: 401, and the router shows the sign-in form.
+ * @returns {AdminInfo}
+ */
+export function signedInInfo() {
+  if (!info) throw new ApiError(401);
+  return info;
+}
+
 /** Signs the tab out at once; the session's other tabs notice at their next request. */
 export function signOut() {
   const session = sessionId;
@@ -120,7 +165,10 @@ export function signOut() {
   if (session !== null) endSession(session).catch(() => undefined);
 }
 
-/** Deletes the session's tokens and blocks its refresh token on the server; signed out whatever the answer. */
+/**
+ * Deletes the session's tokens and blocks its refresh token on the server; signed out whatever the answer.
+ * @param {string} session
+ */
 async function endSession(session) {
   const tokens = await exclusively(session, async () => {
     const stored = await readTokens(session);

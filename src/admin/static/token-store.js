@@ -3,10 +3,13 @@
 // completed: a tab that reads after another tab's write completed sees that write. (localStorage promises no such
 // thing: each tab reads its own cached copy, which another tab's write reaches some time later.)
 
+/** @import { Tokens } from './api-types' */
+
 const DATABASE = 'webhook-admin';
 const SESSIONS = 'sessions';
 
-let opened = null;
+/** @type {Promise<IDBDatabase> | undefined} */
+let opened;
 
 function database() {
   opened ??= new Promise((resolve, reject) => {
@@ -18,7 +21,13 @@ function database() {
   return opened;
 }
 
-/** One request in a transaction of its own: its result, once the transaction has completed. */
+/**
+ * One request in a transaction of its own: its result, once the transaction has completed.
+ * @template T
+ * @param {IDBTransactionMode} mode
+ * @param {(store: IDBObjectStore) => IDBRequest<T>} operate
+ * @returns {Promise<T>}
+ */
 async function transact(mode, operate) {
   const db = await database();
   return new Promise((resolve, reject) => {
@@ -30,8 +39,18 @@ async function transact(mode, operate) {
   });
 }
 
-/** `{access, refresh}` of a session, or undefined. */
+/**
+ * `{access, refresh}` of a session, or undefined.
+ * @param {string} session
+ * @returns {Promise<Tokens | undefined>}
+ */
 export const readTokens = (session) => transact('readonly', (store) => store.get(session));
+/**
+ * @param {string} session
+ * @param {Tokens} tokens
+ */
 export const writeTokens = (session, tokens) => transact('readwrite', (store) => store.put(tokens, session));
+/** @param {string} session */
 export const deleteTokens = (session) => transact('readwrite', (store) => store.delete(session));
-export const storedSessions = () => transact('readonly', (store) => store.getAllKeys());
+/** The sessions that have tokens here; their keys are the ids this page gives them. */
+export const storedSessions = () => transact('readonly', (store) => /** @type {IDBRequest<string[]>} */ (store.getAllKeys()));

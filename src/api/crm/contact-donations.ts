@@ -8,7 +8,7 @@ import type { VersionFeatures } from '../versions/features';
 import { presentContactDonations } from '../versions/donation-presenter';
 import { crmOperation } from './crm-operation';
 
-const query = z.object({ contactId: idParam('contactId', { example: '7' }), environment: environmentParam });
+const query = z.object({ contactId: idParam('contactId', { example: 7 }), environment: environmentParam });
 
 export const contactDonationsOperation = (features: VersionFeatures) =>
   crmOperation(features, {

@@ -8,9 +8,7 @@ import { crmOperation } from './crm-operation';
 
 const query = z.object({
   environment: environmentParam,
-  updatedSince: dateParam('updatedSince')
-    .optional()
-    .meta({ description: 'Only contacts changed on or after this day (MM-DD-YYYY, Europe/Zurich)' }),
+  updatedSince: dateParam('updatedSince', { meaning: 'Only contacts changed on or after this day' }).optional(),
   ...paginationParams,
 });
 

@@ -8,8 +8,8 @@ import { crmOperation } from './crm-operation';
 
 const query = z
   .object({
-    dateFrom: dateParam('dateFrom', { missing: BOTH_DATES_REQUIRED }),
-    dateTo: dateParam('dateTo', { missing: BOTH_DATES_REQUIRED }),
+    dateFrom: dateParam('dateFrom', { missing: BOTH_DATES_REQUIRED, meaning: 'The first day, inclusive, not after dateTo' }),
+    dateTo: dateParam('dateTo', { missing: BOTH_DATES_REQUIRED, meaning: 'The last day, inclusive' }),
     environment: environmentParam,
   })
   .refine(dateOrder, DATE_ORDER_ERROR);

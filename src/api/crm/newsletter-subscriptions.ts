@@ -9,12 +9,8 @@ import { crmOperation } from './crm-operation';
 const query = z
   .object({
     environment: environmentParam,
-    dateFrom: dateParam('dateFrom')
-      .optional()
-      .meta({ description: 'Only sign-ups confirmed on or after this day (MM-DD-YYYY, Europe/Zurich)' }),
-    dateTo: dateParam('dateTo')
-      .optional()
-      .meta({ description: 'Only sign-ups confirmed on or before this day (MM-DD-YYYY, Europe/Zurich)' }),
+    dateFrom: dateParam('dateFrom', { meaning: 'Only sign-ups confirmed on or after this day, not after dateTo' }).optional(),
+    dateTo: dateParam('dateTo', { meaning: 'Only sign-ups confirmed on or before this day' }).optional(),
     ...paginationParams,
   })
   .refine(dateOrder, DATE_ORDER_ERROR);

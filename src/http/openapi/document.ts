@@ -28,7 +28,7 @@ export const errorSchema = z
         }),
       )
       .optional()
-      .meta({ description: 'With 400 answers to invalid input: each problem and where it is (at most ten)' }),
+      .meta({ description: 'With 400 answers to invalid input, and 409 answers about body fields: each problem and where it is (at most ten)' }),
   })
   .meta({ id: 'Error' });
 
@@ -72,6 +72,16 @@ function successResponses(operation: Operation<unknown>): RouteConfig['responses
   );
 }
 
+/**
+ * Who may call, as OpenAPI says it. The metrics token is a setting: without one, /metrics is open, so the document
+ * offers the token or nothing (`{}`), and the scheme's description says when it is required.
+ */
+function securityOf(access: Operation<unknown>['access']): RouteConfig['security'] {
+  if (access === 'staff') return [{ bearerAuth: [] }, { basicAuth: [] }];
+  if (access === 'metrics') return [{ metricsToken: [] }, {}];
+  return [];
+}
+
 function routeOf(group: OperationGroup<unknown>, operation: Operation<unknown>): RouteConfig {
   const path = toOpenApiPath(group.prefix + operation.path);
   return {
@@ -81,7 +91,7 @@ function routeOf(group: OperationGroup<unknown>, operation: Operation<unknown>):
     summary: operation.summary,
     description: operation.description,
     tags: [group.tag],
-    security: operation.access === 'staff' ? [{ bearerAuth: [] }, { basicAuth: [] }] : operation.access === 'metrics' ? [{ metricsToken: [] }] : [],
+    security: securityOf(operation.access),
     request: {
       query: operation.query as z.ZodObject | undefined,
       params: operation.params as z.ZodObject | undefined,
@@ -113,7 +123,7 @@ export function buildOpenApiDocument<R>(groups: OperationGroup<R>[], additions: 
   registry.registerComponent('securitySchemes', 'metricsToken', {
     type: 'http',
     scheme: 'bearer',
-    description: 'METRICS_TOKEN, when one is configured',
+    description: 'METRICS_TOKEN: required when one is configured; without one, /metrics answers anyone',
   });
   const documented = groups.filter((group) => group.operations.some((operation) => !operation.undocumented));
   for (const group of documented) {

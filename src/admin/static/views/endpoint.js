@@ -1,32 +1,53 @@
 // The webhook endpoint's configuration (#/endpoint). Passwords and secrets are write-only: sent when typed, never shown.
 
-import { $, h, showFlash } from '../dom.js';
+import { $, h, inputs, showFlash } from '../dom.js';
 import { timeFormat } from '../format.js';
 import { ApiError } from '../http.js';
 import { eventTypeChecks } from '../parts.js';
 import { handleError, isCurrent, showView } from '../router.js';
-import { api, info } from '../session.js';
+import { api, signedInInfo } from '../session.js';
 import { offerTestEvent } from './test-event.js';
 
+/**
+ * @import { WebhookEndpoint } from '../api-types'
+ * @typedef {{ url: string, active: boolean, payload_version: string, events: string[], basic_auth_username?: string | null,
+ *   basic_auth_password?: string | null, signing_secret?: string | null }} EndpointChange the request's body
+ */
+
+/**
+ * The endpoint as last loaded or saved; set before the form shows.
+ * @type {WebhookEndpoint | null}
+ */
 let endpoint = null;
 
+/**
+ * @param {{ view: 'endpoint' }} _route
+ * @param {number} mine
+ */
 export async function renderEndpoint(_route, mine) {
+  /** @type {WebhookEndpoint} */
   const shown = await api('GET', '/admin/api/webhook-endpoint');
   if (!isCurrent(mine)) return;
   endpoint = shown;
-  fillEndpointForm();
-  offerTestEvent(endpoint);
+  fillEndpointForm(shown);
+  offerTestEvent(shown);
   $('#test-event-result').hidden = true;
   showView('endpoint');
 }
 
+/**
+ * @param {HTMLElement} chip
+ * @param {boolean} isSet
+ */
 function setState(chip, isSet) {
   chip.textContent = isSet ? 'gesetzt' : 'nicht gesetzt';
   chip.className = `chip ${isSet ? 'on' : 'off'}`;
 }
 
-function fillEndpointForm() {
-  const form = $('#endpoint-form');
+/** @param {WebhookEndpoint} endpoint */
+function fillEndpointForm(endpoint) {
+  const info = signedInInfo();
+  const form = $('#endpoint-form', HTMLFormElement);
   form.reset();
   form.url.value = endpoint.url ?? '';
   form.active.checked = endpoint.active;
@@ -36,7 +57,7 @@ function fillEndpointForm() {
     const selectable = info.payload_versions.some((v) => v.value === option.value && v.selectable);
     option.disabled = !selectable && option.value !== endpoint.payload_version;
   }
-  for (const box of form.querySelectorAll('[name=events]')) box.checked = endpoint.events.includes(box.value);
+  for (const box of inputs(form, '[name=events]')) box.checked = endpoint.events.some((type) => type === box.value);
   form.basic_auth_username.value = endpoint.basic_auth_username ?? '';
   form.basic_auth_password.placeholder = endpoint.basic_auth_password_set ? '•••••• (gespeichert)' : '';
   setState($('#password-state'), endpoint.basic_auth_password_set);
@@ -47,13 +68,18 @@ function fillEndpointForm() {
   $('#endpoint-error').hidden = true;
 }
 
-/** The change to send: write-only fields only when something was typed (or removed), so saving keeps them. */
-function endpointChange(form) {
+/**
+ * The change to send: write-only fields only when something was typed (or removed), so saving keeps them.
+ * @param {HTMLFormElement} form
+ * @param {WebhookEndpoint} endpoint the endpoint as the form was filled from it
+ */
+function endpointChange(form, endpoint) {
+  /** @type {EndpointChange} */
   const change = {
     url: form.url.value.trim(),
     active: form.active.checked,
     payload_version: form.payload_version.value,
-    events: Array.from(form.querySelectorAll('[name=events]:checked'), (box) => box.value),
+    events: inputs(form, '[name=events]:checked').map((box) => box.value),
   };
   const username = form.basic_auth_username.value.trim();
   const password = form.basic_auth_password.value;
@@ -70,18 +96,22 @@ function endpointChange(form) {
   return change;
 }
 
+/** @param {SubmitEvent} submit */
 async function onSaveEndpoint(submit) {
   submit.preventDefault();
-  const form = submit.currentTarget;
-  const button = $('button[type=submit]', form);
+  if (!endpoint) return;
+  const form = /** @type {HTMLFormElement} */ (submit.currentTarget);
+  const button = $('button[type=submit]', HTMLButtonElement, form);
   const error = $('#endpoint-error');
   button.disabled = true;
   error.hidden = true;
   $('#flash').hidden = true;
   try {
-    endpoint = await api('PUT', '/admin/api/webhook-endpoint', endpointChange(form));
-    fillEndpointForm();
-    offerTestEvent(endpoint);
+    /** @type {WebhookEndpoint} */
+    const saved = await api('PUT', '/admin/api/webhook-endpoint', endpointChange(form, endpoint));
+    endpoint = saved;
+    fillEndpointForm(saved);
+    offerTestEvent(saved);
     showFlash('success', 'Endpunkt gespeichert.');
   } catch (err) {
     if (err instanceof ApiError && err.status === 400) {
@@ -96,14 +126,15 @@ async function onSaveEndpoint(submit) {
 /** A Standard Webhooks secret: `whsec_` and 32 random bytes in base64. */
 function generateSecret() {
   const bytes = crypto.getRandomValues(new Uint8Array(32));
-  const form = $('#endpoint-form');
+  const form = $('#endpoint-form', HTMLFormElement);
   form.signing_secret.value = `whsec_${btoa(String.fromCharCode(...bytes))}`;
   form.remove_signing_secret.checked = false;
 }
 
 /** The payload versions and event types to choose from, as the server lists them. */
 export function fillEndpointChoices() {
-  const form = $('#endpoint-form');
+  const info = signedInInfo();
+  const form = $('#endpoint-form', HTMLFormElement);
   form.payload_version.replaceChildren(
     ...info.payload_versions.map((v) => h('option', { value: v.value }, v.selectable ? v.value : `${v.value} (nur mit Warenkorb)`)),
   );
@@ -114,6 +145,6 @@ export function fillEndpointChoices() {
 }
 
 export function setUpEndpointView() {
-  $('#endpoint-form').addEventListener('submit', onSaveEndpoint);
+  $('#endpoint-form').addEventListener('submit', (submit) => void onSaveEndpoint(submit));
   $('#generate-secret').addEventListener('click', generateSecret);
 }

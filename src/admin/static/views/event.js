@@ -2,20 +2,39 @@
 
 import { $, dash, h, showFlash } from '../dom.js';
 import { time } from '../format.js';
-import { field, statusBadge, stuckBadge, temporalLink, testBadge } from '../parts.js';
+import { attemptCount, field, statusBadge, stuckBadge, temporalLink, testBadge } from '../parts.js';
 import { eventsHash, handleError, isCurrent, lastListRoute, render, showView } from '../router.js';
 import { api } from '../session.js';
+
+/** @import { ResendAccepted, WebhookEventDetail } from '../api-types' */
 
 const FOLLOW_UP_MS = 1_000;
 const FOLLOW_UP_ROUNDS = 30;
 const RESENDABLE = ['failed', 'max_retries_reached'];
 const OUTCOME_LABELS = { delivered: 'Zugestellt', failed: 'Fehlgeschlagen' };
 
+/**
+ * An attempt's result: its outcome, or why there is none (docs/admin.md#interrupted-attempts).
+ * @param {WebhookEventDetail['delivery_attempts'][number]} attempt
+ */
+function outcomeBadge(attempt) {
+  if (attempt.outcome) return h('span', { class: `badge outcome-${attempt.outcome}` }, OUTCOME_LABELS[attempt.outcome] ?? attempt.outcome);
+  if (!attempt.interrupted) return h('span', { class: 'badge outcome-running' }, 'Läuft');
+  const title = 'Der Worker fiel nach dem Start aus, bevor das Ergebnis festgehalten war: der Empfänger hat die Anfrage vielleicht erhalten. Zählt nicht zu den fünf Versuchen.';
+  return h('span', { class: 'badge outcome-interrupted', title }, 'Unterbrochen – Ergebnis unbekannt');
+}
+
+/** @param {string | null} text */
 function block(text) {
   return text ? h('pre', { class: 'block' }, text) : dash();
 }
 
+/**
+ * @param {{ view: 'event', id: string }} route
+ * @param {number} mine
+ */
 export async function renderEvent(route, mine) {
+  /** @type {WebhookEventDetail} */
   const event = await api('GET', `/admin/api/webhook-events/${route.id}`);
   if (!isCurrent(mine)) return;
   const canResend = RESENDABLE.includes(event.status) && !event.payload_dropped_at;
@@ -33,7 +52,7 @@ export async function renderEvent(route, mine) {
           : event.status === 'delivered'
             ? 'Bereits zugestellt'
             : 'Der erste Versuch steht noch aus',
-      onclick: () => resend(event, resendButton, mine),
+      onclick: () => void resend(event, resendButton, mine),
     },
     'Erneut senden',
   );
@@ -44,8 +63,8 @@ export async function renderEvent(route, mine) {
       h('td', { class: 'num' }, String(attempt.number)),
       h('td', {}, attempt.manual ? 'manuell' : 'geplant'),
       h('td', {}, time(attempt.started_at)),
-      h('td', { class: 'num' }, `${attempt.duration_ms} ms`),
-      h('td', {}, h('span', { class: `badge outcome-${attempt.outcome === 'delivered' ? 'delivered' : 'failed'}` }, OUTCOME_LABELS[attempt.outcome] ?? attempt.outcome)),
+      h('td', { class: 'num' }, attempt.duration_ms === null ? dash() : `${attempt.duration_ms} ms`),
+      h('td', {}, outcomeBadge(attempt)),
       h('td', { class: 'num' }, attempt.response_code === null ? dash() : String(attempt.response_code)),
       h('td', { class: 'wide' }, attempt.error ? h('p', { class: 'error-text' }, attempt.error) : null, attempt.response_body ? h('pre', { class: 'block small' }, attempt.response_body) : null),
     ),
@@ -73,7 +92,7 @@ export async function renderEvent(route, mine) {
         field('Ereignistyp', h('code', {}, event.event)),
         field('Payload-Version', event.payload_version),
         field('Erstellt', time(event.created_at)),
-        field('Versuche', String(event.attempts)),
+        field('Versuche', attemptCount(event)),
         field('Nächster Versuch', time(event.next_attempt_at)),
         field('Zugestellt', time(event.delivered_at)),
         field('Letzter Antwortcode', event.last_response_code === null ? dash() : String(event.last_response_code)),
@@ -105,14 +124,20 @@ export async function renderEvent(route, mine) {
           time(event.payload_dropped_at),
           '). Status, Antwortcodes und Versuche bleiben bis zur Löschung des Ereignisses.',
         )
-      : h('pre', { class: 'block payload', id: 'payload' }, event.payload_is_json ? JSON.stringify(event.payload, null, 2) : event.payload),
+      : h('pre', { class: 'block payload', id: 'payload' }, event.payload_is_json ? JSON.stringify(event.payload, null, 2) : String(event.payload)),
   );
   showView('event');
 }
 
+/**
+ * @param {WebhookEventDetail} event
+ * @param {HTMLButtonElement} button
+ * @param {number} mine
+ */
 async function resend(event, button, mine) {
   button.disabled = true;
   try {
+    /** @type {ResendAccepted} */
     const answer = await api('POST', `/admin/api/webhook-events/${event.id}/resend`);
     showFlash('success', `Erneuter Versand angestossen (Workflow ${answer.workflow_id}).`);
     followUp(event.id, event.attempts, FOLLOW_UP_ROUNDS, mine);
@@ -125,14 +150,25 @@ async function resend(event, button, mine) {
 /**
  * After a resend, looks again every second until the attempt shows up (or gives up after half a minute). Anything
  * the page renders meanwhile (another view, a reload of this one) ends it: the render's ticket is no longer `mine`.
+ * @param {number} id
+ * @param {number} attemptsBefore
+ * @param {number} rounds
+ * @param {number} mine
  */
 function followUp(id, attemptsBefore, rounds, mine) {
   setTimeout(() => void lookAgain(id, attemptsBefore, rounds, mine), FOLLOW_UP_MS);
 }
 
+/**
+ * @param {number} id
+ * @param {number} attemptsBefore
+ * @param {number} rounds
+ * @param {number} mine
+ */
 async function lookAgain(id, attemptsBefore, rounds, mine) {
   if (!isCurrent(mine)) return;
   try {
+    /** @type {WebhookEventDetail} */
     const current = await api('GET', `/admin/api/webhook-events/${id}`);
     if (!isCurrent(mine)) return;
     if (current.attempts > attemptsBefore || rounds <= 1) await render();

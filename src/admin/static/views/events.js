@@ -3,15 +3,25 @@
 import { $, dash, h } from '../dom.js';
 import { fromZurichInput, shortTimeFormat, snippet, time, toZurichInput } from '../format.js';
 import { ApiError } from '../http.js';
-import { statusBadge, stuckBadge, testBadge } from '../parts.js';
+import { attemptCount, statusBadge, stuckBadge, testBadge } from '../parts.js';
 import { eventsHash, isCurrent, LIST_KEYS, parseRoute, SEARCH_KEYS, showView } from '../router.js';
-import { api, info } from '../session.js';
+import { api, signedInInfo } from '../session.js';
+
+/**
+ * @import { WebhookEventPage } from '../api-types'
+ * @import { ListRoute } from '../router.js'
+ */
 
 const PAGE_SIZE = 20;
 
+/**
+ * @param {ListRoute} route
+ * @param {number} mine
+ */
 export async function renderEvents(route, mine) {
   const params = new URLSearchParams({ page: String(route.page), page_size: String(PAGE_SIZE) });
   for (const key of LIST_KEYS) if (route[key]) params.set(key, route[key]);
+  /** @type {WebhookEventPage} */
   let data;
   try {
     data = await api('GET', `/admin/api/webhook-events?${params}`);
@@ -25,7 +35,7 @@ export async function renderEvents(route, mine) {
   }
   if (!isCurrent(mine)) return;
 
-  const filters = $('#filters');
+  const filters = $('#filters', HTMLFormElement);
   filters.status.value = route.status;
   filters.event.value = route.event;
   filters.stuck.checked = route.stuck === 'true';
@@ -39,7 +49,7 @@ export async function renderEvents(route, mine) {
       h('td', {}, h('code', {}, event.event), testBadge(event)),
       h('td', {}, time(event.created_at, shortTimeFormat)),
       h('td', {}, statusBadge(event), stuckBadge(event)),
-      h('td', { class: 'num' }, String(event.attempts)),
+      h('td', { class: 'num' }, attemptCount(event)),
       h(
         'td',
         { class: 'response' },
@@ -54,18 +64,20 @@ export async function renderEvents(route, mine) {
   $('#events-count').textContent = `${data.count} ${data.count === 1 ? 'Ereignis' : 'Ereignisse'}`;
   const pages = Math.max(1, Math.ceil(data.count / PAGE_SIZE));
   $('#page-info').textContent = `Seite ${route.page} von ${pages}`;
-  $('#page-previous').disabled = !data.previous;
-  $('#page-next').disabled = !data.next;
+  $('#page-previous', HTMLButtonElement).disabled = !data.previous;
+  $('#page-next', HTMLButtonElement).disabled = !data.next;
   showView('events');
 }
 
 /** The list as the filters and the search form say now: a change of either applies what is typed in the other. */
 function listRouteFromForms() {
-  const filters = $('#filters');
-  const search = $('#search');
+  const filters = $('#filters', HTMLFormElement);
+  const search = $('#search', HTMLFormElement);
+  /** @type {ListRoute} */
   const route = { view: 'events', page: 1, status: filters.status.value, event: filters.event.value, stuck: filters.stuck.checked ? 'true' : '' };
   const term = search.term.value.trim();
-  if (term) route[search.by.value] = term;
+  const by = SEARCH_KEYS.find((key) => key === search.by.value);
+  if (term && by) route[by] = term;
   route.created_from = fromZurichInput(search.created_from.value);
   route.created_to = fromZurichInput(search.created_to.value);
   return route;
@@ -75,36 +87,46 @@ function onFilterChange() {
   location.hash = eventsHash(listRouteFromForms());
 }
 
-/** The search form as the route says (the list's address holds the search, so it can be bookmarked). */
+/**
+ * The search form as the route says (the list's address holds the search, so it can be bookmarked).
+ * @param {ListRoute} route
+ */
 function fillSearch(route) {
-  const form = $('#search');
-  const by = SEARCH_KEYS.find((key) => route[key]) ?? form.by.value;
-  form.by.value = by;
-  form.term.value = route[by] ?? '';
+  const form = $('#search', HTMLFormElement);
+  // Without a search in the address, the field keeps what it searches by.
+  const by = SEARCH_KEYS.find((key) => route[key]);
+  if (by) form.by.value = by;
+  form.term.value = by ? route[by] : '';
   form.created_from.value = toZurichInput(route.created_from);
   form.created_to.value = toZurichInput(route.created_to);
 }
 
+/** @param {SubmitEvent} submit */
 function onSearch(submit) {
   submit.preventDefault();
   location.hash = eventsHash(listRouteFromForms());
 }
 
 function resetSearch() {
-  const { status, event, stuck } = parseRoute();
-  $('#search').reset();
-  location.hash = eventsHash({ status, event, stuck, page: 1 });
+  const route = parseRoute();
+  if (route.view !== 'events') return;
+  const { status, event, stuck } = route;
+  $('#search', HTMLFormElement).reset();
+  location.hash = eventsHash({ view: 'events', status, event, stuck, page: 1 });
 }
 
+/** @param {1 | -1} step */
 function turnPage(step) {
   const route = parseRoute();
+  if (route.view !== 'events') return;
   location.hash = eventsHash({ ...route, page: route.page + step });
 }
 
 /** The filters' choices, as the server lists them. */
 export function fillEventFilters() {
   const all = () => h('option', { value: '' }, 'Alle');
-  const filters = $('#filters');
+  const info = signedInInfo();
+  const filters = $('#filters', HTMLFormElement);
   filters.status.replaceChildren(all(), ...info.statuses.map((s) => h('option', { value: s.value }, s.label)));
   filters.event.replaceChildren(all(), ...info.event_types.map((type) => h('option', { value: type }, type)));
 }

@@ -3,13 +3,13 @@
 import { $, showFormError } from '../dom.js';
 import { ApiError } from '../http.js';
 import { render } from '../router.js';
-import { info, loadInfo, signIn, signOut } from '../session.js';
+import { loadInfo, signedInInfo, signIn, signOut } from '../session.js';
 import { fillEndpointChoices } from './endpoint.js';
 import { fillEventFilters } from './events.js';
 import { fillRecoveryChoices } from './recovery.js';
 import { fillTestEventChoices } from './test-event.js';
 
-const showLoginError = (message) => showFormError('#login-error', message);
+const showLoginError = (/** @type {string} */ message) => showFormError('#login-error', message);
 
 /** Who is signed in, and the server's choices in every form that offers them; a 401 or 403 throws. */
 export async function enterSession() {
@@ -18,16 +18,17 @@ export async function enterSession() {
   fillEndpointChoices();
   fillRecoveryChoices();
   fillTestEventChoices();
-  $('#session-user').textContent = info.username;
+  $('#session-user').textContent = signedInInfo().username;
 }
 
+/** @param {SubmitEvent} submit */
 async function onLogin(submit) {
   submit.preventDefault();
-  const form = submit.currentTarget;
+  const form = /** @type {HTMLFormElement} */ (submit.currentTarget);
   const username = form.username.value.trim();
   const password = form.password.value;
   if (!username || !password) return showLoginError('Benutzername und Passwort eingeben.');
-  const button = $('button[type=submit]', form);
+  const button = $('button[type=submit]', HTMLButtonElement, form);
   button.disabled = true;
   showLoginError('');
   try {
@@ -47,7 +48,7 @@ async function onLogin(submit) {
 }
 
 export function setUpLogin() {
-  $('#login-form').addEventListener('submit', onLogin);
+  $('#login-form').addEventListener('submit', (submit) => void onLogin(submit));
   $('#logout').addEventListener('click', () => {
     signOut();
     void render();

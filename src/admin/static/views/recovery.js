@@ -1,17 +1,26 @@
 // Bulk recovery (#/recovery, #/recovery/<id>): a preview of what would be resent, the start, and its progress.
 
-import { $, dash, h, showFormError } from '../dom.js';
+import { $, dash, h, inputs, showFormError } from '../dom.js';
 import { fromZurichInput, number, shortTimeFormat, time } from '../format.js';
 import { ApiError } from '../http.js';
 import { eventTypeChecks, field, stat, temporalLink } from '../parts.js';
 import { handleError, isCurrent, render, showView } from '../router.js';
 import { api } from '../session.js';
 
+/**
+ * @import { Recovery, RecoveryPreview } from '../api-types'
+ * @typedef {{ created_from: string, created_to: string, events: string[] }} RecoveryFilter
+ */
+
 const RECOVERY_POLL_MS = 1_000;
 
-/** The preview shown, with the idempotency key its start uses: a double click or a retried start starts one recovery. */
+/**
+ * The preview shown, with the idempotency key its start uses: a double click or a retried start starts one recovery.
+ * @type {{ filter: RecoveryFilter, key: string } | null}
+ */
 let recoveryPreview = null;
-let recoveryTimer = null;
+/** @type {number | undefined} */
+let recoveryTimer;
 
 const RECOVERY_STATUS_LABELS = {
   running: 'Läuft',
@@ -22,29 +31,35 @@ const RECOVERY_STATUS_LABELS = {
   timed_out: 'Zeit abgelaufen',
 };
 
+/**
+ * @param {HTMLFormElement} form
+ * @returns {RecoveryFilter}
+ */
 function recoveryFilter(form) {
   return {
     created_from: fromZurichInput(form.created_from.value),
     created_to: fromZurichInput(form.created_to.value),
-    events: Array.from(form.querySelectorAll('[name=events]:checked'), (box) => box.value),
+    events: inputs(form, '[name=events]:checked').map((box) => box.value),
   };
 }
 
-const showRecoveryError = (message) => showFormError('#recovery-error', message);
+const showRecoveryError = (/** @type {string} */ message) => showFormError('#recovery-error', message);
 
 function forgetRecoveryPreview() {
   recoveryPreview = null;
   $('#recovery-preview').hidden = true;
 }
 
+/** @param {SubmitEvent} submit */
 async function onRecoveryPreview(submit) {
   submit.preventDefault();
-  const form = submit.currentTarget;
+  const form = /** @type {HTMLFormElement} */ (submit.currentTarget);
   forgetRecoveryPreview();
   showRecoveryError('');
   const filter = recoveryFilter(form);
   if (!filter.created_from || !filter.created_to) return showRecoveryError('Beginn und Ende des Zeitraums angeben.');
   try {
+    /** @type {RecoveryPreview} */
     const preview = await api('POST', '/admin/api/recoveries/preview', filter);
     recoveryPreview = { filter, key: crypto.randomUUID() };
     const { failed, max_retries_reached: exhausted } = preview.by_status;
@@ -52,7 +67,7 @@ async function onRecoveryPreview(submit) {
       preview.count === 0
         ? 'Keine Ereignisse in diesem Zeitraum sind fehlgeschlagen.'
         : `${preview.count} ${preview.count === 1 ? 'Ereignis wird' : 'Ereignisse werden'} erneut gesendet: ${failed} fehlgeschlagen, ${exhausted} mit maximalen Wiederholungen.`;
-    const start = $('#recovery-start');
+    const start = $('#recovery-start', HTMLButtonElement);
     start.textContent = `${preview.count} ${preview.count === 1 ? 'Ereignis' : 'Ereignisse'} erneut senden`;
     start.disabled = preview.count === 0;
     start.hidden = preview.count === 0;
@@ -63,11 +78,13 @@ async function onRecoveryPreview(submit) {
   }
 }
 
+/** @param {MouseEvent} click */
 async function onRecoveryStart(click) {
   if (!recoveryPreview) return;
-  const button = click.currentTarget;
+  const button = /** @type {HTMLButtonElement} */ (click.currentTarget);
   button.disabled = true;
   try {
+    /** @type {Recovery} */
     const recovery = await api('POST', '/admin/api/recoveries', { ...recoveryPreview.filter, idempotency_key: recoveryPreview.key });
     forgetRecoveryPreview();
     location.hash = `#/recovery/${recovery.id}`;
@@ -77,6 +94,10 @@ async function onRecoveryStart(click) {
   }
 }
 
+/**
+ * @param {{ view: 'recovery', id: string | null }} route
+ * @param {number} mine
+ */
 export async function renderRecovery(route, mine) {
   clearTimeout(recoveryTimer);
   const form = $('#recovery-form');
@@ -87,6 +108,7 @@ export async function renderRecovery(route, mine) {
     showView('recovery');
     return;
   }
+  /** @type {Recovery} */
   const recovery = await api('GET', `/admin/api/recoveries/${route.id}`);
   if (!isCurrent(mine)) return;
   progress.replaceChildren(recoveryCard(recovery));
@@ -98,9 +120,10 @@ export async function renderRecovery(route, mine) {
   }
 }
 
+/** @param {Recovery} recovery */
 function recoveryCard(recovery) {
   const counts = recovery.progress;
-  const count = (key) => (counts ? number.format(counts[key]) : dash());
+  const count = (/** @type {'delivered' | 'failed' | 'skipped' | 'unconfirmed'} */ key) => (counts ? number.format(counts[key]) : dash());
   const statusClass = recovery.status === 'completed' ? 'status-delivered' : recovery.status === 'running' ? 'status-waiting' : 'status-max_retries_reached';
   return h(
     'div',
@@ -147,7 +170,7 @@ export function fillRecoveryChoices() {
 }
 
 export function setUpRecoveryView() {
-  $('#recovery-form').addEventListener('submit', onRecoveryPreview);
+  $('#recovery-form').addEventListener('submit', (submit) => void onRecoveryPreview(submit));
   $('#recovery-form').addEventListener('input', forgetRecoveryPreview);
-  $('#recovery-start').addEventListener('click', onRecoveryStart);
+  $('#recovery-start').addEventListener('click', (click) => void onRecoveryStart(click));
 }

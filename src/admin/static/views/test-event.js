@@ -3,16 +3,20 @@
 import { $, h } from '../dom.js';
 import { ApiError } from '../http.js';
 import { handleError } from '../router.js';
-import { api, info } from '../session.js';
+import { api, signedInInfo } from '../session.js';
 
+/** @import { TestEventCreated, WebhookEndpoint } from '../api-types' */
+
+/** @param {SubmitEvent} submit */
 async function onSendTestEvent(submit) {
   submit.preventDefault();
-  const form = submit.currentTarget;
-  const button = $('#send-test-event');
+  const form = /** @type {HTMLFormElement} */ (submit.currentTarget);
+  const button = $('#send-test-event', HTMLButtonElement);
   const result = $('#test-event-result');
   button.disabled = true;
   result.hidden = true;
   try {
+    /** @type {TestEventCreated} */
     const sent = await api('POST', '/admin/api/webhook-endpoint/test-events', { event: form.event.value });
     result.className = 'notice';
     result.replaceChildren(
@@ -30,18 +34,21 @@ async function onSendTestEvent(submit) {
   }
 }
 
-/** A test event goes to the saved endpoint: there must be one, switched on. */
+/**
+ * A test event goes to the saved endpoint: there must be one, switched on.
+ * @param {WebhookEndpoint} endpoint
+ */
 export function offerTestEvent(endpoint) {
-  const button = $('#send-test-event');
+  const button = $('#send-test-event', HTMLButtonElement);
   button.disabled = !endpoint.configured || !endpoint.active;
   button.title = endpoint.configured && endpoint.active ? '' : 'Erst einen aktiven Endpunkt speichern';
 }
 
 /** The event types to choose from, as the server lists them. */
 export function fillTestEventChoices() {
-  $('#test-event-form').event.replaceChildren(...info.event_types.map((type) => h('option', { value: type }, type)));
+  $('#test-event-form', HTMLFormElement).event.replaceChildren(...signedInInfo().event_types.map((type) => h('option', { value: type }, type)));
 }
 
 export function setUpTestEvent() {
-  $('#test-event-form').addEventListener('submit', onSendTestEvent);
+  $('#test-event-form').addEventListener('submit', (submit) => void onSendTestEvent(submit));
 }

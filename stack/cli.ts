@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 
+/** The command lines of the tooling: `npm run stack`, and the benchmarks and drills that build on stack/. */
+
 /** `--name=value` flags with defaults; numbers stay numbers, lists are comma separated. */
 export function flags<T extends Record<string, string | number | boolean>>(defaults: T, args = process.argv.slice(2)): T {
   const { values } = parseArgs({
