@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { recordCheckouts } from './support/platform-load';
-import { waitFor } from './support/wait';
+import { loadUnderWay, recordCheckouts } from './support/platform-load';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
@@ -29,18 +28,14 @@ void runDrill('database-restore', async (onCleanup) => {
   const { log, cluster, subscriber } = stage;
   const { api, relay, worker } = await startService(stage);
 
-  let committed = 0;
-  const before = recordCheckouts(cluster, {
-    count: EVENTS,
-    concurrency: 2,
-    pauseMs: 100,
-    prefix: 'before',
-    deadlineMs: 300_000,
-    onProgress: (done) => (committed = done),
-  });
-  await waitFor('half of the checkouts committed and deliveries under way', () => committed >= EVENTS / 2 && subscriber.total() > 0, 180_000);
+  const { loading: before, committed } = await loadUnderWay(
+    cluster,
+    subscriber,
+    { count: EVENTS, concurrency: 2, pauseMs: 100, prefix: 'before', deadlineMs: 300_000 },
+    { share: 1 / 2, what: 'half of the checkouts committed and deliveries under way', timeoutMs: 180_000 },
+  );
   await cluster.snapshotDatabase('backup');
-  log(`backup taken with ${committed} checkouts committed, ${subscriber.total()} requests received`);
+  log(`backup taken with ${committed()} checkouts committed, ${subscriber.total()} requests received`);
   const loadBefore = await before;
   const deliveredBefore = await waitUntilAllFinal(cluster.db, EVENTS, TIME_LIMIT_MS, (final) => log(`${final}/${EVENTS} final before the restore`));
   const receivedBeforeRestore = new Set(subscriber.received.keys());

@@ -1,5 +1,5 @@
-import { recordCheckouts } from './support/platform-load';
-import { sleep, waitFor } from './support/wait';
+import { loadUnderWay } from './support/platform-load';
+import { sleep } from './support/wait';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { deliveriesConsistent, verifyDeliveries, verifyPlatformWrites, waitUntilAllFinal } from './support/verify';
@@ -21,23 +21,19 @@ void runDrill('postgres-outage', async (onCleanup) => {
   const { log, cluster, subscriber } = stage;
   const { relay, worker } = await startService(stage);
 
-  let committed = 0;
-  const loading = recordCheckouts(cluster, {
-    count: CALLS,
+  const { loading, committed } = await loadUnderWay(
+    cluster,
+    subscriber,
     // About 20 calls a second: the load goes on through the whole outage.
-    concurrency: 4,
-    pauseMs: 150,
-    prefix: 'pg',
-    deadlineMs: 240_000,
-    onProgress: (done) => (committed = done),
-  });
-  await waitFor('a third of the calls and the first deliveries', () => committed >= CALLS / 3 && subscriber.total() > 0, 120_000);
-  const committedAtStop = committed;
+    { count: CALLS, concurrency: 4, pauseMs: 150, prefix: 'pg', deadlineMs: 240_000 },
+    { share: 1 / 3, what: 'a third of the calls and the first deliveries', timeoutMs: 120_000 },
+  );
+  const committedAtStop = committed();
   const receivedAtStop = subscriber.total();
   await cluster.stopPostgres();
   log(`Postgres stopped: ${committedAtStop} calls committed, ${receivedAtStop} deliveries received`);
   await sleep(DOWN_MS);
-  const committedWhileDown = committed - committedAtStop;
+  const committedWhileDown = committed() - committedAtStop;
   await cluster.startPostgres();
   log(`Postgres started again after ${DOWN_MS / 1000} s`);
 

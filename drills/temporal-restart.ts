@@ -1,5 +1,5 @@
-import { recordCheckouts } from './support/platform-load';
-import { sleep, waitFor } from './support/wait';
+import { loadUnderWay } from './support/platform-load';
+import { sleep } from './support/wait';
 import { runDrill } from './support/report';
 import { setUpDrill, startService } from './support/stage';
 import { deliveriesConsistent, verifyDeliveries, waitUntilAllFinal } from './support/verify';
@@ -24,20 +24,16 @@ void runDrill('temporal-restart', async (onCleanup) => {
   let { worker } = service;
 
   // Checkouts keep coming while Temporal goes down: the relay must hold them until it is back.
-  let committed = 0;
-  const loading = recordCheckouts(cluster, {
-    count: EVENTS,
+  const { loading, committed } = await loadUnderWay(
+    cluster,
+    subscriber,
     // About ten calls a second, so that events are committed before, during and after the restart.
-    concurrency: 2,
-    pauseMs: 150,
-    prefix: 'temporal',
-    deadlineMs: 300_000,
-    onProgress: (done) => (committed = done),
-  });
-  await waitFor('half of the events committed and deliveries under way', () => committed >= EVENTS / 2 && subscriber.total() > 0, 180_000);
+    { count: EVENTS, concurrency: 2, pauseMs: 150, prefix: 'temporal', deadlineMs: 300_000 },
+    { share: 1 / 2, what: 'half of the events committed and deliveries under way', timeoutMs: 180_000 },
+  );
   const receivedAtKill = subscriber.total();
   const openAtKill = subscriber.inFlight();
-  const committedAtKill = committed;
+  const committedAtKill = committed();
   await cluster.killTemporal();
   log(`Temporal killed (kill -9): ${committedAtKill} committed, ${receivedAtKill} received, ${openAtKill} open`);
   await sleep(DOWN_MS);

@@ -1,4 +1,4 @@
-import { sleep } from './wait';
+import { sleep, waitFor } from './wait';
 
 const donor = {
   gender: 'female',
@@ -126,4 +126,21 @@ export async function recordCheckouts(
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
   return { transactionIds, succeeded, failedTries };
+}
+
+/**
+ * Checkouts recorded in the background at a steady pace, and the moment a drill's fault lands: once `share` of them
+ * are committed and the subscriber has received a delivery, so that the fault meets calls before, during and after
+ * it. `committed()` counts the calls completed so far.
+ */
+export async function loadUnderWay(
+  cluster: StaffApi,
+  subscriber: { total(): number },
+  load: Omit<Parameters<typeof recordCheckouts>[1], 'onProgress'>,
+  { share, what, timeoutMs }: { share: number; what: string; timeoutMs: number },
+): Promise<{ loading: Promise<LoadResult>; committed: () => number }> {
+  let committed = 0;
+  const loading = recordCheckouts(cluster, { ...load, onProgress: (done) => (committed = done) });
+  await waitFor(what, () => committed >= load.count * share && subscriber.total() > 0, timeoutMs);
+  return { loading, committed: () => committed };
 }

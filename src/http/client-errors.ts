@@ -66,6 +66,7 @@ function refuseOnSocket(socket: Duplex, answer: string): void {
 
 const HOST_REPEATED = { code: 'bad_request' as const, message: 'A request must have one Host header, not several' };
 const AUTHORIZATION_REPEATED = { code: 'bad_request' as const, message: 'A request must have at most one Authorization header, not several' };
+const TRANSFER_CODING_REFUSED = { code: 'not_implemented' as const, message: 'The only Transfer-Encoding this service implements is chunked alone' };
 
 /** Whether a field stands more than once (raw headers are name, value, name, value …); `name` in lower case. */
 function repeated(rawHeaders: string[], name: string): boolean {
@@ -84,6 +85,11 @@ function repeated(rawHeaders: string[], name: string): boolean {
 function headerRefusal(req: IncomingMessage): { code: ErrorCode; message: string } | undefined {
   if (repeated(req.rawHeaders, 'host')) return HOST_REPEATED;
   if (repeated(req.rawHeaders, 'authorization')) return AUTHORIZATION_REPEATED;
+  // Node reads `gzip, chunked` as chunked and ignores the gzip, where a proxy in front refuses it or decodes it: two
+  // readings of one body. RFC 9112 §6.1: a transfer coding the server does not implement is a 501. (A list that does
+  // not end in chunked leaves the body without an end; Node's parser refuses that itself.)
+  const codings = (req.headers['transfer-encoding'] ?? '').split(',').map((coding) => coding.trim().toLowerCase());
+  if (codings.length > 1 && codings.at(-1) === 'chunked') return TRANSFER_CODING_REFUSED;
   if (req.httpVersion !== '1.1') return undefined;
   if (req.headers.host === undefined) return HOST_MISSING;
   const { expect } = req.headers;
@@ -125,7 +131,8 @@ function refuseAmbiguousHeaders(server: Server): void {
  * - `connect`: a CONNECT request, which Node would close without an answer: 501, as no path of ours has it.
  * - `checkExpectation`: an `Expect` other than `100-continue`, which Node answers with a bare 417.
  * - an HTTP/1.1 request without Host, which Node answers with a bare 400; several Host or Authorization fields, and
- *   an `Expect` that lists `100-continue` with something else, which Node takes (headerRefusal).
+ *   an `Expect` that lists `100-continue` with something else, which Node takes, and a Transfer-Encoding that lists
+ *   codings before `chunked` (headerRefusal).
  * Requests with `Upgrade` reach the app as any other (there is no `upgrade` listener), and `Expect: 100-continue`
  * gets Node's interim `100 Continue` before the app answers.
  */

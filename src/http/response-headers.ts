@@ -8,7 +8,10 @@ const ONE_YEAR_SECONDS = 365 * 24 * 60 * 60;
  * - `Cache-Control: no-store` unless the operation declared its answer cacheable: answers carry personal data and
  *   tokens, which no shared or browser cache may keep;
  * - HSTS when the request reached us over https, which we only know from a trusted proxy (TRUST_PROXY): over plain
- *   http the header would be ignored, and without a trusted proxy `X-Forwarded-Proto` is anyone's claim.
+ *   http the header would be ignored, and without a trusted proxy `X-Forwarded-Proto` is anyone's claim;
+ * - `Connection: close` when the answer leaves before the request's body has arrived (a refusal before the body is
+ *   read, a body announced on a GET): kept alive, the connection would wait for the rest, and a body that never comes
+ *   would be answered a second time with a 408 that a client could take for its next request's answer.
  */
 export async function responseHeaders(ctx: Context, next: Next): Promise<void> {
   ctx.set('X-Content-Type-Options', 'nosniff');
@@ -19,5 +22,6 @@ export async function responseHeaders(ctx: Context, next: Next): Promise<void> {
     await next();
   } finally {
     if (!ctx.response.get('Cache-Control') || ctx.status >= 300) ctx.set('Cache-Control', 'no-store');
+    if (!ctx.req.complete) ctx.set('Connection', 'close');
   }
 }

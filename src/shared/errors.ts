@@ -47,7 +47,7 @@ export const ERROR_CODES = {
   headers_too_large: { status: 431, meaning: 'The request line and headers are larger than the limit (16 KiB)' },
   too_many_login_failures: { status: 429, meaning: 'Too many failed logins; wait as long as `Retry-After` says' },
   internal_error: { status: 500, meaning: 'A fault of the service; it has been logged' },
-  not_implemented: { status: 501, meaning: 'CONNECT, which no path of this service has: it is not a proxy' },
+  not_implemented: { status: 501, meaning: 'CONNECT, which no path of this service has (it is not a proxy), or a Transfer-Encoding other than chunked' },
   api_unavailable: { status: 502, meaning: 'The load balancer in front of the API replicas (Caddy, in the Compose stack) reached none that answered; a call safe to repeat was already sent again (docs/operations.md#the-load-balancer-caddy); try again' },
   too_many_password_checks: { status: 503, meaning: 'Too many password checks are under way at once; try again (`Retry-After`)' },
   service_unavailable: { status: 503, meaning: 'The database is not reachable; try again (`Retry-After`)' },

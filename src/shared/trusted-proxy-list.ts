@@ -28,6 +28,9 @@ export function parseTrustedProxies(value: string): string[] {
     if (family === 0 || (prefix !== undefined && prefix > (family === 4 ? 32 : 128))) {
       throw new Error(`TRUST_PROXY: ${JSON.stringify(entry)} is not an IP address or CIDR range`);
     }
+    if (prefix === 0) {
+      throw new Error(`TRUST_PROXY: ${entry} is every address: it would believe X-Forwarded-For from any peer; name the proxies`);
+    }
   }
   return entries;
 }

@@ -93,6 +93,9 @@ describe('what Node would answer by itself gets the same JSON error and a closed
     ['two Host fields on HTTP/1.0', 'GET /healthz HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n', 400, 'bad_request'],
     // Node keeps the first Authorization and drops the rest; a proxy in front may have judged the request by another.
     ['two Authorization fields', 'GET /api/v2.1/crm/contacts/ HTTP/1.1\r\nHost: x\r\nAuthorization: Basic eDp5\r\nAuthorization: Bearer z\r\n\r\n', 400, 'bad_request'],
+    // Node reads these as chunked and drops the codings before it; a proxy in front would read the body otherwise.
+    ['Transfer-Encoding: identity, chunked', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: identity, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 501, 'not_implemented'],
+    ['Transfer-Encoding: gzip, chunked', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 501, 'not_implemented'],
     ['two equal Authorization fields', 'GET /healthz HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer z\r\nauthorization: Bearer z\r\n\r\n', 400, 'bad_request'],
     ['Expect: 100-continue, foo', 'POST /platform/checkouts HTTP/1.1\r\nHost: x\r\nExpect: 100-continue, foo\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 417, 'expectation_failed'],
     ['Expect: foo, 100-continue', 'GET /healthz HTTP/1.1\r\nHost: x\r\nExpect: foo, 100-continue\r\n\r\n', 417, 'expectation_failed'],

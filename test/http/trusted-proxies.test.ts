@@ -18,6 +18,10 @@ describe('TRUST_PROXY', () => {
     expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/is not an IP address or CIDR range/);
   });
 
+  test.each(['0.0.0.0/0', '::/0', '10.0.0.1,::/0'])('refuses %j, which is every address', (value) => {
+    expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/is every address: it would believe X-Forwarded-For from any peer/);
+  });
+
   test('the client is the rightmost forwarded address that is not a trusted proxy', () => {
     const proxies = trustedProxyList(['10.0.0.0/8', '172.30.0.10']);
     const client = (peer: string, forwardedFor?: string) => forwardedClientAddress(proxies, peer, forwardedFor);

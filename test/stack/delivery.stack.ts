@@ -224,6 +224,39 @@ test('SQL visibility finds the delivery workflows by their search attributes', a
   }
 });
 
+test('Temporal UI is read-only without a login: a write through its API is refused, though it holds the client certificate', async () => {
+  // A workflow no worker polls stays running: a write that got through would change it.
+  const workflowId = `ui-write-check-${randomBytes(4).toString('hex')}`;
+  const handle = await temporal.workflow.start('noSuchWorkflow', { taskQueue: 'ui-write-check', workflowId });
+  const ui = stack.temporalUiUrl;
+  // The UI's CSRF cookie, sent back as its header, as its own page does: the refusal must come from the write guard.
+  const settings = await fetch(`${ui}/api/v1/settings`);
+  expect(settings.status).toBe(200);
+  const csrf = /_csrf=([^;]+)/.exec(settings.headers.getSetCookie().join('; '))?.[1];
+  expect(csrf).toBeDefined();
+  const base = `${ui}/api/v1/namespaces/${stack.namespace}`;
+  const writes = [
+    `${base}/workflows/${workflowId}/terminate`,
+    `${base}/workflows/${workflowId}/cancel`,
+    `${base}/workflows/${workflowId}/signal/anything`,
+    `${base}/workflows/${workflowId}/reset`,
+    `${base}/batch-operations/ui-write-check`,
+  ];
+  for (const url of writes) {
+    const answer = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Cookie: `_csrf=${csrf}`, 'X-CSRF-TOKEN': csrf! },
+      body: JSON.stringify({ reason: 'probe', jobId: 'ui-write-check' }),
+    });
+    expect([url, answer.status]).toEqual([url, 405]);
+  }
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+  // Reading still works, and the CLI's way (the client certificate) still acts.
+  expect((await fetch(`${base}/workflows/${workflowId}`)).status).toBe(200);
+  await handle.terminate('cleanup');
+  expect((await handle.describe()).status.name).toBe('TERMINATED');
+});
+
 test('nothing of the stack listens beyond loopback', async () => {
   const addresses = Object.values(os.networkInterfaces())
     .flat()
