@@ -9,6 +9,7 @@ import { metricsOperation } from '../probes/operations';
 import { requestLogging } from '../http/request-log';
 import { requestMetrics } from '../http/request-metrics';
 import { responseHeaders } from '../http/response-headers';
+import { setBodyTimeout } from '../http/body';
 import { setPublicOrigin } from '../http/request-origin';
 import { trustForwardingHeadersFrom } from '../http/trusted-proxies';
 import { createGuards } from './access-guards';
@@ -30,11 +31,12 @@ export function routeContext(deps: AppDependencies): RouteContext {
 function buildApp(context: RouteContext, groups: OperationGroup[]): Koa {
   const { router } = createRouter(groups, context, createGuards(context));
   const app = new Koa();
-  const { trustedProxies, publicOrigin } = context.config.http;
+  const { trustedProxies, publicOrigin, timeouts } = context.config.http;
   // Koa reads X-Forwarded-Host and -Proto only with `proxy`; the first middleware removes them unless a trusted
   // proxy sent them, and decides the client address itself.
   app.proxy = trustedProxies.length > 0;
   setPublicOrigin(app, publicOrigin);
+  setBodyTimeout(app, timeouts.bodySeconds * 1000);
   app.use(trustForwardingHeadersFrom(trustedProxies));
   // Outside the error middleware, so that they see the status it decides.
   app.use(requestLogging(context.log)).use(requestMetrics(context.metrics)).use(responseHeaders);

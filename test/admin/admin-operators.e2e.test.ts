@@ -5,7 +5,7 @@ import { projectRoot } from '../../src/config';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
 import { type OutboxRelay, startOutboxRelay } from '../../src/temporal/outbox-relay';
-import { collectPageErrors, describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { describeInBrowser, type HeadlessBrowser, launchChromium, watchPage } from '../support/browser';
 import { eventually } from '../support/eventually';
 import { STAFF, type TestApp } from '../support/test-app';
 import { eventRow, insertEvent } from '../support/webhook-rows';
@@ -41,8 +41,7 @@ describeInBrowser('admin page for operators (headless Chromium)', () => {
 
     browser = await launchChromium();
     page = await browser.context.newPage();
-    page.setDefaultTimeout(15_000);
-    collectPageErrors(page, pageErrors);
+    watchPage(page, pageErrors);
     await mkdir(SCREENSHOTS, { recursive: true });
     await page.goto(`${app.baseUrl}/admin/`);
     await page.fill('#login-form [name=username]', STAFF.username);

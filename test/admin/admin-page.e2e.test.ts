@@ -4,7 +4,7 @@ import type { Page, Request } from 'playwright-core';
 import { projectRoot } from '../../src/config';
 import { createKeyring } from '../../src/secrets/keyring';
 import { openEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
-import { collectPageErrors, describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { describeInBrowser, type HeadlessBrowser, launchChromium, watchPage } from '../support/browser';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { NON_STAFF, STAFF, type TestApp } from '../support/test-app';
 import { attemptRows, eventRow, insertEvent, workflowIdOf } from '../support/webhook-rows';
@@ -35,10 +35,8 @@ describeInBrowser('admin page (headless Chromium)', () => {
 
     browser = await launchChromium();
     page = await browser.context.newPage();
-    // Each step waits for what the page shows; a step that cannot happen fails in seconds, not in Jest's minute.
-    page.setDefaultTimeout(15_000);
     page.on('request', (request) => requests.push(request));
-    collectPageErrors(page, pageErrors);
+    watchPage(page, pageErrors);
     await mkdir(SCREENSHOTS, { recursive: true });
   }, 120_000);
 

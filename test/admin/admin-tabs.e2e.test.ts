@@ -1,5 +1,5 @@
 import type { Page, Response } from 'playwright-core';
-import { collectPageErrors, describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { describeInBrowser, type HeadlessBrowser, launchChromium, watchPage } from '../support/browser';
 import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 
 /*
@@ -29,8 +29,7 @@ describeInBrowser('the admin page in two tabs of one session (headless Chromium)
       if (request.url().endsWith('/authentication/refresh')) refreshed.push(JSON.parse(request.postData() ?? '{}').refresh);
     });
     browser.context.on('page', (page) => {
-      page.setDefaultTimeout(15_000);
-      collectPageErrors(page, pageErrors);
+      watchPage(page, pageErrors);
     });
     first = await browser.context.newPage();
     await first.goto(`${app.baseUrl}/admin/`);

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { projectRoot } from '../../src/config';
-import { collectPageErrors, describeInBrowser, type HeadlessBrowser, launchChromium } from '../support/browser';
+import { describeInBrowser, type HeadlessBrowser, launchChromium, watchPage } from '../support/browser';
 import { STAFF, startTestApp, type TestApp } from '../support/test-app';
 import { type AttemptAnswer, insertAttempt, insertEndpoint, insertEvent } from '../support/webhook-rows';
 
@@ -27,8 +27,7 @@ describeInBrowser('the failing endpoint banner (headless Chromium)', () => {
     ({ id: eventId } = await insertEvent(app.db, await insertEndpoint(app.db, { url: 'https://crm.example.org/hooks' })));
     browser = await launchChromium();
     page = await browser.context.newPage();
-    page.setDefaultTimeout(15_000);
-    collectPageErrors(page, pageErrors);
+    watchPage(page, pageErrors);
   }, 60_000);
 
   afterAll(async () => {

@@ -65,10 +65,13 @@ export async function launchChromium(options: BrowserContextOptions = {}): Promi
 }
 
 /**
- * Collects into `errors` what goes wrong in `page`: uncaught errors and errors on the console. Chromium also logs each
- * 4xx answer on the console ("Failed to load resource"); the admin page shows those itself, so they do not count.
+ * A page as the browser tests drive it: each step waits at most 15 s for what the page shows, so that a step that
+ * cannot happen fails in seconds, not in Jest's minute; and what goes wrong in it is collected into `errors`
+ * (uncaught errors and errors on the console). Chromium also logs each 4xx answer on the console ("Failed to load
+ * resource"); the admin page shows those itself, so they do not count.
  */
-export function collectPageErrors(page: Page, errors: string[]): void {
+export function watchPage(page: Page, errors: string[]): void {
+  page.setDefaultTimeout(15_000);
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
     if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) errors.push(message.text());
