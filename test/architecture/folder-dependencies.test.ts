@@ -91,6 +91,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   ],
   'src/demo': ['src/auth', 'src/config.ts', 'src/db', 'src/platform', 'src/secrets', 'src/shared', 'src/webhooks', ...AGGREGATES],
   'src/cli': ['src/auth', 'src/config.ts', 'src/db', 'src/secrets', ...AGGREGATES],
+  'src/oidc-provider': ['src/logger.ts', 'src/secrets'],
   'src/main.ts': ['src/config.ts', 'src/db', 'src/demo', 'src/logger.ts', 'src/observability', 'src/runtime', 'src/secrets', 'src/temporal'],
 };
 
