@@ -105,15 +105,18 @@ async function listening(port: number): Promise<void> {
   });
 }
 
-const postCheckout = (port: number) =>
+const postCheckout = (port: number, headers: Record<string, string> = {}) =>
   fetch(`http://127.0.0.1:${port}/platform/checkouts`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
       authorization: `Basic ${Buffer.from(`${STAFF.username}:${STAFF.password}`).toString('base64')}`,
+      ...headers,
     },
     body: JSON.stringify(checkoutBody()),
   });
+
+const lastEvent = async () => (await db('webhook_events').orderBy('id', 'desc').limit(1))[0] as { id: number; trace_context: { traceparent: string; tracestate?: string } | null };
 
 const only = (spans: ReceivedSpan[], what: string, match: (span: ReceivedSpan) => boolean): ReceivedSpan => {
   const found = spans.filter(match);
@@ -130,10 +133,20 @@ test('a platform call, its outbox row, the relay, the workflow and the attempt a
     await listening(port);
     const response = await postCheckout(port);
     expect(response.status).toBe(201);
-    const [event] = await db('webhook_events').orderBy('id', 'desc').limit(1);
+    const event = await lastEvent();
     // Stored in the platform call's transaction: W3C Trace Context.
     expect(event.trace_context).toEqual({ traceparent: expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/) });
-    const traceId = (event.trace_context as { traceparent: string }).traceparent.split('-')[1];
+    const [, traceId, callSpanId] = event.trace_context!.traceparent.split('-');
+
+    // A caller's own trace context is continued, as W3C Trace Context says; what the row takes of it is bounded (the
+    // propagator keeps at most 512 characters of tracestate), and a malformed one starts a trace of ours.
+    const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+    expect((await postCheckout(port, { traceparent: `00-${callerTrace}-00f067aa0ba902b7-01`, tracestate: `v=${'x'.repeat(250)},${'w'.repeat(8_000)}` })).status).toBe(201);
+    const continued = (await lastEvent()).trace_context;
+    expect(continued?.traceparent).toMatch(new RegExp(`^00-${callerTrace}-[0-9a-f]{16}-01$`));
+    expect(JSON.stringify(continued).length).toBeLessThan(700);
+    expect((await postCheckout(port, { traceparent: `00-${'z'.repeat(32)}-00f067aa0ba902b7-01'; DROP TABLE webhook_events` })).status).toBe(201);
+    expect((await lastEvent()).trace_context?.traceparent).toMatch(/^00-(?!z)[0-9a-f]{32}-[0-9a-f]{16}-01$/);
 
     delivery = await startRole('delivery', { ...tracingEnv('tracing-delivery'), TEMPORAL_TASK_QUEUE: taskQueue, TEMPORAL_WORKER_VERSIONING: 'false' });
     await eventually(async () => (await eventRow(db, event.id)).status === 'delivered', { timeoutMs: 90_000, what: 'the delivery' });
@@ -157,7 +170,7 @@ test('a platform call, its outbox row, the relay, the workflow and the attempt a
     const start = only(trace, 'StartWorkflow', (span) => span.name === 'StartWorkflow:deliverEvent');
     expect(start.service).toBe('tracing-delivery');
     // The relay has no span of its own around the start: the stored context is the start's parent.
-    expect(start.parentSpanId).toBe(event.trace_context.traceparent.split('-')[2]);
+    expect(start.parentSpanId).toBe(callSpanId);
     const run = only(trace, 'RunWorkflow', (span) => span.name === 'RunWorkflow:deliverEvent');
     expect(run.parentSpanId).toBe(start.spanId);
     const activity = only(trace, 'RunActivity', (span) => span.name === 'RunActivity:attemptDelivery');
@@ -198,6 +211,6 @@ test('a role started without the OTEL_* settings loads no module of OpenTelemetr
   }
   expect(modules.some((file) => file.includes(`${path.sep}koa${path.sep}`))).toBe(true);
   expect(openTelemetryModules(modules)).toEqual([]);
-  const [event] = await db('webhook_events').orderBy('id', 'desc').limit(1);
+  const event = await lastEvent();
   expect(event.trace_context).toBeNull();
 }, 120_000);
