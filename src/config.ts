@@ -312,6 +312,14 @@ function loginLimitsOf(e: Environment): LoginLimits {
 }
 
 /**
+ * This process's environment without the OTEL_* settings, for the Temporal dev server it starts: they are the
+ * service's (docs/observability.md#traces), but the Temporal server reads the same names for its own traces, refuses to
+ * start on `console`, and would bury the service's spans under its internal ones.
+ */
+export const environmentWithoutTracing = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OTEL_')));
+
+/**
  * Reads the one typed configuration from the environment; nothing else reads process.env.
  * Production refuses to start without a JWT secret (a built-in default would let anyone mint tokens), without a
  * metrics token (the metrics name event types, outcomes and volumes to whoever reaches the port) and without the

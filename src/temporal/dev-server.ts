@@ -6,6 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { environmentWithoutTracing } from '../config';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../delivery-rules/search-attributes';
 import { portIsFree } from '../shared/free-port';
 import { devServerExecutable } from './binaries';
@@ -140,13 +141,6 @@ async function untilAnswering(address: string, namespace: string, ended: () => D
 }
 
 /**
- * The environment of the dev server: this process's without the OTEL_* settings. They are the service's (tracing,
- * docs/observability.md#traces), but the Temporal server reads the same names for its own traces, refuses to start on
- * `console`, and would bury the service's spans under its internal ones.
- */
-const devServerEnvironment = (): NodeJS.ProcessEnv => Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
-
-/**
  * Starts the CLI in a process group of its own, so that Ctrl-C reaches this process only and the server is stopped
  * after the worker that uses it; and, where setpriv exists, so that the kernel kills it with this process.
  */
@@ -154,7 +148,7 @@ function spawnServer(executable: string, args: string[], logFile: string | undef
   const [command, commandArgs] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', executable, ...args]] : [executable, args];
   const output = logFile === undefined ? 'inherit' : openSync(logFile, 'a');
   try {
-    return spawn(command, commandArgs, { detached: true, env: devServerEnvironment(), stdio: ['ignore', output, output] });
+    return spawn(command, commandArgs, { detached: true, env: environmentWithoutTracing(), stdio: ['ignore', output, output] });
   } finally {
     if (typeof output === 'number') closeSync(output);
   }
