@@ -25,6 +25,7 @@ import { answered, EventLoad, platformCall, settle, untilArrived } from './suppo
 import { CpuMeter } from './support/processes';
 import { Receiver } from './support/receiver';
 import { type BenchRole, startStack } from './support/stack';
+import { OtlpSink } from './support/otlp-sink';
 import { highestSustainedRate, type SustainedRate } from './support/sustained-rate';
 import { readStatements, resetStatements } from './support/statements';
 import { type NamedTuning, parseTunings } from './support/worker-tuning';
@@ -81,14 +82,16 @@ let template: EnvelopeTemplate | undefined;
 
 const profiled = list(options['cpu-prof']) as BenchRole[];
 
-async function runService(receiver: Receiver, { name, tuning, relay, layout }: NamedTuning, round: number): Promise<SystemRun> {
+async function runService(receiver: Receiver, { name, tuning, relay, layout, tracing }: NamedTuning, round: number): Promise<SystemRun> {
   const relayTraceFile = path.join(os.tmpdir(), `bench-relay-trace-${randomUUID()}.jsonl`);
   const traced = layout === 'separate';
+  const spans = tracing === undefined ? undefined : new OtlpSink();
+  await spans?.listen();
   const stack = await startStack({
     ...(traced
       ? { roles: ['api', 'relay', 'worker'], workerTuning: tuning, relayProbe: { traceFile: relayTraceFile, tuning: relay } }
       : { roles: ['api', 'delivery'] }),
-    env: keyValues(options.env),
+    env: { ...keyValues(options.env), ...spans?.environment(tracing!) },
     pgStatStatements: options['pg-stat-statements'],
     keepLogsIn: options.logs ? path.join(options.logs, `${name}-${round + 1}`) : undefined,
     cpuProfile: profiled.length > 0 ? { roles: profiled, dir: path.join(options['cpu-prof-dir'], `${name}-${round + 1}`) } : undefined,
@@ -140,9 +143,12 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout }: N
     }
     run.sustained = await searchSustainedRate(load, receiver, () => new CpuMeter(processes));
     run.loadAverage.after = os.loadavg()[0];
+    // Without this, a tracing set-up that exports nothing would pass for tracing that costs nothing.
+    if (spans && tracing! > 0 && spans.exports === 0) throw new Error(`tuning "${name}": tracing was on, but no span reached the sink`);
     return run;
   } finally {
     await stack.stop();
+    await spans?.close();
     await rm(relayTraceFile, { force: true });
   }
 }

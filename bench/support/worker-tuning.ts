@@ -23,6 +23,8 @@ export interface NamedTuning {
   tuning: WorkerTuning;
   relay: RelayTuning;
   layout: ServiceLayout;
+  /** Tracing on, keeping this ratio of traces (support/otlp-sink.ts receives them); absent: tracing off. */
+  tracing?: number;
 }
 
 function setting(named: NamedTuning, key: string, value: string): void {
@@ -30,6 +32,12 @@ function setting(named: NamedTuning, key: string, value: string): void {
   if (key === 'layout') {
     if (value !== 'separate' && value !== 'combined') throw new Error(`layout: "${value}" is neither separate nor combined`);
     named.layout = value;
+    return;
+  }
+  if (key === 'tracing') {
+    const ratio = Number(value);
+    if (value === '' || !(ratio >= 0 && ratio <= 1)) throw new Error(`tracing: "${value}" is not a sampling ratio between 0 and 1`);
+    named.tracing = ratio;
     return;
   }
   if (key === 'workflowTaskPollerBehavior') {
@@ -51,7 +59,8 @@ function setting(named: NamedTuning, key: string, value: string): void {
 /**
  * Worker settings to compare, from a flag: `name:key=value,key=value;name2:…`, keys being the SDK's option names
  * (src/temporal/worker.ts, WorkerTuning) or the relay's with a `relay.` prefix (support/traced-relay.ts, RelayTuning), or
- * `layout=combined` (ServiceLayout). A name alone stands for the defaults:
+ * `layout=combined` (ServiceLayout), or `tracing=<ratio>` (the service's traces exported, that ratio sampled). A name
+ * alone stands for the defaults:
  * `default;polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=1;combined:layout=combined`.
  */
 export function parseTunings(text: string): NamedTuning[] {
@@ -70,7 +79,7 @@ export function parseTunings(text: string): NamedTuning[] {
         setting(named, pair.slice(0, equals).trim(), pair.slice(equals + 1).trim());
       }
       if (named.layout === 'combined' && Object.keys(named.tuning).length + Object.keys(named.relay).length > 0) {
-        throw new Error(`tuning "${name}": layout=combined runs the production delivery role, which takes no other setting`);
+        throw new Error(`tuning "${name}": layout=combined runs the production delivery role, which takes no worker or relay setting`);
       }
       return named;
     });
