@@ -233,7 +233,9 @@ test('sends every process’s traces to the stack’s Jaeger, run with Compose�
   const { jaeger } = withTls;
   expect([jaeger.command, ...jaeger.args]).toEqual([jaegerTools('2.13.0').jaeger, '--config', path.join(root, 'deploy/jaeger/config.yaml')]);
   expect(jaegerTools('2.13.0').jaeger).toMatch(/\.tools\/jaeger-1\.76\.0\/bin\/jaeger$/);
-  expect(Object.keys(jaeger.env).sort()).toEqual(Object.keys(LOCAL_CHANGES.jaeger).sort());
+  const composeEnv = compose.services.jaeger.environment ?? {};
+  expect(Object.keys(jaeger.env).sort()).toEqual([...Object.keys(composeEnv), ...Object.keys(LOCAL_CHANGES.jaeger)].sort());
+  for (const [name, value] of Object.entries(composeEnv)) expect([name, jaeger.env[name]]).toEqual([name, value]);
   // Each variable the stack sets is one the configuration reads, with Compose's address as its default.
   const config = mounted('deploy/jaeger/config.yaml');
   for (const name of Object.keys(LOCAL_CHANGES.jaeger)) expect(config).toMatch(new RegExp(`\\$\\{env:${name}:-[^}]+\\}`));
