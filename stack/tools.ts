@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, cp, mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readdir, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -50,7 +50,12 @@ export interface AlertmanagerTools {
   version: string;
   alertmanager: string;
   amtool: string;
+  /** The package's templates and UI page, which Debian's build reads from DEBIAN_ALERTMANAGER_ASSETS. */
+  assets: string;
 }
+
+/** Where Debian's Alertmanager reads its notification templates (a fixed path of its build, no flag moves it). */
+export const DEBIAN_ALERTMANAGER_ASSETS = '/usr/share/prometheus/alertmanager';
 
 export interface TemporalUiTools {
   version: string;
@@ -106,8 +111,8 @@ export function prometheusTools(release: string): PrometheusTools {
 }
 
 export function alertmanagerTools(version: string): AlertmanagerTools {
-  const bin = path.join(TOOLS_DIR, `alertmanager-${version}`, 'bin');
-  return { version, alertmanager: path.join(bin, 'alertmanager'), amtool: path.join(bin, 'amtool') };
+  const dir = path.join(TOOLS_DIR, `alertmanager-${version}`);
+  return { version, alertmanager: path.join(dir, 'bin', 'alertmanager'), amtool: path.join(dir, 'bin', 'amtool'), assets: path.join(dir, 'share') };
 }
 
 const goBuildEnv = (): NodeJS.ProcessEnv => ({ ...process.env, GOFLAGS: [process.env.GOFLAGS, '-buildvcs=false'].filter(Boolean).join(' ') });
@@ -228,11 +233,24 @@ export async function ensurePrometheus(release: string, log: (line: string) => v
 /**
  * Alertmanager from Debian's package `prometheus-alertmanager`, unpacked, not installed (its Go module does not build
  * with `go install`: the web UI's assets are not in it). Needs apt-get and root once; refuses a Debian version other
- * than the pinned one, so that the stack never runs another Alertmanager than Compose's.
+ * than the pinned one, so that the stack never runs another Alertmanager than Compose's. Debian's build reads its
+ * templates from a fixed path: where nothing is there, a symbolic link to the unpacked ones (root, once per machine).
  */
 export async function ensureAlertmanager(version: string, log: (line: string) => void): Promise<AlertmanagerTools> {
+  const tools = await unpackAlertmanager(version, log);
+  if (!existsSync(DEBIAN_ALERTMANAGER_ASSETS)) {
+    log(`Linking ${DEBIAN_ALERTMANAGER_ASSETS}, where Debian's Alertmanager reads its templates, to ${path.relative(projectRoot, tools.assets)}`);
+    await mkdir(path.dirname(DEBIAN_ALERTMANAGER_ASSETS), { recursive: true });
+    // A link left dangling (its checkout removed) is replaced; to the real path, not through a symlinked .tools.
+    await rm(DEBIAN_ALERTMANAGER_ASSETS, { force: true });
+    await symlink(await realpath(tools.assets), DEBIAN_ALERTMANAGER_ASSETS);
+  }
+  return tools;
+}
+
+async function unpackAlertmanager(version: string, log: (line: string) => void): Promise<AlertmanagerTools> {
   const tools = alertmanagerTools(version);
-  if (existsSync(tools.alertmanager)) return tools;
+  if (existsSync(tools.alertmanager) && existsSync(tools.assets)) return tools;
   log(`Unpacking Alertmanager ${version} from Debian's package prometheus-alertmanager (once per version)`);
   const work = await mkdtemp(path.join(os.tmpdir(), 'alertmanager-deb-'));
   try {
@@ -246,9 +264,12 @@ export async function ensureAlertmanager(version: string, log: (line: string) =>
       throw new Error(`Debian's prometheus-alertmanager is ${packaged}, docker-compose.yml pins prom/alertmanager:v${version}: pin the image to Debian's version`);
     }
     await run('dpkg-deb', ['-x', path.join(work, deb), path.join(work, 'root')], {}, 'dpkg-deb -x');
-    await buildInto(path.dirname(path.dirname(tools.alertmanager)), async (dir) => {
+    // An unpacking of an earlier version of this function, without the assets.
+    await rm(path.dirname(tools.assets), { recursive: true, force: true });
+    await buildInto(path.dirname(tools.assets), async (dir) => {
       await rename(path.join(work, 'root', 'usr', 'bin', 'prometheus-alertmanager'), path.join(dir, 'bin', 'alertmanager'));
       await rename(path.join(work, 'root', 'usr', 'bin', 'amtool'), path.join(dir, 'bin', 'amtool'));
+      await rename(path.join(work, 'root', DEBIAN_ALERTMANAGER_ASSETS), path.join(dir, 'share'));
       await writeFile(path.join(dir, 'PACKAGE'), `prometheus-alertmanager ${packaged} (Debian)\n`);
     });
   } finally {
