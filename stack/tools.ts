@@ -213,7 +213,7 @@ export async function ensureCaddy(version: string, log: (line: string) => void):
 export async function ensureJaeger(release: string, log: (line: string) => void): Promise<JaegerTools> {
   const tools = jaegerTools(release);
   if (existsSync(tools.jaeger)) return tools;
-  log(`Building Jaeger ${release} from its Go module v${tools.moduleVersion} (once per version; 6 min of CPU). Its UI's assets are not in the module: the query API serves, the UI shows a placeholder`);
+  log(`Building Jaeger ${release} from its Go module v${tools.moduleVersion} (once per version; 42 min at low priority on two busy cores). Its UI's assets are not in the module: the query API serves, the UI shows a placeholder`);
   await buildInto(path.dirname(path.dirname(tools.jaeger)), (dir) =>
     goBuildAsMainModule('github.com/jaegertracing/jaeger', tools.moduleVersion, './cmd/jaeger', path.join(dir, 'bin', 'jaeger'), log),
   );
@@ -223,7 +223,7 @@ export async function ensureJaeger(release: string, log: (line: string) => void)
 export async function ensurePrometheus(release: string, log: (line: string) => void): Promise<PrometheusTools> {
   const tools = prometheusTools(release);
   if (existsSync(tools.prometheus)) return tools;
-  log(`Building Prometheus ${release} from its Go module v${tools.moduleVersion} (once per version; 7 min of CPU). Its web UI's assets are not in the module: the API serves, the UI does not`);
+  log(`Building Prometheus ${release} from its Go module v${tools.moduleVersion} (once per version; 49 min at low priority on two busy cores). Its web UI's assets are not in the module: the API serves, the UI does not`);
   await buildInto(path.dirname(path.dirname(tools.prometheus)), (dir) =>
     goInstall('github.com/prometheus/prometheus/cmd/prometheus', tools.moduleVersion, path.join(dir, 'bin'), log),
   );
