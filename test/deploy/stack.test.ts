@@ -265,6 +265,9 @@ test('runs Prometheus with Compose’s command and prometheus.yml, changing only
     `--web.listen-address=127.0.0.1:${ports.prometheus}`,
   ]);
   expect(prometheusTools('3.16.0').prometheus).toMatch(/\.tools\/prometheus-0\.316\.0\/bin\/prometheus$/);
+  // Only 3.x releases have a module version; a Jaeger release needs its module version written down.
+  expect(() => prometheusTools('2.42.0')).toThrow(/3\.x\.y/);
+  expect(() => jaegerTools('2.14.0')).toThrow(/JAEGER_MODULE_VERSIONS/);
   // The token the application's /metrics wants, in a file of its own, not in the environment.
   expect(tokenFile.content).toBe(secret('METRICS_TOKEN'));
   expect(prometheus.env).not.toHaveProperty('METRICS_TOKEN');
