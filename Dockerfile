@@ -26,7 +26,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 COPY --from=build /app/dist ./dist
 # The admin page's static files, served as they are from src/admin/static (src/admin/page-operations.ts).
 COPY --from=build /app/src/admin/static ./src/admin/static
-# Files stay owned by root and read-only for the process; it writes nothing to disk.
+# Files stay owned by root and read-only for the process; it writes nothing to disk, except the login provider
+# (src/oidc-provider/) its signing key, into the volume docker-compose.yml mounts here (a new volume takes this owner).
+RUN mkdir /var/lib/oidc-provider && chown node:node /var/lib/oidc-provider
 USER node
 EXPOSE 3000
 CMD ["node", "dist/src/main.js", "api"]

@@ -16,7 +16,8 @@ import type { Logger } from '../src/logger';
 import type { DeliveryMetrics } from '../src/observability/metrics';
 import type { Keyring } from '../src/secrets/keyring';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
-import { classifyExchange, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
+import { traceAttempt } from '../src/tracing';
+import { classifyExchange, exchangeErrorType, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
 import { keySpellings } from '../src/webhooks/secret-redaction';
 import { openEndpointSecrets } from '../src/webhook-endpoint/endpoint-store';
 import {
@@ -57,6 +58,8 @@ export interface DeliveryActivityDependencies {
   metrics?: DeliveryMetrics;
   /** Opens the endpoint's secrets (SECRETS_KEYS). */
   keyring: Keyring;
+  /** Send the attempt's trace context (`traceparent`) to the subscriber while tracing is on (WEBHOOK_SEND_TRACEPARENT). */
+  sendTraceparent?: boolean;
 }
 
 export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
@@ -149,6 +152,7 @@ export function createDeliveryActivities({
   allowPrivateAddresses,
   resolve = systemResolver,
   keyring,
+  sendTraceparent = false,
 }: DeliveryActivityDependencies): DeliveryActivities {
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
@@ -219,11 +223,16 @@ export function createDeliveryActivities({
     if (prepared.kind === 'ready') await recordAttemptStart(db, { eventId, attemptNumber, manual: attempt.kind === 'manual', startedAt });
     const exchange =
       prepared.kind === 'ready'
-        ? await postRequest(prepared.endpoint.url, prepared.headers, Buffer.from(event.payload, 'utf8'), {
-            timeoutMs: http.timeoutMs,
-            maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
-            addresses,
-            connections,
+        ? await traceAttempt(prepared.endpoint.url, { eventId, attempt: attemptNumber }, async (span) => {
+            const headers = sendTraceparent ? { ...prepared.headers, ...span.propagationHeaders() } : prepared.headers;
+            const sent = await postRequest(prepared.endpoint.url, headers, Buffer.from(event.payload, 'utf8'), {
+              timeoutMs: http.timeoutMs,
+              maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
+              addresses,
+              connections,
+            });
+            span.end({ statusCode: sent.kind === 'response' ? sent.status : undefined, errorType: exchangeErrorType(sent) });
+            return sent;
           })
         : prepared;
     const secrets = prepared.kind === 'ready' ? secretsOf(prepared.endpoint) : [];

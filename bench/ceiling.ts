@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
 import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
-import { flags, list, runMain } from '../stack/cli';
+import { flags, keyValues, list, runMain } from '../stack/cli';
 import {
   deliveredEvents,
   readRelayTrace,
@@ -24,7 +24,9 @@ import { type Phase, phaseName, runPhase } from './support/phase-report';
 import { answered, EventLoad, platformCall, settle, untilArrived } from './support/platform-load';
 import { CpuMeter } from './support/processes';
 import { Receiver } from './support/receiver';
-import { startStack } from './support/stack';
+import { type BenchRole, startStack } from './support/stack';
+import { highestSustainedRate, type SustainedRate } from './support/sustained-rate';
+import { readStatements, resetStatements } from './support/statements';
 import { type NamedTuning, parseTunings } from './support/worker-tuning';
 import { pidOf } from '../stack/process';
 
@@ -51,6 +53,20 @@ const options = flags({
   'settle-timeout': 180,
   /** Events per phase whose stages are traced (Temporal histories read after the phase); 0: none. */
   'trace-sample': 300,
+  /** Count the service's SQL statements per delivered event in each phase (pg_stat_statements). */
+  'pg-stat-statements': false,
+  /** Comma-separated service roles (`delivery`, `api`) to run with --cpu-prof; the profiles go to this directory. */
+  'cpu-prof': '',
+  'cpu-prof-dir': '/tmp/donation-webhooks-bench-profiles',
+  /**
+   * `low,high[,probes]`: also find each system's highest sustained open-loop rate in that range by bisection, with
+   * phases of --duration (bench/support/sustained-rate.ts); empty: not searched.
+   */
+  sustained: '',
+  /** Keep the service's logs (and its stack's folder) of each round in this directory. */
+  logs: '',
+  /** Extra environment for the service's processes, `KEY=value;KEY2=value` (e.g. `TEMPORAL_WORKER_VERSIONING=false`). */
+  env: '',
   /** Temporal dev server dynamic config, `key=json;key2=json`, for both systems. */
   'temporal-config': '',
   out: '',
@@ -63,6 +79,8 @@ const phases: Phase[] = [
 
 let template: EnvelopeTemplate | undefined;
 
+const profiled = list(options['cpu-prof']) as BenchRole[];
+
 async function runService(receiver: Receiver, { name, tuning, relay, layout }: NamedTuning, round: number): Promise<SystemRun> {
   const relayTraceFile = path.join(os.tmpdir(), `bench-relay-trace-${randomUUID()}.jsonl`);
   const traced = layout === 'separate';
@@ -70,6 +88,10 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout }: N
     ...(traced
       ? { roles: ['api', 'relay', 'worker'], workerTuning: tuning, relayProbe: { traceFile: relayTraceFile, tuning: relay } }
       : { roles: ['api', 'delivery'] }),
+    env: keyValues(options.env),
+    pgStatStatements: options['pg-stat-statements'],
+    keepLogsIn: options.logs ? path.join(options.logs, `${name}-${round + 1}`) : undefined,
+    cpuProfile: profiled.length > 0 ? { roles: profiled, dir: path.join(options['cpu-prof-dir'], `${name}-${round + 1}`) } : undefined,
     temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
   });
   try {
@@ -82,14 +104,20 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout }: N
     for (const phase of phases) {
       process.stderr.write(`  service: ${phaseName(phase)}\n`);
       const locks = new LockWaitSampler(stack.db);
-      const { report, timings } = await runPhase(phase, load, () => new CpuMeter(processes), untilArrived(receiver, options['settle-timeout']));
+      if (options['pg-stat-statements']) await resetStatements(stack.db);
+      const meter = () => new CpuMeter(processes, undefined, ['delivery']);
+      const { report, timings } = await runPhase(phase, load, meter, untilArrived(receiver, options['settle-timeout']));
       run.lockWaits[report.phase] = await locks.stop();
       run.phases.push(report);
       const delivered = deliveredEvents(timings, receiver);
-      // The combined role's relay is the production one, without the trace of its starts.
-      const { byEvent, summary } = traced
-        ? await relayPasses(stack.db, delivered.map(({ receipt }) => receipt.eventId), readRelayTrace(relayTraceFile))
-        : { byEvent: new Map<number, RelaySide>(), summary: {} };
+      if (options['pg-stat-statements']) run.statements[report.phase] = await readStatements(stack.db, { top: 25, events: delivered.length });
+      // The combined role's relay is the production one, without the trace of its starts: its passes and the attempts'
+      // starts are read from the rows alone.
+      const { byEvent, summary } = await relayPasses(
+        stack.db,
+        delivered.map(({ receipt }) => receipt.eventId),
+        traced ? readRelayTrace(relayTraceFile) : new Map(),
+      );
       run.relay[report.phase] = summary;
       if (options['trace-sample'] > 0) {
         const traced = sample(delivered, options['trace-sample']);
@@ -110,6 +138,7 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout }: N
         }
       }
     }
+    run.sustained = await searchSustainedRate(load, receiver, () => new CpuMeter(processes));
     run.loadAverage.after = os.loadavg()[0];
     return run;
   } finally {
@@ -140,7 +169,8 @@ async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTun
     const run = startRun(system, name, round);
     for (const phase of phases) {
       process.stderr.write(`  ${system}: ${phaseName(phase)}\n`);
-      const { report, timings } = await runPhase(phase, load, () => new CpuMeter(processes), untilArrived(receiver, options['settle-timeout']));
+      const meter = () => new CpuMeter(processes, undefined, ['worker']);
+      const { report, timings } = await runPhase(phase, load, meter, untilArrived(receiver, options['settle-timeout']));
       run.phases.push(report);
       if (options['trace-sample'] > 0) {
         const traced = sample(deliveredEvents(timings, receiver), options['trace-sample']);
@@ -150,11 +180,25 @@ async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTun
         );
       }
     }
+    run.sustained = await searchSustainedRate(load, receiver, () => new CpuMeter(processes));
     run.loadAverage.after = os.loadavg()[0];
     return run;
   } finally {
     await stack.stop();
   }
+}
+
+/** --sustained: the highest open-loop rate this system keeps up with; undefined when not asked for. */
+async function searchSustainedRate(load: EventLoad, receiver: Receiver, meter: () => CpuMeter): Promise<SustainedRate | undefined> {
+  if (!options.sustained) return undefined;
+  const [low, high, probes = 6] = list(options.sustained).map(Number);
+  return highestSustainedRate(
+    async (rate) => {
+      process.stderr.write(`    sustained? open loop ${rate}/s\n`);
+      return (await runPhase({ rate, durationS: options.duration }, load, meter, untilArrived(receiver, options['settle-timeout']))).report;
+    },
+    { low, high, probes },
+  );
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { postToSubscriber } from './ceiling/activities';
-import { flags, list, runMain } from '../stack/cli';
+import { flags, keyValues, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { EventLoad, platformCall, settle, untilArrived } from './support/platform-load';
 import { type PhaseReport, runPhase } from './support/phase-report';
@@ -10,6 +10,7 @@ import { stages } from './support/stages';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
 import { Receiver } from './support/receiver';
 import { type BenchRole, startStack, type Stack } from './support/stack';
+import { readStatements, resetStatements, statementRow } from './support/statements';
 import { markdownTable, summarize } from './support/stats';
 import { pidOf } from '../stack/process';
 
@@ -63,11 +64,6 @@ async function bareLoop(stack: Stack, receiver: Receiver, concurrency: number, d
 
 const PROCESS_NAMES = ['api', 'relay', 'worker', 'postgres', 'temporal', 'bench'];
 
-const keyValues = (text: string, separator = ';') =>
-  Object.fromEntries(
-    list(text.replaceAll(separator, ',')).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-  );
-
 async function main() {
   const roles: BenchRole[] = ['api', 'relay', 'worker'];
   const receiver = new Receiver();
@@ -93,7 +89,7 @@ async function main() {
       process.stderr.write(`warm-up: 50/s for ${options.warmup} s\n`);
       await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);
     }
-    if (options['pg-stat-statements']) await stack.db.raw('SELECT pg_stat_statements_reset()');
+    if (options['pg-stat-statements']) await resetStatements(stack.db);
 
     const phases: PhaseReport[] = [];
     let stageRows: unknown[] = [];
@@ -125,16 +121,7 @@ async function main() {
     const bareCores = Object.fromEntries(Object.entries(bareCpu.used()).map(([name, use]) => [name, Number(use.cores.toFixed(2))]));
 
     const memory = Object.fromEntries([...stack.services].map(([role, service]) => [role, memoryOf(pidOf(service))]));
-    let statements: unknown[] = [];
-    if (options['pg-stat-statements']) {
-      statements = (
-        await stack.db.raw(
-          `SELECT calls, round(total_exec_time::numeric, 1) AS total_ms, round(mean_exec_time::numeric, 3) AS mean_ms,
-                  left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS query
-             FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 15`,
-        )
-      ).rows;
-    }
+    const statements = options['pg-stat-statements'] ? await readStatements(stack.db) : [];
     const results = {
       machine,
       options,
@@ -170,7 +157,7 @@ async function main() {
       '',
       `Memory (MiB): ${JSON.stringify(memory)}; deliveries received more than once: ${duplicates}`,
     ];
-    if (statements.length > 0) lines.push('', 'pg_stat_statements (top by total time):', markdownTable(statements as Array<Record<string, string | number>>));
+    if (statements.length > 0) lines.push('', 'pg_stat_statements (top by total time):', markdownTable(statements.map(statementRow)));
     process.stdout.write(`${lines.join('\n')}\n`);
     if (options.out) writeFileSync(options.out, JSON.stringify(results, null, 2));
   } finally {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { freePort } from '../src/shared/free-port';
-import { flags, runMain } from '../stack/cli';
+import { flags, keyValues, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { EventLoad, platformCall, settle } from './support/platform-load';
 import { CpuMeter, MemorySampler, memoryOf } from './support/processes';
@@ -71,9 +71,6 @@ async function backlogState(stack: Stack, endpointId: number, quietS: number) {
     unstarted: Number(row.unstarted),
   };
 }
-
-const keyValues = (text: string) =>
-  Object.fromEntries(text.split(';').filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
 
 async function main() {
   const receiver = new Receiver();

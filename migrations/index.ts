@@ -22,6 +22,7 @@ import * as m019 from './019_share_transaction_ids_cap_answers_unlink_foreign_si
 import * as m020 from './020_record_the_installation_id';
 import * as m021 from './021_store_webhook_event_environment';
 import * as m022 from './022_record_webhook_attempt_starts';
+import * as m023 from './023_store_webhook_event_trace_context';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -57,6 +58,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['020_record_the_installation_id', m020],
   ['021_store_webhook_event_environment', m021],
   ['022_record_webhook_attempt_starts', m022],
+  ['023_store_webhook_event_trace_context', m023],
 ];
 
 /**

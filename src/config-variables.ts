@@ -17,6 +17,22 @@ const booleanFlag = z
   .enum(FLAG_VALUES)
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
+/** What OTEL_TRACES_EXPORTER may name: one exporter (the specification's lists of several are not supported). */
+export const TRACE_EXPORTERS = ['otlp', 'console', 'none'] as const;
+
+/** OTLP over HTTP only: gRPC would load a second gRPC stack beside the Temporal client's for no gain here. */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+
+/** The specification's built-in samplers. */
+export const TRACE_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+
 /** Exactly these: a typo such as `Production` or `prod` must not start a production instance with development rules. */
 const NODE_ENVIRONMENTS = ['development', 'test', 'production'] as const;
 
@@ -352,6 +368,53 @@ export const environmentSchema = z.object({
     .max(36_500)
     .optional()
     .describe('Days such an event keeps its payload and response bodies; at most EVENT_RETENTION_DAYS. Unset: EVENT_RETENTION_DAYS.'),
+  WEBHOOK_SEND_TRACEPARENT: booleanFlag
+    .default(false)
+    .describe(
+      'Send the delivery attempt\'s W3C `traceparent` (and `tracestate`) header to the subscriber, so that its own traces ' +
+        'join the donation\'s; only while tracing is on (OTEL_TRACES_EXPORTER). Off: the subscriber learns nothing of our ' +
+        'traces (docs/observability.md#traces).',
+    ),
+  OTEL_TRACES_EXPORTER: z
+    .enum(TRACE_EXPORTERS, { error: `must be one of ${TRACE_EXPORTERS.join(', ')} (one exporter)` })
+    .optional()
+    .describe(
+      'Tracing: `otlp` exports spans to OTEL_EXPORTER_OTLP_ENDPOINT, `console` prints them (local debugging). Unset or ' +
+        '`none`: no tracing, and nothing of OpenTelemetry is loaded (docs/observability.md#traces).',
+    ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .string()
+    .url()
+    .regex(/^https?:\/\//i, 'must be an http:// or https:// URL')
+    .default('http://localhost:4318')
+    .describe('The OTLP/HTTP receiver (a collector, Jaeger); spans go to its `/v1/traces`.'),
+  OTEL_EXPORTER_OTLP_PROTOCOL: z
+    .enum(OTLP_PROTOCOLS, { error: `must be one of ${OTLP_PROTOCOLS.join(', ')} (gRPC is not supported)` })
+    .default('http/protobuf')
+    .describe('`http/protobuf` or `http/json`.'),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('The spans\' `service.name`. Unset: `donation-webhooks-<role>` (`donation-webhooks-api`, `-delivery`, …).'),
+  OTEL_RESOURCE_ATTRIBUTES: z
+    .string()
+    .regex(/^[^=,\s]+=[^,]*(,[^=,\s]+=[^,]*)*$/, 'must be key=value pairs, comma-separated (values percent-encoded)')
+    .optional()
+    .describe('More resource attributes on every span, `deployment.environment.name=prod,service.namespace=donations`.'),
+  OTEL_TRACES_SAMPLER: z
+    .enum(TRACE_SAMPLERS, { error: `must be one of ${TRACE_SAMPLERS.join(', ')}` })
+    .default('parentbased_always_on')
+    .describe(
+      'Which traces are kept: `parentbased_traceidratio` with OTEL_TRACES_SAMPLER_ARG `0.1` keeps one in ten platform ' +
+        'calls, and everything their deliveries do with them (docs/observability.md#sampling).',
+    ),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe('The ratio of the `traceidratio` samplers, 0 to 1. Unset: 1.'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('The pino log level.'),
 });
 

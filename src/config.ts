@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { generateSecretKey, parseSecretsKeys, type SecretKey } from './secrets/keyring';
-import { type Environment, environmentSchema } from './config-variables';
+import { type Environment, environmentSchema, type OTLP_PROTOCOLS, type TRACE_SAMPLERS } from './config-variables';
 import { keyWeakness, secretWeakness } from './secrets/secret-strength';
 import { parseTrustedProxies } from './shared/trusted-proxy-list';
 
@@ -37,6 +37,21 @@ export interface TemporalTlsSettings {
   keyFile?: string;
   /** The name the frontend's certificate is checked against, and SNI; unset: the host of the address. */
   serverName?: string;
+}
+
+/** Tracing as the OTEL_* settings switch it on (src/observability/tracing/); no such object: tracing is off. */
+export interface TracingSettings {
+  exporter: 'otlp' | 'console';
+  /** The OTLP receiver's traces URL: OTEL_EXPORTER_OTLP_ENDPOINT with `/v1/traces`. */
+  tracesUrl: string;
+  protocol: (typeof OTLP_PROTOCOLS)[number];
+  /** OTEL_SERVICE_NAME; unset: the start command names the role. */
+  serviceName?: string;
+  /** OTEL_RESOURCE_ATTRIBUTES, decoded. */
+  resourceAttributes: Record<string, string>;
+  sampler: (typeof TRACE_SAMPLERS)[number];
+  /** The ratio of the traceidratio samplers. */
+  samplerRatio: number;
 }
 
 export interface Config {
@@ -95,7 +110,11 @@ export interface Config {
     stuckAfterMinutes: number;
     /** Every attempt failed for this long: the endpoint is failing (src/delivery-rules/endpoint-failing.ts). */
     endpointFailingAfterMinutes: number;
+    /** Send the attempt's `traceparent` to the subscriber (only while tracing is on). */
+    sendTraceparent: boolean;
   };
+  /** Undefined: tracing is off. */
+  tracing?: TracingSettings;
   /**
    * Keys of the secrets at rest, the sealing one first. `generated`: SECRETS_KEYS was not set (never in production)
    * and the one key is random; the start command replaces it with the key kept in DATA_DIR (src/secrets/local-secret.ts).
@@ -251,6 +270,35 @@ function temporalConfig(e: Environment): Config['temporal'] {
   };
 }
 
+/** OTEL_RESOURCE_ATTRIBUTES (`key=value,…`, values percent-encoded, as the specification says) as attributes. */
+function resourceAttributesOf(value: string | undefined): Record<string, string> {
+  if (value === undefined) return {};
+  try {
+    return Object.fromEntries(
+      value.split(',').map((pair) => {
+        const at = pair.indexOf('=');
+        return [pair.slice(0, at).trim(), decodeURIComponent(pair.slice(at + 1).trim())];
+      }),
+    );
+  } catch {
+    throw new Error('Invalid configuration: OTEL_RESOURCE_ATTRIBUTES has a value that is not valid percent-encoding');
+  }
+}
+
+/** The tracing settings, or undefined when OTEL_TRACES_EXPORTER is unset or `none`. */
+function tracingSettingsOf(e: Environment): TracingSettings | undefined {
+  if (e.OTEL_TRACES_EXPORTER === undefined || e.OTEL_TRACES_EXPORTER === 'none') return undefined;
+  return {
+    exporter: e.OTEL_TRACES_EXPORTER,
+    tracesUrl: `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`,
+    protocol: e.OTEL_EXPORTER_OTLP_PROTOCOL,
+    serviceName: e.OTEL_SERVICE_NAME,
+    resourceAttributes: resourceAttributesOf(e.OTEL_RESOURCE_ATTRIBUTES),
+    sampler: e.OTEL_TRACES_SAMPLER,
+    samplerRatio: e.OTEL_TRACES_SAMPLER_ARG ?? 1,
+  };
+}
+
 function loginLimitsOf(e: Environment): LoginLimits {
   return {
     maxFailuresPerClientAndUsername: e.LOGIN_MAX_FAILURES_PER_CLIENT_AND_USERNAME,
@@ -262,6 +310,14 @@ function loginLimitsOf(e: Environment): LoginLimits {
     rememberSeconds: e.LOGIN_REMEMBER_SECONDS,
   };
 }
+
+/**
+ * This process's environment without the OTEL_* settings, for the Temporal dev server it starts: they are the
+ * service's (docs/observability.md#traces), but the Temporal server reads the same names for its own traces, refuses to
+ * start on `console`, and would bury the service's spans under its internal ones.
+ */
+export const environmentWithoutTracing = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OTEL_')));
 
 /**
  * Reads the one typed configuration from the environment; nothing else reads process.env.
@@ -315,7 +371,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       allowInsecureUrls: e.ALLOW_INSECURE_WEBHOOK_URLS ?? !production,
       stuckAfterMinutes: e.DELIVERY_STUCK_AFTER_MINUTES,
       endpointFailingAfterMinutes: e.ENDPOINT_FAILING_AFTER_MINUTES,
+      sendTraceparent: e.WEBHOOK_SEND_TRACEPARENT,
     },
+    tracing: tracingSettingsOf(e),
     secrets: { keys: secretsKeys ?? [generateSecretKey()], generated: secretsKeys === undefined },
     cli: { staffPassword: e.STAFF_PASSWORD },
     metrics: { port: e.METRICS_PORT, token: e.METRICS_TOKEN },

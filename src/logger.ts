@@ -4,12 +4,14 @@ export type { Logger };
 
 /**
  * Structured JSON logs. Credentials are redacted by path so that a careless `log.info({ req })` cannot leak them.
- * Lines go to stdout unless another destination is given (tests capture them).
+ * Lines go to stdout unless another destination is given (tests capture them). `fields`, when given, adds its fields
+ * to every line (the trace's ids, src/tracing.ts).
  */
-export function createLogger(level: string, name = 'donation-webhooks', destination?: DestinationStream): Logger {
+export function createLogger(level: string, name = 'donation-webhooks', destination?: DestinationStream, fields?: () => object): Logger {
   const options: pino.LoggerOptions = {
     name,
     level,
+    ...(fields && { mixin: fields }),
     redact: {
       paths: [
         'password',

@@ -21,6 +21,16 @@ export function flags<T extends Record<string, string | number | boolean>>(defau
 
 export const list = (value: string) => value.split(',').map((item) => item.trim()).filter(Boolean);
 
+/** `KEY=value;KEY2=value` (a value may hold `=` and `,`, not `;`) as an object: extra environment for a benchmark's processes. */
+export const keyValues = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    text
+      .split(';')
+      .map((pair) => pair.trim())
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
+
 /** Runs a benchmark's main function; a failure prints its stack and exits 1, so a scripted series sees it. */
 export function runMain(main: () => Promise<void>): void {
   main().catch((err: unknown) => {

@@ -28,6 +28,7 @@ export interface ComposeService {
   pull_policy?: string;
   profiles?: string[];
   networks?: Record<string, { ipv4_address?: string }>;
+  network_mode?: string;
 }
 
 export interface ComposeFile {
@@ -58,6 +59,12 @@ function interpolateAll(node: unknown, env: Env): unknown {
     return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, interpolateAll(value, env)]));
   }
   return node;
+}
+
+/** The variables docker-compose.yml requires (`${NAME:?…}`): its secrets. */
+export function requiredVariables(composeText = readFileSync(COMPOSE_FILE, 'utf8')): string[] {
+  const code = composeText.replace(/^\s*#.*$/gm, '');
+  return [...new Set([...code.matchAll(/\$\{([A-Z][A-Z0-9_]*):\?/g)].map((match) => match[1]))];
 }
 
 /** The file as parsed (anchors and `<<` merges resolved), its `${…}` references filled from `env`. */

@@ -22,6 +22,8 @@ export interface StackDescription {
   taskQueue: string;
   tls: { ca: string; cert: string; key: string; serverName: string } | null;
   staffUsername: string;
+  /** Who signs in to the Temporal UI at the stack's login provider, and the file with the password. */
+  temporalUiLogin: { issuer: string; username: string; passwordFile: string };
   secretsDir: string;
   logDir: string;
   /** API replicas' PORT, delivery replicas' METRICS_PORT, each Temporal service's metrics port. */
@@ -46,6 +48,11 @@ export function describeStack(stack: RunningStack): StackDescription {
       ? { ca: certificates.ca, cert: certificates.client.cert, key: certificates.client.key, serverName: certificates.serverName }
       : null,
     staffUsername: stack.staff.username,
+    temporalUiLogin: {
+      issuer: topology.oidcProvider.env.OIDC_ISSUER,
+      username: topology.oidcProvider.env.OIDC_STAFF_USERNAME,
+      passwordFile: path.join(stack.secretsDir, 'oidc_staff_password.txt'),
+    },
     secretsDir: stack.secretsDir,
     logDir: stack.logDir,
     ports: {

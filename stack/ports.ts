@@ -21,6 +21,8 @@ export interface PortPlan {
   postgres: number;
   /** Temporal UI (Compose publishes it as TEMPORAL_UI_PUBLISHED_PORT). */
   ui: number;
+  /** The OpenID Provider the UI signs operators in with. */
+  oidc: number;
   frontend: TemporalServicePorts;
   /** One entry per history process. */
   history: TemporalServicePorts[];
@@ -74,8 +76,9 @@ const MEMBERSHIP_OFFSET = 12;
 
 /**
  * Offsets from the base: 0 balancer, 1 Postgres, 2–3 frontend gRPC and HTTP, 4 Temporal UI, 5–10 matching, worker and history
- * gRPC, 20–26 the Temporal services' metrics, 30–49 API replicas, 50–69 delivery metrics, 70–74 Jaeger (OTLP gRPC and
- * HTTP, UI, query gRPC, metrics), 75 Prometheus, 76 Alertmanager, 77 the alert receiver; membership ports at their
+ * gRPC, 11 the OpenID Provider, 20–26 the Temporal services' metrics, 30–49 API replicas, 50–69 delivery metrics,
+ * 70–74 Jaeger (OTLP gRPC and HTTP, UI, query gRPC, metrics), 75 Prometheus, 76 Alertmanager, 77 the alert receiver;
+ * membership ports at their
  * own base + 0–6, in the same order (by default base + 12–18, or 20000 below that).
  */
 export function planPorts({ basePort, membershipBasePort, api, delivery, history }: PortLayout): PortPlan {
@@ -104,6 +107,7 @@ export function planPorts({ basePort, membershipBasePort, api, delivery, history
     balancer: at(0),
     postgres: at(1),
     ui: at(4),
+    oidc: at(11),
     frontend: { grpc: at(2), http: at(3), membership: memberBase, metrics: at(20) },
     matching: service(1),
     worker: service(2),
@@ -129,6 +133,7 @@ export function namedPorts(plan: PortPlan): Array<{ name: string; port: number }
     { name: 'proxy', port: plan.balancer },
     { name: 'postgres', port: plan.postgres },
     { name: 'temporal-ui', port: plan.ui },
+    { name: 'oidc-provider', port: plan.oidc },
     ...temporal.flatMap(([name, { grpc, membership, metrics, http }]) => [
       { name: `${name} gRPC`, port: grpc },
       { name: `${name} membership`, port: membership },

@@ -8,7 +8,7 @@ import { portIsFree } from '../src/shared/free-port';
 import { temporalConnection, type TemporalConnectionOptions } from '../src/temporal/connection-settings';
 import { ensureCertificates, type StackCertificates } from './certificates';
 import { childProcess, jobProcess } from './child-process';
-import { COMPOSE_FILE, type Env, imageVersion, loadCompose } from './compose-file';
+import { COMPOSE_FILE, type Env, imageVersion, loadCompose, requiredVariables } from './compose-file';
 import { launcher } from './launcher';
 import { namedPorts, type PortPlan } from './ports';
 import { postgresProcess } from './postgres-process';
@@ -76,12 +76,6 @@ export interface RunningStack {
 }
 
 const TEMPORAL_CLI = path.join(projectRoot, '.tools', 'venv', 'bin', 'temporal');
-
-/** The variables docker-compose.yml requires (`${NAME:?…}`): its secrets. */
-function requiredVariables(composeText: string): string[] {
-  const code = composeText.replace(/^\s*#.*$/gm, '');
-  return [...new Set([...code.matchAll(/\$\{([A-Z][A-Z0-9_]*):\?/g)].map((match) => match[1]))];
-}
 
 /** Each secret from the shell, as Compose takes it, or generated once into the data folder (0600). */
 async function secrets(composeText: string, secretsDir: string, shellEnv: Env): Promise<Record<string, string>> {
@@ -214,6 +208,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     log('Temporal: namespace and search attributes');
     await processes.start(job(topology.temporalNamespace));
     if (!options.temporalOnly) {
+      // Before the UI, which reads the provider's discovery document when it starts.
+      log('Login provider of the Temporal UI');
+      await processes.start(service(topology.oidcProvider, 60_000));
       log(`Temporal UI ${temporalUi.version}`);
       await processes.start(service(topology.temporalUi, 60_000));
       log('Migrations');

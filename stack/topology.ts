@@ -29,6 +29,7 @@ export interface Topology {
   /** Temporal's services, in start order: history, matching, frontend, worker. */
   temporal: ProcessSpec[];
   temporalNamespace: ProcessSpec;
+  oidcProvider: ProcessSpec;
   temporalUi: ProcessSpec;
   migrate: ProcessSpec;
   api: ProcessSpec[];
@@ -94,6 +95,16 @@ export const LOCAL_CHANGES = {
     TEMPORAL_TLS_CERT: 'the client certificate the stack CA issued',
     TEMPORAL_TLS_KEY: 'its key',
     TEMPORAL_TLS_SERVER_NAME: 'the name on the frontend certificate',
+    TEMPORAL_AUTH_PROVIDER_URL: 'the stack login provider on 127.0.0.1 (in Compose the UI reaches it as localhost, in its network namespace)',
+    TEMPORAL_AUTH_CALLBACK_URL: 'the stack UI on 127.0.0.1',
+  },
+  /** The login provider's settings the stack sets. */
+  oidcProvider: {
+    HOST: 'loopback only, as every process of the stack',
+    PORT: 'the stack port of the login provider',
+    OIDC_ISSUER: 'the stack login provider on 127.0.0.1',
+    OIDC_REDIRECT_URI: 'the stack UI on 127.0.0.1',
+    OIDC_SIGNING_KEY_FILE: 'the key is kept with the generated secrets, not in a Compose volume',
   },
   temporal: {
     POSTGRES_SEEDS: 'postgres is the Compose service name; here 127.0.0.1',
@@ -313,6 +324,8 @@ export function stackTopology(context: TopologyContext): Topology {
   const caddyfilePath = path.join(context.stateDir, 'Caddyfile');
   const temporal = temporalServices(context);
   const local = (port: number) => `127.0.0.1:${port}`;
+  const oidcIssuer = `http://127.0.0.1:${ports.oidc}`;
+  const uiCallback = `http://127.0.0.1:${ports.ui}/auth/sso/callback`;
 
   return {
     postgres: {
@@ -336,6 +349,20 @@ export function stackTopology(context: TopologyContext): Topology {
       PATH: `${path.dirname(context.temporalCli)}:${shell.PATH}`,
       HOME: shell.HOME,
     }),
+    oidcProvider: applicationProcess(
+      context,
+      'oidc-provider',
+      'oidc-provider',
+      {
+        ...(service(compose, 'oidc-provider').environment ?? {}),
+        HOST: '127.0.0.1',
+        PORT: String(ports.oidc),
+        OIDC_ISSUER: oidcIssuer,
+        OIDC_REDIRECT_URI: uiCallback,
+        OIDC_SIGNING_KEY_FILE: path.join(context.stateDir, 'secrets', 'oidc-signing-key.json'),
+      },
+      { url: `${oidcIssuer}/.well-known/openid-configuration` },
+    ),
     temporalUi: {
       name: 'temporal-ui',
       service: 'temporal-ui',
@@ -345,6 +372,8 @@ export function stackTopology(context: TopologyContext): Topology {
       env: {
         ...relocated(service(compose, 'temporal-ui').environment, ports),
         TEMPORAL_UI_PORT: String(ports.ui),
+        TEMPORAL_AUTH_PROVIDER_URL: oidcIssuer,
+        TEMPORAL_AUTH_CALLBACK_URL: uiCallback,
         ...clientTls(certificates, 'ui'),
       },
       stopGraceMs: 10_000,

@@ -3,6 +3,8 @@ import { list } from '../../stack/cli';
 import type { stageRows } from './delivery-trace';
 import { type Phase, phaseName, type PhaseReport } from './phase-report';
 import { markdownTable, median } from './stats';
+import { type StatementCount, statementRow } from './statements';
+import { SUSTAINED_P95_MS, type SustainedRate } from './sustained-rate';
 import type { NamedTuning } from './worker-tuning';
 
 /**
@@ -34,6 +36,10 @@ export interface SystemRun {
   stages: Record<string, ReturnType<typeof stageRows>>;
   relay: Record<string, unknown>;
   lockWaits: Record<string, unknown>;
+  /** The service's statements per phase, with calls per delivered event (bench/ceiling.ts --pg-stat-statements). */
+  statements: Record<string, StatementCount[]>;
+  /** bench/ceiling.ts --sustained. */
+  sustained?: SustainedRate;
 }
 
 export const startRun = (system: System, tuning: string, round: number): SystemRun => ({
@@ -45,6 +51,7 @@ export const startRun = (system: System, tuning: string, round: number): SystemR
   stages: {},
   relay: {},
   lockWaits: {},
+  statements: {},
 });
 
 /**
@@ -71,7 +78,10 @@ function metricsOf(run: SystemRun): Record<string, number> {
     metrics[`${report.phase}: CPU ms per event`] = cpuTotal(report);
     metrics[`${report.phase}: cores busy`] = coresTotal(report);
     for (const name of shownIn(report)) metrics[`${report.phase}: CPU ms per event, ${name}`] = report.cpuMsPerEvent[name];
+    // Near 1.0: that thread is the serial stage (CpuMeter's busiestThreadOf).
+    for (const name of shownIn(report).filter((part) => part.endsWith('[busiest thread]'))) metrics[`${report.phase}: cores busy, ${name}`] = report.cores[name];
   }
+  if (run.sustained) metrics[`highest sustained open-loop rate (p95 < ${SUSTAINED_P95_MS} ms), events/s`] = run.sustained.rate;
   return metrics;
 }
 
@@ -135,6 +145,11 @@ export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Recor
     for (const run of of('service')) {
       if (Object.keys(run.relay).length + Object.keys(run.lockWaits).length === 0) continue;
       lines.push(`Relay passes and lock waits, service run ${run.round + 1}: ${JSON.stringify({ relay: run.relay, lockWaits: run.lockWaits })}`);
+    }
+    for (const run of of('service')) {
+      for (const [phase, statements] of Object.entries(run.statements)) {
+        lines.push('', `Statements per delivered event, service run ${run.round + 1}, ${phase} (pg_stat_statements):`, '', markdownTable(statements.map(statementRow)));
+      }
     }
     lines.push('');
   }

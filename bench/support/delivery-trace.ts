@@ -17,6 +17,9 @@ export interface WorkflowTimes {
   taskScheduledMs: number;
   taskStartedMs: number;
   closedMs: number;
+  /** Events in the history, and workflow tasks started (an eager task that failed or timed out counts again). */
+  historyEvents: number;
+  workflowTasks: number;
 }
 
 /** Reads the histories of these workflows, a few at a time (after a phase, so as not to disturb it). */
@@ -37,6 +40,8 @@ export async function workflowTimes(client: Client, workflowIds: string[], paral
           taskScheduledMs: first('workflowTaskScheduledEventAttributes'),
           taskStartedMs: first('workflowTaskStartedEventAttributes'),
           closedMs: first('workflowExecutionCompletedEventAttributes'),
+          historyEvents: events?.length ?? 0,
+          workflowTasks: events?.filter((event) => event.workflowTaskStartedEventAttributes).length ?? 0,
         });
       }
     }),
@@ -137,11 +142,14 @@ export function stageRows(events: StageEvent[]) {
     ['relay pass began → its workflow start sent', (e) => e.relay?.start && e.relay.start.sentAtMs - e.relay.passBeganMs],
     ['start sent → answered by Temporal', (e) => e.relay?.start && e.relay.start.answeredAtMs - e.relay.start.sentAtMs],
     ['start answered → pass commits (its slowest start)', (e) => e.relay?.start && e.relay.passLastAnsweredMs! - e.relay.start.answeredAtMs],
+    ['relay pass began → Temporal recorded the start', (e) => e.relay && e.temporal && e.temporal.startedMs - e.relay.passBeganMs],
     ['Temporal recorded the start → first workflow task picked up', (e) => e.temporal && e.temporal.taskStartedMs - e.temporal.startedMs],
     ['first workflow task picked up → POST starts', (e) => e.relay?.attemptStartedMs && e.temporal && e.relay.attemptStartedMs - e.temporal.taskStartedMs],
     ['first workflow task picked up → subscriber has the body', (e) => e.temporal && wallClock(e.receivedMs) - e.temporal.taskStartedMs],
     ['subscriber has the body → workflow completed', (e) => e.temporal && e.temporal.closedMs - wallClock(e.receivedMs)],
     ['end to end: due → subscriber has the body', (e) => e.receivedMs - e.timing.sentAt],
+    ['history events per delivery (count, not ms)', (e) => e.temporal?.historyEvents],
+    ['workflow tasks per delivery (count, not ms)', (e) => e.temporal?.workflowTasks],
   ];
   return stages.flatMap(([stage, of]) => {
     const values = events.map(of).filter((value): value is number => value !== undefined && Number.isFinite(value));

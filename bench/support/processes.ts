@@ -118,9 +118,9 @@ export class MemorySampler {
 }
 
 /** CPU seconds (user + system) of one process alone, without its children; undefined once it has exited. */
-function ownCpuSeconds(pid: number): number | undefined {
+function ownCpuSeconds(pid: number, statFile = `/proc/${pid}/stat`): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(statFile, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
   } catch {
@@ -149,22 +149,46 @@ export function postgresBackendsByDatabase(postmaster: number): Map<string, numb
   return parts;
 }
 
+/** CPU seconds of each thread of one process, by thread id (empty once it has exited). */
+function threadCpuSeconds(pid: number): Map<number, number> {
+  const threads = new Map<number, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const seconds = ownCpuSeconds(Number(tid), `/proc/${pid}/task/${tid}/stat`);
+      if (seconds !== undefined) threads.set(Number(tid), seconds);
+    }
+  } catch {
+    // exited meanwhile
+  }
+  return threads;
+}
+
 /**
  * CPU used by each named process tree between two moments, as cores busy (1.0 = one core all the time); and by
  * `parts`, groups of single processes inside one of the trees (found again at the end: a process that started
- * meanwhile counts whole, one that exited is lost), which are shown beside their tree, not added to it.
+ * meanwhile counts whole, one that exited is lost), which are shown beside their tree, not added to it. For the
+ * processes named in `busiestThreadOf`, also their busiest thread as the part `<name>[busiest thread]`: a stage that
+ * runs on one thread (a Node process's event loop, its workflow thread) bounds the process at one core of it, however
+ * many cores are free.
  */
 export class CpuMeter {
   private start: Map<string, number>;
   private startOfParts: Map<string, Map<number, number>>;
+  private startOfThreads: Map<string, Map<number, number>>;
   private startedAt = performance.now();
 
   constructor(
     private readonly roots: ReadonlyMap<string, number>,
     private readonly parts: () => ReadonlyMap<string, number[]> = () => new Map(),
+    private readonly busiestThreadOf: readonly string[] = [],
   ) {
     this.start = this.read();
     this.startOfParts = this.readParts();
+    this.startOfThreads = this.readThreads();
+  }
+
+  private readThreads(): Map<string, Map<number, number>> {
+    return new Map(this.busiestThreadOf.flatMap((name) => (this.roots.has(name) ? [[name, threadCpuSeconds(this.roots.get(name)!)] as const] : [])));
   }
 
   private readParts(): Map<string, Map<number, number>> {
@@ -191,6 +215,10 @@ export class CpuMeter {
       const before = this.startOfParts.get(name);
       return [name, [...pids].reduce((sum, [pid, seconds]) => sum + seconds - (before?.get(pid) ?? 0), 0)] as const;
     });
-    return Object.fromEntries([...trees, ...parts].map(([name, seconds]) => [name, { seconds, cores: seconds / elapsedS }]));
+    const threads = [...this.readThreads()].map(([name, now]) => {
+      const before = this.startOfThreads.get(name);
+      return [`${name}[busiest thread]`, Math.max(0, ...[...now].map(([tid, seconds]) => seconds - (before?.get(tid) ?? 0)))] as const;
+    });
+    return Object.fromEntries([...trees, ...parts, ...threads].map(([name, seconds]) => [name, { seconds, cores: seconds / elapsedS }]));
   }
 }

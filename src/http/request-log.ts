@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
-import { matchedRoute } from './matched-route';
+import { nameServerSpan } from '../tracing';
+import { matchedRoute, UNMATCHED_ROUTE } from './matched-route';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
@@ -24,8 +25,8 @@ export function requestLogger(ctx: Context, fallback: Logger): Logger {
 /**
  * Outermost middleware: gives each request an id (the caller's X-Request-Id when acceptable, otherwise a new
  * UUID), echoes it, puts a logger carrying it on `ctx.state.log`, and writes one line per request once the error
- * middleware has decided the status. It logs the route pattern, never the path's values, the query, headers or
- * bodies: those may carry credentials.
+ * middleware has decided the status, and names the request's span (while tracing) by its route. It logs the route
+ * pattern, never the path's values, the query, headers or bodies: those may carry credentials.
  */
 export function requestLogging(log: Logger) {
   return async function logRequest(ctx: Context, next: Next) {
@@ -39,6 +40,7 @@ export function requestLogging(log: Logger) {
     await next();
 
     const route = matchedRoute(ctx);
+    if (route !== UNMATCHED_ROUTE) nameServerSpan(route);
     const level = ctx.status >= 500 ? 'error' : PROBE_ROUTES.has(route) ? 'debug' : 'info';
     state.log[level](
       { method: ctx.method, route, status: ctx.status, durationMs: Math.round(performance.now() - started) },

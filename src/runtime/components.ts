@@ -20,6 +20,7 @@ import { ensureRetentionSchedule } from '../temporal/retention-schedule';
 import { urlPolicyFor } from '../webhooks/subscriber-url';
 import { startOutboxRelay } from '../temporal/outbox-relay';
 import type { Lifecycle } from './lifecycle';
+import { tracingClientInterceptors } from '../tracing';
 
 /** The pieces a role is made of; each registers how it stops. */
 export interface Runtime {
@@ -107,7 +108,7 @@ export async function startWorker(
 ): Promise<StartedWorker> {
   const connection = await connectNativeTemporal(temporal);
   lifecycle.onStop(() => connection.close());
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const client = new Client({ connection, namespace: config.temporal.namespace, interceptors: tracingClientInterceptors() });
   await refuseSharedTaskQueue({ config, log, lifecycle, metrics }, db, client);
   const deployment = versioned ? deliveryWorkerDeployment(config.temporal.taskQueue, config.temporal.buildId) : undefined;
   const worker = await createDeliveryWorker({
@@ -122,6 +123,7 @@ export async function startWorker(
     metrics,
     allowPrivateAddresses: urlPolicyFor(config).allowPrivateAddresses,
     keyring: createKeyring(config.secrets.keys),
+    sendTraceparent: config.webhooks.sendTraceparent,
     deployment,
   });
   const retention = { eventRetentionDays: config.retention.eventDays, payloadRetentionDays: config.retention.payloadDays };

@@ -9,6 +9,7 @@ import type { Db } from '../db/knex';
 import type { EventDelivery, EventToStart } from '../webhook-events/event-deliveries';
 import { readInstallation } from '../webhook-events/installation';
 import { ownDelivery } from './delivery-identity';
+import { inTraceContext, linkedToTrace } from '../tracing';
 
 // The workflow task timeout is how soon an attempt on a worker that died is run again elsewhere: attempts are local
 // activities inside the workflow task (workflows/delivery.ts). Temporal's default, stated because it matters.
@@ -70,7 +71,7 @@ async function ifOwnWorkflowHasTheId<A>(client: Client, event: EventToStart, err
 }
 
 /**
- * Starts the delivery workflow of an event. Idempotent: the event's own workflow, existing already, counts as
+ * Starts the delivery workflow of an event, inside the trace of the call that caused it. Idempotent: the event's own workflow, existing already, counts as
  * started; another event's under the same id throws DeliveryWorkflowConflict.
  * REJECT_DUPLICATE: an id that ran before (even if finished) is never run again, so a late retry of a start cannot
  * deliver an event a second time; FAIL: an id that is running now is not started twice.
@@ -87,13 +88,15 @@ export async function startDeliveryWorkflow(
   { eager = false }: { eager?: boolean } = {},
 ): Promise<'started' | 'already-started'> {
   try {
-    await client.workflow.start(deliverEvent, {
-      ...runOf(queue, event),
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      workflowIdConflictPolicy: 'FAIL',
-      requestEagerStart: eager,
-      ...describedAs(event.facts, { status: 'waiting', attempts: 0 }),
-    });
+    await inTraceContext(event.traceContext, () =>
+      client.workflow.start(deliverEvent, {
+        ...runOf(queue, event),
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        workflowIdConflictPolicy: 'FAIL',
+        requestEagerStart: eager,
+        ...describedAs(event.facts, { status: 'waiting', attempts: 0 }),
+      }),
+    );
     return 'started';
   } catch (err) {
     return ifOwnWorkflowHasTheId(client, event, err, 'already-started' as const);
@@ -101,18 +104,21 @@ export async function startDeliveryWorkflow(
 }
 
 /**
- * Starts a delivery again where Postgres says it stands (resumeDelivery), for an event whose workflow Temporal lost
+ * Starts a delivery again where Postgres says it stands (resumeDelivery), in the event's trace (the same cause), for
+ * an event whose workflow Temporal lost
  * (src/temporal/delivery-sweep.ts). Only after a closed run or none: a run of the event's that is running now is left
  * alone ('already-running'); another event's workflow throws DeliveryWorkflowConflict.
  */
 export async function startResumedDelivery(client: Client, queue: DeliveryQueue, event: EventDelivery): Promise<'started' | 'already-running'> {
   try {
-    await client.workflow.start(resumeDelivery, {
-      ...runOf(queue, event),
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      workflowIdConflictPolicy: 'FAIL',
-      ...describedAs(event.facts, event, 'resume'),
-    });
+    await inTraceContext(event.traceContext, () =>
+      client.workflow.start(resumeDelivery, {
+        ...runOf(queue, event),
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        workflowIdConflictPolicy: 'FAIL',
+        ...describedAs(event.facts, event, 'resume'),
+      }),
+    );
     return 'started';
   } catch (err) {
     return ifOwnWorkflowHasTheId(client, event, err, 'already-running' as const);
@@ -126,7 +132,12 @@ export async function startResumedDelivery(client: Client, queue: DeliveryQueue,
  * ended since the event was read): the caller reads it again. The workflow under the id is described first: a
  * request is never handed to another event's workflow (DeliveryWorkflowConflict).
  */
-export async function requestResend(client: Client, queue: DeliveryQueue, event: EventDelivery): Promise<'accepted' | 'not-running'> {
+export function requestResend(client: Client, queue: DeliveryQueue, event: EventDelivery): Promise<'accepted' | 'not-running'> {
+  // A new cause, in the operator's trace: it links to the platform call's trace rather than joining it.
+  return linkedToTrace('resend webhook event', event.traceContext, () => handOverResend(client, queue, event));
+}
+
+async function handOverResend(client: Client, queue: DeliveryQueue, event: EventDelivery): Promise<'accepted' | 'not-running'> {
   const { workflowId } = event.identity;
   const request = { seenAttempts: event.attempts };
   const existing = await ownDelivery(client, event.identity);

@@ -6,6 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { environmentWithoutTracing } from '../config';
 import { DELIVERY_SEARCH_ATTRIBUTES } from '../delivery-rules/search-attributes';
 import { portIsFree } from '../shared/free-port';
 import { devServerExecutable } from './binaries';
@@ -147,7 +148,7 @@ function spawnServer(executable: string, args: string[], logFile: string | undef
   const [command, commandArgs] = SETPRIV ? [SETPRIV, ['--pdeathsig', 'KILL', '--', executable, ...args]] : [executable, args];
   const output = logFile === undefined ? 'inherit' : openSync(logFile, 'a');
   try {
-    return spawn(command, commandArgs, { detached: true, stdio: ['ignore', output, output] });
+    return spawn(command, commandArgs, { detached: true, env: environmentWithoutTracing(), stdio: ['ignore', output, output] });
   } finally {
     if (typeof output === 'number') closeSync(output);
   }

@@ -11,6 +11,7 @@ import { resendForRecovery } from './held-resend';
 import { readInstallation } from '../webhook-events/installation';
 import { runningDeliveries } from './running-deliveries';
 import { workerIdentity } from './task-queue-installations';
+import { tracingClientInterceptors, tracingWorkerOptions } from '../tracing';
 
 /** The workflow sources: workflows/index.ts under ts-node/Jest, dist/workflows/index.js when compiled. */
 export const deliveryWorkflowsPath = require.resolve('../../workflows');
@@ -20,6 +21,12 @@ export const deliveryWorkflowsPath = require.resolve('../../workflows');
  * not run webpack at every start. Under Jest the workflows are TypeScript sources and there is no such file.
  */
 export const prebuiltWorkflowBundlePath = path.join(path.dirname(deliveryWorkflowsPath), '..', 'workflow-bundle.js');
+
+/**
+ * The same workflows with the OpenTelemetry workflow interceptors compiled in, for a worker that traces
+ * (src/tracing.ts): a second bundle, so that the untraced one stays as it was, and with it the replay of histories.
+ */
+export const prebuiltTracedWorkflowBundlePath = path.join(path.dirname(deliveryWorkflowsPath), '..', 'workflow-bundle-traced.js');
 
 /**
  * How many workflows a worker keeps in memory between their tasks. The SDK's default grows with the heap limit
@@ -116,7 +123,7 @@ export async function createDeliveryWorker({
   workflowBundle,
   maxCachedWorkflows,
   workflowTaskPollers,
-  client = new Client({ connection, namespace }),
+  client = new Client({ connection, namespace, interceptors: tracingClientInterceptors() }),
   tuning,
   deployment,
   installation,
@@ -137,11 +144,18 @@ export async function createDeliveryWorker({
         `and one per workflow task poller): raise it, or lower TEMPORAL_WORKFLOW_TASK_POLLERS`,
     );
   }
+  const traced = tracingWorkerOptions();
+  const prebuilt = traced ? prebuiltTracedWorkflowBundlePath : prebuiltWorkflowBundlePath;
   const workflows = workflowBundle
     ? { workflowBundle }
-    : existsSync(prebuiltWorkflowBundlePath)
-      ? { workflowBundle: { codePath: prebuiltWorkflowBundlePath } }
+    : existsSync(prebuilt)
+      ? { workflowBundle: { codePath: prebuilt } }
       : { workflowsPath: deliveryWorkflowsPath };
+  // A bundle has its workflow interceptors compiled in already; only one made here needs them named.
+  const tracing = traced && {
+    sinks: traced.sinks,
+    interceptors: { ...traced.interceptors, workflowModules: 'workflowsPath' in workflows ? traced.interceptors?.workflowModules : [] },
+  };
   return Worker.create({
     connection,
     namespace,
@@ -155,6 +169,7 @@ export async function createDeliveryWorker({
     },
     ...settings,
     ...workflows,
+    ...tracing,
     // Each workflow type declares its own behaviour (workflows/versioning.ts); one that did not stays on its release.
     ...(deployment && { workerDeploymentOptions: { version: deployment, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } }),
   });

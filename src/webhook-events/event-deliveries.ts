@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { DeliveryStatus } from '../delivery-rules/delivery-status';
 import type { DeliveryFacts } from '../delivery-rules/delivery-texts';
 import type { EventIdentity } from '../delivery-rules/event-identity';
+import type { StoredTraceContext } from '../tracing';
 import { ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
 
 /**
@@ -12,7 +13,7 @@ import { ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
 
 export type DeliveryFactsRow = Pick<
   WebhookEventRow,
-  'id' | 'uuid' | 'workflow_id' | 'event_type' | 'payload_version' | 'environment' | 'transaction_id'
+  'id' | 'uuid' | 'workflow_id' | 'event_type' | 'payload_version' | 'environment' | 'transaction_id' | 'trace_context'
 > & { url: string };
 
 /** Columns only: the payload is not read to describe its delivery (its facts were stored with it). */
@@ -24,6 +25,7 @@ export const DELIVERY_FACTS_COLUMNS = [
   'e.payload_version',
   'e.environment',
   'e.transaction_id',
+  'e.trace_context',
   'p.url',
 ];
 
@@ -50,13 +52,18 @@ export const identityOf = (row: Pick<DeliveryFactsRow, 'id' | 'uuid' | 'workflow
   workflowId: row.workflow_id,
 });
 
-/** An event whose delivery is to be started: what it is about, and who it is. */
+/** An event whose delivery is to be started: what it is about, who it is, and the trace of the call that caused it. */
 export interface EventToStart {
   facts: DeliveryFacts;
   identity: EventIdentity;
+  traceContext: StoredTraceContext | null;
 }
 
-export const eventToStartOf = (row: DeliveryFactsRow): EventToStart => ({ facts: deliveryFactsOf(row), identity: identityOf(row) });
+export const eventToStartOf = (row: DeliveryFactsRow): EventToStart => ({
+  facts: deliveryFactsOf(row),
+  identity: identityOf(row),
+  traceContext: row.trace_context,
+});
 
 /** Where an event's delivery stands, with what its workflow is started with (for a resend, or a test). */
 export interface EventDelivery extends EventToStart {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
+import { currentTraceContext } from '../tracing';
 import type { RenderedPayload } from '../webhooks/envelope';
 import { EVENTS, REFERENCES, type WebhookEventRow } from './tables';
 
@@ -27,7 +28,8 @@ export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
 
 /**
  * Writes a new event, status waiting, with the facts its renderer gave as columns: the keys the admin searches it by
- * and the environment its delivery workflow is found by. Answers its workflow id (given by the insert trigger of
+ * and the environment its delivery workflow is found by; and the trace context of the call that caused it, so that its
+ * delivery joins that trace. Answers its workflow id (given by the insert trigger of
  * migration 017). Undefined when an event of the same `source_key` exists (a repeated cause).
  */
 export async function insertEvent(trx: Knex.Transaction, { payload, ...event }: NewWebhookEvent): Promise<{ workflowId: string } | undefined> {
@@ -40,6 +42,7 @@ export async function insertEvent(trx: Knex.Transaction, { payload, ...event }: 
       transaction_id: transactionId,
       donor_email: email,
       status: 'waiting',
+      trace_context: currentTraceContext() ?? null,
       updated_at: event.created_at,
     })
     .onConflict('source_key')

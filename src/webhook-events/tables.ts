@@ -2,6 +2,7 @@ import type { AttemptOutcome, DeliveryStatus } from '../delivery-rules/delivery-
 import type { PayloadVersion } from '../webhooks/payload-versions';
 import type { EnvelopeEnvironment } from '../webhooks/envelope';
 import type { WebhookEventType } from '../webhooks/event-types';
+import type { StoredTraceContext } from '../tracing';
 
 /*
  * The tables of the delivery aggregate, with their row types: webhook events (the outbox rows, with their delivery
@@ -59,6 +60,8 @@ export interface WebhookEventRow {
   uuid: string;
   /** Its delivery workflow's id (set on insert; `webhook-event-<id>` for events started before migration 017). */
   workflow_id: string;
+  /** The trace context of the platform call that wrote it (migration 023); null without tracing. */
+  trace_context: StoredTraceContext | null;
   created_at: Date;
   updated_at: Date;
 }

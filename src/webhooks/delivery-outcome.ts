@@ -89,3 +89,12 @@ export function classifyExchange(exchange: HttpExchange): DeliveryOutcome {
       return { outcome: 'failed', responseCode: null, responseBody: null, error: bounded(`Not sent: ${exchange.reason}`) };
   }
 }
+
+/**
+ * An attempt's `error.type` in the HTTP semantic conventions: the status code of an answer that is no delivery,
+ * otherwise why none came; undefined for a delivery.
+ */
+export function exchangeErrorType(exchange: HttpExchange): string | undefined {
+  if (exchange.kind !== 'response') return exchange.kind;
+  return exchange.status >= 200 && exchange.status < 300 ? undefined : String(exchange.status);
+}

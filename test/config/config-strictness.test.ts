@@ -57,6 +57,7 @@ test('the start command refuses such a configuration with exit code 2 and the me
   const cases = [
     [{ ...PRODUCTION_ENV, NODE_ENV: 'Production' }, 'NODE_ENV: must be one of development, test, production'],
     [withoutToken, 'METRICS_TOKEN is required when NODE_ENV=production'],
+    [{ OTEL_TRACES_EXPORTER: 'jaeger' }, 'OTEL_TRACES_EXPORTER: must be one of otlp, console, none (one exporter)'],
   ] as const;
   const results = await Promise.all(cases.map(([env]) => finished(spawnTypeScript(MAIN, ['api'], { PATH: process.env.PATH, ...env }))));
   for (const [index, [env, message]] of cases.entries()) {

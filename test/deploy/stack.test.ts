@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
+import { readProviderSettings } from '../../src/oidc-provider/settings';
 import { FRONTEND_SERVER_NAME, type StackCertificates } from '../../stack/certificates';
-import { composeAsWritten, imageVersion, loadCompose } from '../../stack/compose-file';
+import { composeAsWritten, imageVersion, loadCompose, requiredVariables } from '../../stack/compose-file';
 import { allPorts, MAX_MEMBERSHIP_PORT, planPorts, type PortPlan } from '../../stack/ports';
 import { parse } from 'yaml';
 import { localArgs } from '../../stack/observability-topology';
@@ -16,8 +17,8 @@ import { LOCAL_CHANGES, localCaddyfile, PROXY_SOURCE_ADDRESS, type ProcessSpec, 
 
 const root = path.resolve(__dirname, '../..');
 const secret = (name: string) => createHash('sha256').update(`stack-test-${name}`).digest('hex');
-const names = ['POSTGRES_PASSWORD', 'APP_DB_PASSWORD', 'TEMPORAL_DB_PASSWORD', 'JWT_SECRETS', 'METRICS_TOKEN', 'SECRETS_KEYS'];
-const compose = loadCompose(Object.fromEntries(names.map((name) => [name, secret(name)])));
+// The secrets Compose requires, which the stack generates.
+const compose = loadCompose(Object.fromEntries(requiredVariables().map((name) => [name, secret(name)])));
 const ports: PortPlan = planPorts({ basePort: 47_000, api: 2, delivery: 3, history: 2 });
 const certificates: StackCertificates = {
   dir: '/stack/tls',
@@ -53,6 +54,7 @@ const allProcesses = (t: Topology): ProcessSpec[] => [
   t.temporalSchema,
   ...t.temporal,
   t.temporalNamespace,
+  t.oidcProvider,
   t.temporalUi,
   ...appProcesses(t),
   t.proxy,
@@ -160,6 +162,31 @@ test('runs Temporal UI as the image does, with Compose’s settings and the clie
   expect(topology(false).temporalUi.env).not.toHaveProperty('TEMPORAL_TLS_CERT');
   // The application links to it.
   for (const spec of appProcesses(withTls)) expect(spec.env.TEMPORAL_UI_URL).toBe(`http://127.0.0.1:${ports.ui}`);
+});
+
+test('runs the Temporal UI’s login provider with Compose’s command and settings, the UI pointed at it on loopback', () => {
+  const { oidcProvider, temporalUi } = withTls;
+  const composeEnv = compose.services['oidc-provider'].environment ?? {};
+  expect([oidcProvider.command, ...oidcProvider.args]).toEqual(['/usr/bin/node', 'dist/src/oidc-provider/main.js']);
+  for (const name of Object.keys(composeEnv).filter((key) => !(key in LOCAL_CHANGES.oidcProvider))) {
+    expect([name, oidcProvider.env[name]]).toEqual([name, composeEnv[name]]);
+  }
+  expect(Object.keys(oidcProvider.env).filter((name) => !(name in composeEnv) && !(name in LOCAL_CHANGES.oidcProvider))).toEqual([]);
+  const settings = readProviderSettings(oidcProvider.env);
+  expect(settings).toMatchObject({ host: '127.0.0.1', port: ports.oidc, issuer: `http://127.0.0.1:${ports.oidc}` });
+  // Its key lives with the generated secrets.
+  expect(settings.signingKeyFile).toBe('/stack/secrets/oidc-signing-key.json');
+  expect(oidcProvider.ready).toEqual({ url: `${settings.issuer}/.well-known/openid-configuration` });
+  // The UI asks that provider, and comes back to itself: the client's one redirect URI.
+  expect(temporalUi.env.TEMPORAL_AUTH_PROVIDER_URL).toBe(settings.issuer);
+  expect(temporalUi.env.TEMPORAL_AUTH_CALLBACK_URL).toBe(`http://127.0.0.1:${ports.ui}/auth/sso/callback`);
+  expect(settings.client).toEqual({
+    id: temporalUi.env.TEMPORAL_AUTH_CLIENT_ID,
+    secret: temporalUi.env.TEMPORAL_AUTH_CLIENT_SECRET,
+    redirectUri: temporalUi.env.TEMPORAL_AUTH_CALLBACK_URL,
+  });
+  // Compose's defaults: login on, read-only.
+  expect(temporalUi.env).toMatchObject({ TEMPORAL_AUTH_ENABLED: 'true', TEMPORAL_DISABLE_WRITE_ACTIONS: 'true' });
 });
 
 test('builds one Temporal version for the server and both admin jobs, as Compose pins them', () => {

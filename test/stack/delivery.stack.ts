@@ -17,10 +17,11 @@ import { projectRoot } from '../../src/config';
 import { type AlertReceiver, startAlertReceiver } from '../../stack/alert-receiver';
 import { isRunning, STACK_DESCRIPTION, type StackDescription } from '../../stack/description';
 import { allPorts, freePortPlan, planPorts, type PortPlan } from '../../stack/ports';
-import { builtTools } from '../../stack/tools';
-import { launchChromium } from '../support/browser';
+import { composeAsWritten, imageVersion } from '../../stack/compose-file';
+import { builtTools, temporalUiTools } from '../../stack/tools';
 import { documentedResponses } from '../support/documented-responses';
 import { eventually } from '../support/eventually';
+import { LoginSession, signInThrough } from '../support/login-session';
 import { requestFrom } from '../support/loopback-client';
 import { PLATFORM_DONOR } from '../support/platform-donor';
 import { rawExchange } from '../support/raw-http';
@@ -51,11 +52,11 @@ let temporal: Client;
 let connection: Connection;
 let alerts: AlertReceiver;
 
-/** The ports of STACK_TEST_BASE_PORT, or a free block, with room for the subscriber at +90. */
+/** The ports of STACK_TEST_BASE_PORT, or a free block, with room for the subscriber at +90 and a second Temporal UI at +91. */
 async function freePlan(): Promise<PortPlan> {
   const layout = { api: 2, delivery: 2, history: 1 };
   const given = Number(process.env.STACK_TEST_BASE_PORT);
-  return given ? planPorts({ basePort: given, ...layout }) : freePortPlan(layout, [90]);
+  return given ? planPorts({ basePort: given, ...layout }) : freePortPlan(layout, [90, 91]);
 }
 
 /** `node dist/stack/main.js` in its own process group, as a terminal would start `npm run stack`. */
@@ -63,8 +64,7 @@ async function startStackCommand(): Promise<StackDescription> {
   const args = [`--base-port=${ports.balancer}`, `--data-dir=${dataDir}`, '--api=2', '--delivery=2', ...(TLS ? [] : ['--no-tls'])];
   launcher = spawn(process.execPath, [path.join(projectRoot, 'dist/stack/main.js'), ...args], {
     cwd: projectRoot,
-    // JAEGER_UI_ASSETS_PATH: Jaeger UI's built assets, for the trace's screenshot (below); the stack's Jaeger has none.
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, JAEGER_UI_ASSETS_PATH: process.env.JAEGER_UI_ASSETS_PATH },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -214,8 +214,12 @@ test('SQL visibility finds the delivery workflows by their search attributes', a
   });
   expect(await count('WebhookStatus = "delivered" AND WebhookEventType = "donation.completed" AND WebhookAttempts = 1')).toBe(EVENTS);
   expect(await count('WebhookStatus = "max_retries_reached"')).toBe(0);
-  // Temporal UI lists them too, through its own connection to the frontend.
-  const listed = await fetch(`${stack.temporalUiUrl}/api/v1/namespaces/${stack.namespace}/workflows?query=${encodeURIComponent('WebhookStatus = "delivered"')}`);
+  // Temporal UI lists them too, through its own connection to the frontend, for an operator signed in to it.
+  const session = new LoginSession();
+  const listed = await session.request(
+    `${stack.temporalUiUrl}/api/v1/namespaces/${stack.namespace}/workflows?query=${encodeURIComponent('WebhookStatus = "delivered"')}`,
+    { headers: await signInToUi(session) },
+  );
   expect(listed.status).toBe(200);
   expect(((await listed.json()) as { executions: unknown[] }).executions).toHaveLength(EVENTS);
   // Answered from Postgres: the rows are in the stack's temporal_visibility database.
@@ -230,37 +234,135 @@ test('SQL visibility finds the delivery workflows by their search attributes', a
   }
 });
 
-test('Temporal UI is read-only without a login: a write through its API is refused, though it holds the client certificate', async () => {
-  // A workflow no worker polls stays running: a write that got through would change it.
+/** A workflow no worker polls: it stays running, so a write through the UI that got through would show. */
+async function idleWorkflow() {
   const workflowId = `ui-write-check-${randomBytes(4).toString('hex')}`;
-  const handle = await temporal.workflow.start('noSuchWorkflow', { taskQueue: 'ui-write-check', workflowId });
-  const ui = stack.temporalUiUrl;
-  // The UI's CSRF cookie, sent back as its header, as its own page does: the refusal must come from the write guard.
-  const settings = await fetch(`${ui}/api/v1/settings`);
-  expect(settings.status).toBe(200);
-  const csrf = /_csrf=([^;]+)/.exec(settings.headers.getSetCookie().join('; '))?.[1];
-  expect(csrf).toBeDefined();
+  return temporal.workflow.start('noSuchWorkflow', { taskQueue: 'ui-write-check', workflowId });
+}
+
+/** The Temporal UI's write operations on one workflow. */
+const uiWrites = (ui: string, workflowId: string) => {
   const base = `${ui}/api/v1/namespaces/${stack.namespace}`;
-  const writes = [
+  return [
     `${base}/workflows/${workflowId}/terminate`,
     `${base}/workflows/${workflowId}/cancel`,
     `${base}/workflows/${workflowId}/signal/anything`,
     `${base}/workflows/${workflowId}/reset`,
     `${base}/batch-operations/ui-write-check`,
   ];
-  for (const url of writes) {
-    const answer = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Cookie: `_csrf=${csrf}`, 'X-CSRF-TOKEN': csrf! },
-      body: JSON.stringify({ reason: 'probe', jobId: 'ui-write-check' }),
-    });
-    expect([url, answer.status]).toEqual([url, 405]);
+};
+
+/** A write through the UI with its CSRF cookie sent back as its header (as its own page does), and `headers`. */
+async function uiWrite(session: LoginSession, url: string, headers: Record<string, string> = {}): Promise<number> {
+  const ui = new URL(url).origin;
+  if (!session.cookies(ui).has('_csrf')) expect((await session.request(`${ui}/api/v1/settings`)).status).toBe(200);
+  const answer = await session.request(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-CSRF-TOKEN': session.cookies(ui).get('_csrf')!, ...headers },
+    // What a terminate takes: the API refuses fields its request does not have (400).
+    body: JSON.stringify({ reason: 'probe' }),
+  });
+  return answer.status;
+}
+
+/**
+ * The scripted OpenID login at the stack's UI: the UI sends the browser to the provider, the form is posted, the code
+ * comes back to the UI, which sets its user cookies. Resolves to the headers the UI's page sends from them.
+ */
+async function signInToUi(session: LoginSession): Promise<Record<string, string>> {
+  const ui = stack.temporalUiUrl;
+  const operator = { username: stack.temporalUiLogin.username, password: (await readFile(stack.temporalUiLogin.passwordFile, 'utf8')).trim() };
+  const landed = await signInThrough(session, `${ui}/auth/sso`, operator);
+  expect([landed.url, landed.response.status]).toEqual([`${ui}/`, 200]);
+  const userCookies = [...session.cookies(ui)]
+    .filter(([name]) => /^user\d+$/.test(name))
+    .sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }));
+  const user = JSON.parse(Buffer.from(userCookies.map(([, value]) => decodeURIComponent(value)).join(''), 'base64').toString()) as {
+    AccessToken: string;
+    IDToken: string;
+  };
+  return { Authorization: `Bearer ${user.AccessToken}`, 'Authorization-Extras': user.IDToken };
+}
+
+test('Temporal UI answers nothing without an OpenID login, reads after one, and stays read-only (write actions off)', async () => {
+  const handle = await idleWorkflow();
+  const { workflowId } = handle;
+  const ui = stack.temporalUiUrl;
+  const base = `${ui}/api/v1/namespaces/${stack.namespace}`;
+  const list = `${base}/workflows?${new URLSearchParams({ query: `WorkflowId="${workflowId}"` }).toString()}`;
+
+  // Without a login: no read, whatever token is made up (one shaped as the provider's, signed by no key of it).
+  const anonymous = new LoginSession();
+  const [header, payload] = ['{"alg":"RS256","typ":"JWT"}', `{"iss":"${stack.temporalUiLogin.issuer}","aud":"temporal-ui","sub":"x","exp":9999999999}`].map(
+    (part) => Buffer.from(part).toString('base64url'),
+  );
+  const forged = `${header}.${payload}.${randomBytes(256).toString('base64url')}`;
+  const madeUp: Array<Record<string, string>> = [{}, { Authorization: 'Bearer anything' }, { Authorization: `Bearer ${forged}`, 'Authorization-Extras': forged }];
+  for (const headers of madeUp) {
+    expect([headers, (await anonymous.request(list, { headers })).status]).toEqual([headers, 401]);
+    expect([headers, (await anonymous.request(`${base}/workflows/${workflowId}`, { headers })).status]).toEqual([headers, 401]);
   }
+  // Nor a write (refused here by the write guard, before the login is looked at).
+  for (const url of uiWrites(ui, workflowId)) expect([url, await uiWrite(anonymous, url)]).toEqual([url, 405]);
+  // A wrong password gets the form again.
+  const refused = await signInThrough(new LoginSession(), `${ui}/auth/sso`, { username: stack.temporalUiLogin.username, password: 'not-the-password' });
+  expect(refused.response.status).toBe(401);
   expect((await handle.describe()).status.name).toBe('RUNNING');
-  // Reading still works, and the CLI's way (the client certificate) still acts.
-  expect((await fetch(`${base}/workflows/${workflowId}`)).status).toBe(200);
+
+  // After the login: the workflow can be read.
+  const session = new LoginSession();
+  const signedIn = await signInToUi(session);
+  const read = await session.request(list, { headers: signedIn });
+  expect(read.status).toBe(200);
+  expect(JSON.stringify(await read.json())).toContain(workflowId);
+
+  // Signed in, still read-only: TEMPORAL_DISABLE_WRITE_ACTIONS=true, as Compose has it.
+  for (const url of uiWrites(ui, workflowId)) expect([url, await uiWrite(session, url, signedIn)]).toEqual([url, 405]);
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+  // The CLI's way (the client certificate) still acts.
   await handle.terminate('cleanup');
   expect((await handle.describe()).status.name).toBe('TERMINATED');
+});
+
+test('with write actions on (TEMPORAL_DISABLE_WRITE_ACTIONS=false), the login alone guards them: refused without, done with', async () => {
+  // A second UI server beside the stack's, as an operator who turned write actions on would run it: the same
+  // frontend and client certificate, the same provider and client; only its port and that one setting differ.
+  const port = ports.balancer + 91;
+  const ui = temporalUiTools(imageVersion(composeAsWritten().services['temporal-ui']));
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_UI_PORT: String(port),
+    TEMPORAL_DEFAULT_NAMESPACE: stack.namespace,
+    ...(stack.tls ? { TEMPORAL_TLS_CA: stack.tls.ca, TEMPORAL_TLS_CERT: stack.tls.cert, TEMPORAL_TLS_KEY: stack.tls.key, TEMPORAL_TLS_SERVER_NAME: stack.tls.serverName } : {}),
+    TEMPORAL_AUTH_ENABLED: 'true',
+    TEMPORAL_AUTH_PROVIDER_URL: stack.temporalUiLogin.issuer,
+    TEMPORAL_AUTH_CLIENT_ID: 'temporal-ui',
+    TEMPORAL_AUTH_CLIENT_SECRET: await secretFile('temporal_auth_client_secret'),
+    TEMPORAL_AUTH_CALLBACK_URL: `${stack.temporalUiUrl}/auth/sso/callback`,
+    TEMPORAL_AUTH_SCOPES: 'openid,profile,email',
+    TEMPORAL_DISABLE_WRITE_ACTIONS: 'false',
+  };
+  const writable = spawn(ui.server, ['--root', ui.root, '--config', 'config', '--env', 'docker', 'start'], { env, stdio: 'ignore' });
+  try {
+    const origin = `http://127.0.0.1:${port}`;
+    await eventually(async () => (await fetch(`${origin}/healthz`).catch(() => undefined))?.ok === true, { what: `${origin}/healthz`, timeoutMs: 30_000 });
+    const handle = await idleWorkflow();
+    const [terminate] = uiWrites(origin, handle.workflowId);
+
+    // Without a login, the write reaches the login check and stops there.
+    expect(await uiWrite(new LoginSession(), terminate)).toBe(401);
+    expect(await uiWrite(new LoginSession(), terminate, { Authorization: 'Bearer anything' })).toBe(401);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+
+    // Signed in (at the stack's UI: the same provider and client), the terminate goes through this one.
+    const session = new LoginSession();
+    const signedIn = await signInToUi(session);
+    expect(await uiWrite(session, terminate, signedIn)).toBe(200);
+    expect((await handle.describe()).status.name).toBe('TERMINATED');
+  } finally {
+    writable.kill('SIGTERM');
+  }
 });
 
 test('nothing of the stack listens beyond loopback', async () => {
@@ -462,7 +564,7 @@ test('a checkout through the balancer is one trace in Jaeger, from the API’s s
   let found = 0;
   const trace = await eventually(
     async () => {
-      const { data } = await getJson<{ data: Array<{ traceID: string; spans: JaegerSpan[]; processes: Record<string, { serviceName: string }> }> }>(
+      const { data } = await getJson<{ data: Array<{ spans: JaegerSpan[]; processes: Record<string, { serviceName: string }> }> }>(
         `${stack.jaegerUrl}/api/traces?service=donation-webhooks-api&lookback=1h&limit=500`,
       );
       found = data.length;
@@ -472,25 +574,7 @@ test('a checkout through the balancer is one trace in Jaeger, from the API’s s
   );
   const services = new Set(Object.values(trace.processes).map(({ serviceName }) => serviceName));
   expect(services).toEqual(new Set(['donation-webhooks-api', 'donation-webhooks-delivery']));
-  if (process.env.STACK_TEST_TRACE_SCREENSHOT) await screenshotTrace(trace.traceID, process.env.STACK_TEST_TRACE_SCREENSHOT);
 }, 120_000);
-
-/**
- * The trace in Jaeger's UI, as a PNG for the docs (`STACK_TEST_TRACE_SCREENSHOT=docs/images/checkout-trace.png`). The
- * UI's assets are not in Jaeger's Go module: give the stack a folder of Jaeger UI's built assets in
- * JAEGER_UI_ASSETS_PATH, else the page is Jaeger's placeholder and this fails.
- */
-async function screenshotTrace(traceId: string, file: string): Promise<void> {
-  const browser = await launchChromium({ viewport: { width: 1600, height: 1000 } });
-  try {
-    const page = await browser.context.newPage();
-    await page.goto(`${stack.jaegerUrl}/trace/${traceId}`);
-    await page.getByText(/RunActivity:/).first().waitFor({ timeout: 30_000 });
-    await page.screenshot({ path: path.resolve(projectRoot, file), fullPage: true });
-  } finally {
-    await browser.close();
-  }
-}
 
 test('Ctrl-C stops every process of the stack, the application before Temporal before Postgres', async () => {
   await connection.close();

@@ -60,6 +60,20 @@ test.each([
   await eventually(async () => serversOn(dataDir).length === 0 && !(await listening(port)), { what: 'the dev server to end' });
 }, 60_000);
 
+test('the dev server starts beside the service\'s OTEL_* settings, which it is not given (it refuses `console`)', async () => {
+  const dataDir = path.join(root, 'traced');
+  const env = { ...process.env, OTEL_TRACES_EXPORTER: 'console', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:1' };
+  const child = spawnTypeScript(FIXTURE, [dataDir, String(await freePort()), String(await freePort()), 'exit'], env);
+  const exited = finished(child);
+  const started = await new Promise<boolean>((resolve) => {
+    child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve(true));
+    void exited.then(() => resolve(false));
+  });
+  child.stdin?.end();
+  expect([started, started || (await exited).stderr]).toEqual([true, true]);
+  await exited;
+}, 60_000);
+
 test('a port another process listens on fails the start, naming the port and its setting, before anything starts', async () => {
   const blocker = net.createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

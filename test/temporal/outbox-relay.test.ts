@@ -181,6 +181,43 @@ test('a Temporal that accepts connections but never answers fails the pass withi
   }
 });
 
+test('a pass in which some starts failed while others succeeded counts, and frees only the failed events', async () => {
+  const taskQueue = newTaskQueue();
+  const [refused, accepted] = [await insertEvent(db, endpointId), await insertEvent(db, endpointId)];
+  const refusedWorkflowId = (await eventRow(db, refused.id)).workflow_id;
+  // Temporal answering one start and not the other (a start past its deadline under a backlog).
+  const client = new Client({
+    connection: env.client.connection,
+    interceptors: {
+      workflow: [
+        {
+          startWithDetails: (input, next) => (input.options.workflowId === refusedWorkflowId ? Promise.reject(new Error('deadline exceeded')) : next(input)),
+        },
+      ],
+    },
+  });
+
+  // Not thrown, so the relay does not back off as from a Temporal that is down.
+  expect(await relayPendingEvents({ db, client, taskQueue, log })).toBe(1);
+  expect((await eventRow(db, accepted.id)).workflow_started_at).not.toBeNull();
+  const freed = await eventRow(db, refused.id);
+  expect([freed.workflow_started_at, freed.relay_claimed_at]).toEqual([null, null]);
+  // The next pass takes it again.
+  expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(1);
+  expect((await eventRow(db, refused.id)).workflow_started_at).not.toBeNull();
+});
+
+test('a pass in which every start failed still fails, for the relay to back off', async () => {
+  const taskQueue = newTaskQueue();
+  const event = await insertEvent(db, endpointId);
+  const client = new Client({
+    connection: env.client.connection,
+    interceptors: { workflow: [{ startWithDetails: () => Promise.reject(new Error('deadline exceeded')) }] },
+  });
+  await expect(relayPendingEvents({ db, client, taskQueue, log })).rejects.toThrow('deadline exceeded');
+  expect((await eventRow(db, event.id)).relay_claimed_at).toBeNull();
+});
+
 test('no row stays locked while Temporal answers: an attempt started eagerly can record its status meanwhile', async () => {
   const taskQueue = newTaskQueue();
   const event = await insertEvent(db, endpointId);
