@@ -5,7 +5,8 @@
 #   2. The shell scripts of deploy/: `sh -n`, and shellcheck where installed.
 #   3. Where installed, the real tools: `docker compose config` (or the older `docker-compose config`) interpolates
 #      and validates the file, once with placeholder secrets (must pass) and once without (must refuse);
-#      `caddy validate` checks the load balancer's Caddyfile (Debian's caddy, or the one `npm run stack` built).
+#      `caddy validate` checks the load balancer's Caddyfile (Debian's caddy, or the one `npm run stack` built);
+#      `amtool check-config` Alertmanager's configuration (the one `npm run stack` unpacked).
 # Optional extras on Debian: apt-get install docker-compose caddy shellcheck
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,11 +15,11 @@ echo "== compose rules (jest)"
 npx jest --silent test/deploy/compose.test.ts
 
 echo "== deploy shell scripts"
-for script in deploy/postgres/*.sh deploy/temporal/*.sh; do
+for script in deploy/postgres/*.sh deploy/temporal/*.sh deploy/prometheus/*.sh; do
   sh -n "$script"
 done
 if command -v shellcheck >/dev/null; then
-  shellcheck deploy/postgres/*.sh deploy/temporal/*.sh scripts/validate-compose.sh
+  shellcheck deploy/postgres/*.sh deploy/temporal/*.sh deploy/prometheus/*.sh scripts/validate-compose.sh
 else
   echo "shellcheck not installed: syntax checked with sh -n only"
 fi
@@ -54,5 +55,13 @@ if [ -n "$caddy_bin" ]; then
   "$caddy_bin" validate --adapter caddyfile --config deploy/caddy/Caddyfile 2>&1 | tail -n 1
 else
   echo "caddy not installed: skipped the Caddyfile check"
+fi
+amtool_bin=$(command -v amtool || ls .tools/alertmanager-*/bin/amtool 2>/dev/null | tail -n 1 || true)
+if [ -n "$amtool_bin" ]; then
+  echo "== amtool check-config ($amtool_bin)"
+  checked=$("$amtool_bin" check-config deploy/alertmanager/alertmanager.yml)
+  echo "${checked%%$'\n'*}"
+else
+  echo "amtool not unpacked: skipped the Alertmanager configuration check"
 fi
 echo "compose stack: all available checks passed"

@@ -72,10 +72,13 @@ export function loadCompose(env: Env, text = readFileSync(COMPOSE_FILE, 'utf8'))
   return interpolateAll(parse(text, { merge: true }), env) as ComposeFile;
 }
 
-/** The tag of a service's pinned image (`temporalio/server:1.31.2` → `1.31.2`, `caddy:2.11.4-alpine` → `2.11.4`). */
+/**
+ * The version in the tag of a service's pinned image (`temporalio/server:1.31.2` → `1.31.2`, `caddy:2.11.4-alpine` →
+ * `2.11.4`, `prom/prometheus:v3.16.0` → `3.16.0`).
+ */
 export function imageVersion(service: ComposeService): string {
   const tag = /:([^:/]+)$/.exec(service.image ?? '')?.[1];
-  const version = tag && /^\d+(\.\d+)*/.exec(tag)?.[0];
+  const version = tag && /^v?(\d+(\.\d+)*)/.exec(tag)?.[1];
   if (!version) throw new Error(`docker-compose.yml: image ${service.image ?? '(none)'} has no version tag`);
   return version;
 }

@@ -12,6 +12,11 @@ export const STACK_DESCRIPTION = 'stack.json';
 export interface StackDescription {
   apiUrl: string;
   temporalUiUrl: string;
+  jaegerUrl: string;
+  prometheusUrl: string;
+  alertmanagerUrl: string;
+  /** Where Alertmanager sends its notifications: a receiver of the caller's, on this port. */
+  alertReceiverUrl: string;
   temporalAddress: string;
   namespace: string;
   taskQueue: string;
@@ -32,6 +37,10 @@ export function describeStack(stack: RunningStack): StackDescription {
   return {
     apiUrl: stack.apiUrl,
     temporalUiUrl: stack.temporalUiUrl,
+    jaegerUrl: stack.jaegerUrl,
+    prometheusUrl: stack.prometheusUrl,
+    alertmanagerUrl: stack.alertmanagerUrl,
+    alertReceiverUrl: stack.alertReceiverUrl,
     temporalAddress: stack.temporalAddress,
     namespace: stack.namespace,
     taskQueue: stack.appEnv.TEMPORAL_TASK_QUEUE,

@@ -32,6 +32,25 @@ export interface PortPlan {
   api: number[];
   /** METRICS_PORT of each delivery replica. */
   delivery: number[];
+  jaeger: JaegerPorts;
+  prometheus: number;
+  alertmanager: number;
+  /**
+   * Where Alertmanager sends its notifications: the receiver of whoever watches the alerts (the alert drill, the
+   * stack test), not a process of the stack.
+   */
+  alertReceiver: number;
+}
+
+export interface JaegerPorts {
+  /** The OTLP receivers (Compose: 4317, 4318). */
+  otlpGrpc: number;
+  otlpHttp: number;
+  /** The UI and the query API (Compose: 16686, published as JAEGER_UI_PUBLISHED_PORT). */
+  query: number;
+  queryGrpc: number;
+  /** Jaeger's own /metrics (Compose: 8888). */
+  metrics: number;
 }
 
 /**
@@ -57,7 +76,9 @@ const MEMBERSHIP_OFFSET = 12;
 
 /**
  * Offsets from the base: 0 balancer, 1 Postgres, 2–3 frontend gRPC and HTTP, 4 Temporal UI, 5–10 matching, worker and history
- * gRPC, 11 the OpenID Provider, 20–26 the Temporal services' metrics, 30–49 API replicas, 50–69 delivery metrics; membership ports at their
+ * gRPC, 11 the OpenID Provider, 20–26 the Temporal services' metrics, 30–49 API replicas, 50–69 delivery metrics,
+ * 70–74 Jaeger (OTLP gRPC and HTTP, UI, query gRPC, metrics), 75 Prometheus, 76 Alertmanager, 77 the alert receiver;
+ * membership ports at their
  * own base + 0–6, in the same order (by default base + 12–18, or 20000 below that).
  */
 export function planPorts({ basePort, membershipBasePort, api, delivery, history }: PortLayout): PortPlan {
@@ -73,7 +94,7 @@ export function planPorts({ basePort, membershipBasePort, api, delivery, history
         `1024 and ${MAX_MEMBERSHIP_PORT}; pass --membership-base-port`,
     );
   }
-  if (basePort < 1024 || basePort + 70 > 65_535) throw new Error(`--base-port ${basePort}: between 1024 and 65465`);
+  if (basePort < 1024 || basePort + 80 > 65_535) throw new Error(`--base-port ${basePort}: between 1024 and 65455`);
   const at = (offset: number) => basePort + offset;
   // Services in a fixed order, so that a port never moves when another count changes.
   const service = (index: number, http?: number): TemporalServicePorts => ({
@@ -93,6 +114,10 @@ export function planPorts({ basePort, membershipBasePort, api, delivery, history
     history: Array.from({ length: history }, (_, index) => service(3 + index)),
     api: Array.from({ length: api }, (_, index) => at(30 + index)),
     delivery: Array.from({ length: delivery }, (_, index) => at(50 + index)),
+    jaeger: { otlpGrpc: at(70), otlpHttp: at(71), query: at(72), queryGrpc: at(73), metrics: at(74) },
+    prometheus: at(75),
+    alertmanager: at(76),
+    alertReceiver: at(77),
   };
 }
 
@@ -117,6 +142,13 @@ export function namedPorts(plan: PortPlan): Array<{ name: string; port: number }
     ]),
     ...plan.api.map((port, index) => ({ name: `api-${index + 1}`, port })),
     ...plan.delivery.map((port, index) => ({ name: `delivery-${index + 1} metrics`, port })),
+    { name: 'jaeger OTLP gRPC', port: plan.jaeger.otlpGrpc },
+    { name: 'jaeger OTLP HTTP', port: plan.jaeger.otlpHttp },
+    { name: 'jaeger UI', port: plan.jaeger.query },
+    { name: 'jaeger query gRPC', port: plan.jaeger.queryGrpc },
+    { name: 'jaeger metrics', port: plan.jaeger.metrics },
+    { name: 'prometheus', port: plan.prometheus },
+    { name: 'alertmanager', port: plan.alertmanager },
   ];
 }
 
@@ -130,7 +162,7 @@ export const allPorts = (plan: PortPlan): number[] => namedPorts(plan).map(({ po
 export async function freePortPlan(layout: Omit<PortLayout, 'basePort' | 'membershipBasePort'>, extra: number[] = []): Promise<PortPlan> {
   for (let attempt = 0; attempt < 50; attempt++) {
     const plan = planPorts({ basePort: 20_000 + 100 * Math.floor(Math.random() * 120), ...layout });
-    const free = await Promise.all([...allPorts(plan), ...extra.map((offset) => plan.balancer + offset)].map(portIsFree));
+    const free = await Promise.all([...allPorts(plan), plan.alertReceiver, ...extra.map((offset) => plan.balancer + offset)].map(portIsFree));
     if (free.every(Boolean)) return plan;
   }
   throw new Error('no block of 100 free ports found between 20000 and 32000');

@@ -12,13 +12,15 @@ import { COMPOSE_FILE, type Env, imageVersion, loadCompose, requiredVariables } 
 import { launcher } from './launcher';
 import { namedPorts, type PortPlan } from './ports';
 import { postgresProcess } from './postgres-process';
-import { ensureCaddy, ensureTemporalServer, ensureTemporalUi } from './tools';
+import { ensureAlertmanager, ensureCaddy, ensureJaeger, ensurePrometheus, ensureTemporalServer, ensureTemporalUi } from './tools';
+import type { ConfiguredProcess } from './observability-topology';
 import { type ProcessSpec, stackTopology, type Topology } from './topology';
 
 /**
  * Runs the topology of docker-compose.yml as processes of this machine (stack/topology.ts says how each service
- * maps), in Compose's order: Postgres, the Temporal schema job, Temporal's services, the namespace job, the
- * migrations, the application's replicas, Caddy. Everything it keeps (the Postgres cluster, generated secrets, the
+ * maps), in Compose's order: Postgres, Jaeger (which Temporal and the application send traces to from their start),
+ * the Temporal schema job, Temporal's services, the namespace job, the migrations, the application's replicas, Caddy,
+ * Alertmanager and Prometheus. Everything it keeps (the Postgres cluster, generated secrets, the
  * throw-away CA, logs) lives in `dataDir`, so a second start reuses it; the Go builds live in .tools/.
  */
 
@@ -42,6 +44,13 @@ export interface RunningStack {
   /** The API behind Caddy. */
   apiUrl: string;
   temporalUiUrl: string;
+  /** Jaeger's UI and query API (/api/v3/traces, /api/traces). */
+  jaegerUrl: string;
+  /** Prometheus' API (the stack's build has no web UI) and Alertmanager's API and UI. */
+  prometheusUrl: string;
+  alertmanagerUrl: string;
+  /** Where Alertmanager sends every notification: the port a drill's or a test's receiver listens on. */
+  alertReceiverUrl: string;
   temporalAddress: string;
   namespace: string;
   certificates?: StackCertificates;
@@ -108,6 +117,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const temporal = await ensureTemporalServer(temporalVersion, log);
   const temporalUi = await ensureTemporalUi(imageVersion(compose.services['temporal-ui']), log);
   const caddy = await ensureCaddy(imageVersion(compose.services.proxy), log);
+  const jaeger = await ensureJaeger(imageVersion(compose.services.jaeger), log);
+  const prometheus = await ensurePrometheus(imageVersion(compose.services.prometheus), log);
+  const alertmanager = await ensureAlertmanager(imageVersion(compose.services.alertmanager), log);
   if (!existsSync(TEMPORAL_CLI)) throw new Error(`${TEMPORAL_CLI} is missing: run npm run tools`);
   const certificates = options.tls ? await ensureCertificates(path.join(dataDir, 'tls')) : undefined;
   const staff = { username: 'admin', password: await persistedLocalSecret(secretsDir, 'admin-password', 18) };
@@ -117,6 +129,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     temporal,
     temporalUi,
     caddy,
+    jaeger,
+    prometheus,
+    alertmanager,
     temporalCli: TEMPORAL_CLI,
     certificates,
     staff,
@@ -142,6 +157,11 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       },
     });
   const job = (spec: ProcessSpec) => jobProcess(spec, logDir);
+  /** A process whose configuration (and secret) files the stack writes first, readable by this user alone. */
+  const configured = async (spec: ConfiguredProcess) => {
+    for (const file of spec.files) await writeFile(file.path, file.content, { mode: 0o600 });
+    return service(spec, 60_000);
+  };
   const postgres = postgresProcess({
     dataDir: path.join(dataDir, 'postgres'),
     port: ports.postgres,
@@ -179,6 +199,8 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       await writeFile(initialised, `${new Date().toISOString()}\n`);
     }
 
+    log(`Jaeger ${jaeger.release}: traces on 127.0.0.1:${ports.jaeger.otlpGrpc} (OTLP gRPC), :${ports.jaeger.otlpHttp} (OTLP HTTP)`);
+    await processes.start(service(topology.jaeger, 60_000));
     log(`Temporal ${temporalVersion}: schema`);
     await processes.start(job(topology.temporalSchema));
     log(`Temporal ${temporalVersion}: ${topology.temporal.map((spec) => spec.name).join(', ')}${certificates ? ' (mTLS)' : ''}`);
@@ -199,6 +221,10 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
 
       await writeFile(topology.proxy.caddyfilePath, topology.proxy.caddyfile);
       await processes.start(service(topology.proxy, 60_000));
+
+      log(`Alertmanager ${alertmanager.version}, Prometheus ${prometheus.release}`);
+      await processes.start(await configured(topology.alertmanager));
+      await processes.start(await configured(topology.prometheus));
     }
 
     return {
@@ -206,6 +232,10 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       temporalVersion,
       apiUrl: `http://127.0.0.1:${ports.balancer}`,
       temporalUiUrl: `http://127.0.0.1:${ports.ui}`,
+      jaegerUrl: `http://127.0.0.1:${ports.jaeger.query}`,
+      prometheusUrl: `http://127.0.0.1:${ports.prometheus}`,
+      alertmanagerUrl: `http://127.0.0.1:${ports.alertmanager}`,
+      alertReceiverUrl: `http://127.0.0.1:${ports.alertReceiver}`,
       temporalAddress: `127.0.0.1:${ports.frontend.grpc}`,
       namespace: topology.temporalNamespace.env.TEMPORAL_NAMESPACE ?? 'default',
       certificates,

@@ -3,27 +3,17 @@ import { readFileSync } from 'node:fs';
 import { type ComposeFile, type ComposeService, durationMs, mountedFile, postgresSettings } from './compose-file';
 import type { StackCertificates } from './certificates';
 import type { PortPlan, TemporalServicePorts } from './ports';
-import type { CaddyTools, TemporalServerTools, TemporalUiTools } from './tools';
+import type { AlertmanagerTools, CaddyTools, JaegerTools, PrometheusTools, TemporalServerTools, TemporalUiTools } from './tools';
+import { type ConfiguredProcess, observabilityTopology } from './observability-topology';
+import type { ProcessSpec } from './process-spec';
+
+export type { ProcessSpec } from './process-spec';
 
 /**
  * docker-compose.yml turned into local processes: each Compose service becomes one or more processes with the same
  * program, the same command and the same environment, except what a single machine without containers must change,
  * listed in LOCAL_CHANGES. Pure: test/deploy/stack.test.ts checks it against the Compose file.
  */
-
-export interface ProcessSpec {
-  /** Log file and display name: `api-1`, `temporal-history`. */
-  name: string;
-  /** The Compose service it stands for. */
-  service: string;
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  /** SIGTERM, then SIGKILL after this long (Compose: stop_grace_period, default 10 s). */
-  stopGraceMs: number;
-  /** When a long-running process counts as started: its port accepts connections, or its URL answers 2xx. */
-  ready?: { port: number } | { url: string };
-}
 
 export interface Topology {
   postgres: {
@@ -45,6 +35,10 @@ export interface Topology {
   api: ProcessSpec[];
   delivery: ProcessSpec[];
   proxy: ProcessSpec & { caddyfile: string; caddyfilePath: string };
+  /** Traces: started before Temporal and the application, which export to it from their start. */
+  jaeger: ProcessSpec;
+  prometheus: ConfiguredProcess;
+  alertmanager: ConfiguredProcess;
 }
 
 export interface TopologyContext {
@@ -54,6 +48,9 @@ export interface TopologyContext {
   temporal: TemporalServerTools;
   temporalUi: TemporalUiTools;
   caddy: CaddyTools;
+  jaeger: JaegerTools;
+  prometheus: PrometheusTools;
+  alertmanager: AlertmanagerTools;
   /** The Temporal CLI the namespace job runs (`npm run tools`). */
   temporalCli: string;
   /** undefined: the frontend speaks plain gRPC (`--no-tls`). */
@@ -88,6 +85,7 @@ export const LOCAL_CHANGES = {
     TEMPORAL_TLS_CERT_FILE: 'the client certificate the stack CA issued',
     TEMPORAL_TLS_KEY_FILE: 'its key',
     TEMPORAL_TLS_SERVER_NAME: 'the name on the frontend certificate',
+    OTEL_EXPORTER_OTLP_ENDPOINT: "jaeger:4318 is the Compose service name; here Jaeger's OTLP HTTP port on 127.0.0.1",
   },
   /** The Temporal UI server's settings the stack sets (the names its config template reads). */
   ui: {
@@ -113,6 +111,21 @@ export const LOCAL_CHANGES = {
     DB_PORT: 'the stack Postgres port',
     BIND_ON_IP: 'loopback: the services share one host',
     DYNAMIC_CONFIG_FILE_PATH: 'the mounted file, read where it is in this checkout',
+    PROMETHEUS_ENDPOINT: 'each service is a process of its own here, with its own metrics port on 127.0.0.1',
+    OTEL_EXPORTER_OTLP_ENDPOINT: "jaeger:4317 is the Compose service name; here Jaeger's OTLP gRPC port on 127.0.0.1",
+  },
+  /** Jaeger's listen addresses: variables of deploy/jaeger/config.yaml, whose defaults are Compose's (0.0.0.0). */
+  jaeger: {
+    JAEGER_OTLP_GRPC_ENDPOINT: 'OTLP gRPC on its stack port on 127.0.0.1, not 0.0.0.0:4317',
+    JAEGER_OTLP_HTTP_ENDPOINT: 'OTLP HTTP on its stack port on 127.0.0.1, not 0.0.0.0:4318',
+    JAEGER_QUERY_HTTP_ENDPOINT: 'the UI and query API on 127.0.0.1 (Compose publishes 16686 on 127.0.0.1 only)',
+    JAEGER_QUERY_GRPC_ENDPOINT: 'the query gRPC API on 127.0.0.1',
+    JAEGER_METRICS_HOST: "Jaeger's own /metrics on 127.0.0.1",
+    JAEGER_METRICS_PORT: 'on its stack port',
+  },
+  /** Prometheus' settings: prometheus.yml made local (stack/observability-topology.ts) and these. */
+  prometheus: {
+    METRICS_TOKEN: "written by the stack into the token file that prometheus.yml names, as Compose's start.sh does; not passed on",
   },
 } as const;
 
@@ -121,6 +134,8 @@ function localAddresses(ports: PortPlan): Array<[string, string]> {
   return [
     ['postgres:5432', `127.0.0.1:${ports.postgres}`],
     ['temporal:7233', `127.0.0.1:${ports.frontend.grpc}`],
+    ['jaeger:4317', `127.0.0.1:${ports.jaeger.otlpGrpc}`],
+    ['jaeger:4318', `127.0.0.1:${ports.jaeger.otlpHttp}`],
   ];
 }
 
@@ -190,7 +205,7 @@ function temporalServices(context: TopologyContext): ProcessSpec[] {
   const temporal = service(compose, 'temporal');
   const env = temporal.environment ?? {};
   const shared: Record<string, string> = {
-    ...env,
+    ...relocated(env, ports),
     POSTGRES_SEEDS: '127.0.0.1',
     DB_PORT: String(ports.postgres),
     BIND_ON_IP: '127.0.0.1',
@@ -307,6 +322,8 @@ export function stackTopology(context: TopologyContext): Topology {
   const namespaceJob = service(compose, 'temporal-namespace');
   const proxy = service(compose, 'proxy');
   const caddyfilePath = path.join(context.stateDir, 'Caddyfile');
+  const temporal = temporalServices(context);
+  const local = (port: number) => `127.0.0.1:${port}`;
   const oidcIssuer = `http://127.0.0.1:${ports.oidc}`;
   const uiCallback = `http://127.0.0.1:${ports.ui}/auth/sso/callback`;
 
@@ -325,7 +342,7 @@ export function stackTopology(context: TopologyContext): Topology {
       TEMPORAL_SCHEMA_DIR: context.temporal.schemaDir,
       PATH: `${context.temporal.bin}:${shell.PATH}`,
     }),
-    temporal: temporalServices(context),
+    temporal,
     temporalNamespace: scriptJob(compose, 'temporal-namespace', {
       ...relocated(namespaceJob.environment, ports),
       ...clientTls(certificates, 'cli'),
@@ -395,5 +412,18 @@ export function stackTopology(context: TopologyContext): Topology {
         ports.api.map((port) => `127.0.0.1:${port}`),
       ),
     },
+    ...observabilityTopology({
+      compose,
+      ports,
+      jaeger: context.jaeger,
+      prometheus: context.prometheus,
+      alertmanager: context.alertmanager,
+      stateDir: context.stateDir,
+      scrapeTargets: {
+        api: ports.api.map(local),
+        delivery: ports.delivery.map(local),
+        temporal: temporal.map((spec) => spec.env.PROMETHEUS_ENDPOINT),
+      },
+    }),
   };
 }

@@ -33,7 +33,16 @@ export const stackDrillFlags = { 'base-port': 0, 'membership-base-port': 0, 'kee
 export async function setUpStackDrill(
   name: string,
   onCleanup: (stop: () => Promise<void>) => void,
-  { subscriberDelayMs, ports: portFlags }: { subscriberDelayMs: number; ports: typeof stackDrillFlags },
+  {
+    subscriberDelayMs,
+    ports: portFlags,
+    shellEnv = {},
+  }: {
+    subscriberDelayMs: number;
+    ports: typeof stackDrillFlags;
+    /** The variables of docker-compose.yml a drill sets, as a shell would (DELIVERY_STUCK_AFTER_MINUTES). */
+    shellEnv?: Record<string, string>;
+  },
 ): Promise<StackStage> {
   const log = progress(Date.now());
   const layout = { api: 2, delivery: 2, history: 1 };
@@ -45,7 +54,7 @@ export async function setUpStackDrill(
   await chmod(dataDir, 0o755);
   onCleanup(() => (portFlags['keep-logs'] ? rm(path.join(dataDir, 'postgres'), { recursive: true, force: true }) : rm(dataDir, { recursive: true, force: true })));
   log(`starting the stack in ${dataDir} (ports from ${ports.balancer}, membership from ${ports.frontend.membership})`);
-  const stack = await startStack({ dataDir, ports, tls: true, shellEnv: {}, log: (line) => log(line.trim()) });
+  const stack = await startStack({ dataDir, ports, tls: true, shellEnv, log: (line) => log(line.trim()) });
   onCleanup(() => stack.stop());
   const db = createDb({ connectionString: stack.postgresUrl('donations'), pool: { max: 3 } });
   onCleanup(() => db.destroy());

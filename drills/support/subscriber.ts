@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * The drill's subscriber: answers 200 after `delayMs` (503 to the first `failuresPerEvent` requests of each envelope
- * id), and counts every request per envelope id.
+ * id, or every request with the status of answerWith()), and counts every request per envelope id.
  */
 export interface RecordingSubscriber {
   url: string;
@@ -12,6 +12,8 @@ export interface RecordingSubscriber {
   total(): number;
   /** Requests received and not yet answered. */
   inFlight(): number;
+  /** From now on, every request is answered with this status (an outage of the subscriber); undefined: as before. */
+  answerWith(status: number | undefined): void;
   close(): Promise<void>;
 }
 
@@ -19,6 +21,7 @@ export async function startRecordingSubscriber({ delayMs, failuresPerEvent = 0 }
   const received = new Map<number, number>();
   let total = 0;
   let inFlight = 0;
+  let forcedStatus: number | undefined;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -30,7 +33,8 @@ export async function startRecordingSubscriber({ delayMs, failuresPerEvent = 0 }
       received.set(id, count);
       setTimeout(() => {
         inFlight -= 1;
-        res.writeHead(count > failuresPerEvent ? 200 : 503, { 'content-type': 'text/plain' }).end(count > failuresPerEvent ? 'ok' : 'try later');
+        const status = forcedStatus ?? (count > failuresPerEvent ? 200 : 503);
+        res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'try later');
       }, delayMs);
     });
     res.on('error', () => undefined);
@@ -43,6 +47,7 @@ export async function startRecordingSubscriber({ delayMs, failuresPerEvent = 0 }
     received,
     total: () => total,
     inFlight: () => inFlight,
+    answerWith: (status) => (forcedStatus = status),
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

@@ -223,6 +223,54 @@ test('keeps the previous release draining beside a new one during a deploy: the 
   expect(Object.keys(environment ?? {})).not.toContain('BUILD_ID');
 });
 
+test('traces every application service under a name of its own, and the Temporal server, to Jaeger', () => {
+  const names = Object.keys(APP_SERVICES).map((name) => services[name].environment?.OTEL_SERVICE_NAME);
+  expect(new Set(names).size).toBe(names.length);
+  for (const name of Object.keys(APP_SERVICES)) {
+    expect(services[name].environment).toMatchObject({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' });
+  }
+  // The server exports over OTLP gRPC only (go.temporal.io/server common/telemetry): Jaeger's gRPC receiver.
+  expect(services.temporal.environment).toMatchObject({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4317' });
+  const jaegerConfig = parse(read('deploy/jaeger/config.yaml')) as { receivers: { otlp: { protocols: Record<string, { endpoint: string }> } } };
+  expect(Object.values(jaegerConfig.receivers.otlp.protocols).map(({ endpoint }) => endpoint.replace(/^\$\{env:\w+:-(.*)\}$/, '$1'))).toEqual(['0.0.0.0:4317', '0.0.0.0:4318']);
+  expect(services.jaeger.volumes).toContain('./deploy/jaeger/config.yaml:/etc/jaeger/config.yaml:ro');
+});
+
+test('publishes the operators’ tools without a login on this host only', () => {
+  for (const name of ['temporal-ui', 'jaeger', 'prometheus', 'alertmanager']) {
+    const published = (services[name].ports ?? []) as string[];
+    expect([name, published.every((port) => port.startsWith('127.0.0.1:'))]).toEqual([name, true]);
+  }
+  // OTLP and the metrics endpoints stay on the stack's network.
+  expect(services.temporal).not.toHaveProperty('ports');
+});
+
+test('scrapes every application service with the metrics token, Temporal, and the tools, and alerts through Alertmanager', () => {
+  type Job = { job_name: string; authorization?: { credentials_file: string }; dns_sd_configs?: Array<{ names: string[]; port: number }>; static_configs?: Array<{ targets: string[] }> };
+  const config = parse(read('deploy/prometheus/prometheus.yml')) as { rule_files: string[]; alerting: { alertmanagers: Array<{ static_configs: Array<{ targets: string[] }> }> }; scrape_configs: Job[] };
+  const jobs = new Map(config.scrape_configs.map((job) => [job.job_name, job]));
+  const tokenFile = '/prometheus/metrics_token';
+  // Every replica by the service's DNS records, on the port its /metrics answers, with the token it requires.
+  expect(jobs.get('api')).toMatchObject({ authorization: { credentials_file: tokenFile }, dns_sd_configs: [{ names: ['api'], port: 3000 }] });
+  expect(jobs.get('delivery')).toMatchObject({
+    authorization: { credentials_file: tokenFile },
+    dns_sd_configs: [{ names: ['delivery'], port: loadConfig(services.delivery.environment ?? {}).metrics.port }],
+  });
+  expect(jobs.get('temporal')?.static_configs).toEqual([{ targets: [`temporal:${services.temporal.environment?.PROMETHEUS_ENDPOINT.split(':')[1]}`] }]);
+  expect([...jobs.keys()].sort()).toEqual(['alertmanager', 'api', 'delivery', 'jaeger', 'prometheus', 'temporal']);
+  // start.sh writes the token there from the service's METRICS_TOKEN, then runs Prometheus with the command.
+  expect(services.prometheus.entrypoint).toEqual(['/bin/sh', '/etc/prometheus/start.sh']);
+  expect(read('deploy/prometheus/start.sh')).toContain(`> ${tokenFile}\n`);
+  expect(mountedFile(services.prometheus, '/etc/prometheus/start.sh')).toBe(path.join(root, 'deploy/prometheus/start.sh'));
+  // The rules of deploy/prometheus/alerts/, and Alertmanager's service.
+  expect(config.rule_files).toEqual(['/etc/prometheus/alerts/*.yml']);
+  expect(mountedFile(services.prometheus, '/etc/prometheus/alerts/delivery.yml')).toBe(path.join(root, 'deploy/prometheus/alerts/delivery.yml'));
+  expect(config.alerting.alertmanagers[0].static_configs[0].targets).toEqual(['alertmanager:9093']);
+  const alertmanager = parse(read('deploy/alertmanager/alertmanager.yml')) as { route: { receiver: string }; receivers: Array<{ name: string; webhook_configs: Array<{ send_resolved: boolean }> }> };
+  expect(alertmanager.receivers.map(({ name }) => name)).toContain(alertmanager.route.receiver);
+  expect(alertmanager.receivers[0].webhook_configs[0].send_resolved).toBe(true);
+});
+
 test('guards the Temporal UI with an OpenID login at the bundled provider, read-only by default', () => {
   const ui = services['temporal-ui'].environment ?? {};
   const provider = services['oidc-provider'];

@@ -6,7 +6,9 @@ import { readProviderSettings } from '../../src/oidc-provider/settings';
 import { FRONTEND_SERVER_NAME, type StackCertificates } from '../../stack/certificates';
 import { composeAsWritten, imageVersion, loadCompose, requiredVariables } from '../../stack/compose-file';
 import { allPorts, MAX_MEMBERSHIP_PORT, planPorts, type PortPlan } from '../../stack/ports';
-import { caddyTools, temporalServerTools, temporalUiTools } from '../../stack/tools';
+import { parse } from 'yaml';
+import { localArgs } from '../../stack/observability-topology';
+import { alertmanagerTools, caddyTools, jaegerTools, prometheusTools, temporalServerTools, temporalUiTools } from '../../stack/tools';
 import { LOCAL_CHANGES, localCaddyfile, PROXY_SOURCE_ADDRESS, type ProcessSpec, stackTopology, type Topology } from '../../stack/topology';
 
 // `npm run stack` and docker-compose.yml describe one topology: the same services, roles, commands and settings.
@@ -34,6 +36,9 @@ function topology(tls: boolean): Topology {
     temporal: temporalServerTools(imageVersion(compose.services.temporal)),
     temporalUi: temporalUiTools(imageVersion(compose.services['temporal-ui'])),
     caddy: caddyTools(imageVersion(compose.services.proxy)),
+    jaeger: jaegerTools(imageVersion(compose.services.jaeger)),
+    prometheus: prometheusTools(imageVersion(compose.services.prometheus)),
+    alertmanager: alertmanagerTools(imageVersion(compose.services.alertmanager)),
     temporalCli: '/tools/temporal',
     certificates: tls ? certificates : undefined,
     staff: { username: 'admin', password: 'staff-password' },
@@ -53,6 +58,9 @@ const allProcesses = (t: Topology): ProcessSpec[] => [
   t.temporalUi,
   ...appProcesses(t),
   t.proxy,
+  t.jaeger,
+  t.prometheus,
+  t.alertmanager,
 ];
 
 test('runs every Compose service that `docker compose up` starts, and nothing else', () => {
@@ -240,4 +248,94 @@ test('lays out distinct ports, and membership ports that Temporal’s SMALLINT c
   }
   expect(() => planPorts({ basePort: 47_000, membershipBasePort: 40_000, api: 1, delivery: 1, history: 1 })).toThrow(/SMALLINT/);
   expect(() => planPorts({ basePort: 7300, api: 21, delivery: 1, history: 1 })).toThrow(/--api/);
+  // The alert receiver is the caller's, not the stack's, but in the same block and clear of the stack's ports.
+  expect(used).not.toContain(ports.alertReceiver);
+  expect(ports.alertReceiver - ports.balancer).toBeLessThan(90);
+});
+
+/** A Compose file mounted into a service, as this checkout has it. */
+const mounted = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+test('sends every process’s traces to the stack’s Jaeger, run with Compose’s configuration file on loopback ports', () => {
+  const { jaeger } = withTls;
+  expect([jaeger.command, ...jaeger.args]).toEqual([jaegerTools('2.13.0').jaeger, '--config', path.join(root, 'deploy/jaeger/config.yaml')]);
+  expect(jaegerTools('2.13.0').jaeger).toMatch(/\.tools\/jaeger-1\.76\.0\/bin\/jaeger$/);
+  const composeEnv = compose.services.jaeger.environment ?? {};
+  expect(Object.keys(jaeger.env).sort()).toEqual([...Object.keys(composeEnv), ...Object.keys(LOCAL_CHANGES.jaeger)].sort());
+  for (const [name, value] of Object.entries(composeEnv)) expect([name, jaeger.env[name]]).toEqual([name, value]);
+  // Each variable the stack sets is one the configuration reads, with Compose's address as its default.
+  const config = mounted('deploy/jaeger/config.yaml');
+  for (const name of Object.keys(LOCAL_CHANGES.jaeger)) expect(config).toMatch(new RegExp(`\\$\\{env:${name}:-[^}]+\\}`));
+  expect(Object.values(jaeger.env).filter((value) => value.includes(':')).every((value) => value.startsWith('127.0.0.1:'))).toBe(true);
+
+  for (const spec of appProcesses(withTls)) {
+    expect(spec.env).toMatchObject({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${ports.jaeger.otlpHttp}` });
+    expect(spec.env.OTEL_SERVICE_NAME).toBe(compose.services[spec.service].environment?.OTEL_SERVICE_NAME);
+  }
+  expect(new Set([...withTls.api, ...withTls.delivery].map((spec) => spec.env.OTEL_SERVICE_NAME))).toEqual(
+    new Set(['donation-webhooks-api', 'donation-webhooks-delivery']),
+  );
+  // The Temporal server exports over gRPC only.
+  for (const spec of withTls.temporal) {
+    expect(spec.env).toMatchObject({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${ports.jaeger.otlpGrpc}`, OTEL_SERVICE_NAME: 'temporal' });
+  }
+});
+
+test('runs Prometheus with Compose’s command and prometheus.yml, changing only the targets, the token file, the rule folder and Alertmanager’s address', () => {
+  const { prometheus } = withTls;
+  const [configFile, tokenFile] = prometheus.files;
+  expect([prometheus.command, ...prometheus.args]).toEqual([
+    prometheusTools('3.16.0').prometheus,
+    `--config.file=${configFile.path}`,
+    '--storage.tsdb.path=/stack/prometheus',
+    ...(compose.services.prometheus.command ?? []).slice(2),
+    `--web.listen-address=127.0.0.1:${ports.prometheus}`,
+  ]);
+  expect(prometheusTools('3.16.0').prometheus).toMatch(/\.tools\/prometheus-0\.316\.0\/bin\/prometheus$/);
+  // Only 3.x releases have a module version; a Jaeger release needs its module version written down.
+  expect(() => prometheusTools('2.42.0')).toThrow(/3\.x\.y/);
+  expect(() => jaegerTools('2.14.0')).toThrow(/JAEGER_MODULE_VERSIONS/);
+  // The token the application's /metrics wants, in a file of its own, not in the environment.
+  expect(tokenFile.content).toBe(secret('METRICS_TOKEN'));
+  expect(prometheus.env).not.toHaveProperty('METRICS_TOKEN');
+
+  type Job = { job_name: string; static_configs?: Array<{ targets: string[] }>; dns_sd_configs?: unknown; authorization?: { credentials_file: string } };
+  const composeConfig = parse(mounted('deploy/prometheus/prometheus.yml')) as { scrape_configs: Job[]; rule_files: string[]; alerting: unknown; global: unknown };
+  const localConfig = parse(configFile.content) as typeof composeConfig;
+  expect(localConfig.global).toEqual(composeConfig.global);
+  expect(localConfig.rule_files).toEqual([path.join(root, 'deploy/prometheus/alerts/*.yml')]);
+  expect(localConfig.alerting).toEqual({ alertmanagers: [{ static_configs: [{ targets: [`127.0.0.1:${ports.alertmanager}`] }] }] });
+  const targets = Object.fromEntries(localConfig.scrape_configs.map((job) => [job.job_name, job.static_configs?.[0].targets]));
+  const local = (port: number) => `127.0.0.1:${port}`;
+  expect(targets).toEqual({
+    api: ports.api.map(local),
+    delivery: ports.delivery.map(local),
+    temporal: [...ports.history, ports.matching, ports.frontend, ports.worker].map((own) => local(own.metrics)),
+    jaeger: [local(ports.jaeger.metrics)],
+    alertmanager: [local(ports.alertmanager)],
+    prometheus: [local(ports.prometheus)],
+  });
+  // The same jobs with the same settings, the token where Compose has one.
+  const settings = (jobs: Job[]) => jobs.map(({ static_configs: _static, dns_sd_configs: _dns, authorization, ...rest }) => ({ ...rest, token: Boolean(authorization) }));
+  expect(settings(localConfig.scrape_configs)).toEqual(settings(composeConfig.scrape_configs));
+  for (const job of localConfig.scrape_configs.filter((each) => each.authorization)) expect(job.authorization?.credentials_file).toBe(tokenFile.path);
+  // What Compose's entrypoint does, the stack does: Prometheus' own command line, the token written first.
+  expect(mounted('deploy/prometheus/start.sh')).toMatch(/> \/prometheus\/metrics_token\n[\s\S]*exec \/bin\/prometheus "\$@"/);
+});
+
+test('runs Alertmanager with Compose’s command and alertmanager.yml, its webhook sent to the stack’s alert receiver', () => {
+  const { alertmanager } = withTls;
+  const [configFile] = alertmanager.files;
+  expect([alertmanager.command, ...alertmanager.args]).toEqual([
+    alertmanagerTools('0.25.0').alertmanager,
+    `--config.file=${configFile.path}`,
+    '--storage.path=/stack/alertmanager',
+    '--cluster.listen-address=',
+    `--web.listen-address=127.0.0.1:${ports.alertmanager}`,
+  ]);
+  const composeConfig = parse(mounted('deploy/alertmanager/alertmanager.yml')) as { route: unknown; receivers: Array<{ webhook_configs: Array<{ url: string }> }> };
+  const localConfig = parse(configFile.content) as typeof composeConfig;
+  expect(localConfig.route).toEqual(composeConfig.route);
+  expect(localConfig.receivers[0].webhook_configs[0].url).toBe(`http://127.0.0.1:${ports.alertReceiver}/alerts`);
+  expect(() => localArgs(['--storage.path=/alertmanager'], {}, ['--config.file'])).toThrow(/--config.file/);
 });

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -14,6 +14,7 @@ import { RETENTION_SCHEDULE_ID } from '../../src/delivery-rules/retention';
 import { WEBHOOK_EVENT_TYPES } from '../../src/webhooks/event-types';
 import { findWebhookSchema } from '../../src/webhooks/schemas/catalogue';
 import { projectRoot } from '../../src/config';
+import { type AlertReceiver, startAlertReceiver } from '../../stack/alert-receiver';
 import { isRunning, STACK_DESCRIPTION, type StackDescription } from '../../stack/description';
 import { allPorts, freePortPlan, planPorts, type PortPlan } from '../../stack/ports';
 import { composeAsWritten, imageVersion } from '../../stack/compose-file';
@@ -49,6 +50,7 @@ let metricsToken: string;
 let subscriber: Subscriber;
 let temporal: Client;
 let connection: Connection;
+let alerts: AlertReceiver;
 
 /** The ports of STACK_TEST_BASE_PORT, or a free block, with room for the subscriber at +90 and a second Temporal UI at +91. */
 async function freePlan(): Promise<PortPlan> {
@@ -122,6 +124,7 @@ beforeAll(async () => {
   staff = { username: stack.staffUsername, password: await secretFile('admin-password') };
   metricsToken = await secretFile('metrics_token');
   subscriber = await startSubscriber({ port: ports.balancer + 90 });
+  alerts = await startAlertReceiver(stack.alertReceiverUrl);
   connection = await connectTemporal();
   temporal = new Client({ connection, namespace: stack.namespace });
 }, 600_000);
@@ -129,6 +132,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await connection?.close().catch(() => undefined);
   await subscriber?.close();
+  await alerts?.close();
   // Normally stopped by the last test; this is for a run that failed before it.
   if (launcher && launcher.exitCode === null) {
     launcher.kill('SIGINT');
@@ -489,6 +493,89 @@ test('links are built from PUBLIC_URL, the balancer’s address, whatever Host o
   }
 });
 
+/** A JSON answer of one of the stack's HTTP APIs (Prometheus, Jaeger). */
+async function getJson<T>(url: string): Promise<T> {
+  const response = await fetch(url);
+  expect([url, response.status]).toEqual([url, 200]);
+  return (await response.json()) as T;
+}
+
+test('Prometheus scrapes every process of the stack, the application with its metrics token, and has the alert rules loaded', async () => {
+  interface Target { labels: { job: string; instance: string }; health: string; lastError: string }
+  const expected = [
+    ...stack.ports.api.map((port) => `api 127.0.0.1:${port}`),
+    ...stack.ports.delivery.map((port) => `delivery 127.0.0.1:${port}`),
+    ...Object.values(stack.ports.temporalMetrics).map((port) => `temporal 127.0.0.1:${port}`),
+    `jaeger ${new URL(stack.jaegerUrl).hostname}:${ports.jaeger.metrics}`,
+    `alertmanager ${new URL(stack.alertmanagerUrl).host}`,
+    `prometheus ${new URL(stack.prometheusUrl).host}`,
+  ].sort();
+  let targets: Target[] = [];
+  await eventually(
+    async () => {
+      targets = (await getJson<{ data: { activeTargets: Target[] } }>(`${stack.prometheusUrl}/api/v1/targets`)).data.activeTargets;
+      return targets.length === expected.length && targets.every((target) => target.health === 'up');
+    },
+    { timeoutMs: 60_000, what: () => `every target up: ${JSON.stringify(targets.map(({ labels, health, lastError }) => [labels.instance, health, lastError]))}` },
+  );
+  expect(targets.map(({ labels }) => `${labels.job} ${labels.instance}`).sort()).toEqual(expected);
+
+  interface RuleGroup { file: string; rules: Array<{ name: string; health: string }> }
+  const { groups } = (await getJson<{ data: { groups: RuleGroup[] } }>(`${stack.prometheusUrl}/api/v1/rules`)).data;
+  const shipped = readdirSync(path.join(projectRoot, 'deploy/prometheus/alerts')).sort();
+  expect([...new Set(groups.map(({ file }) => path.basename(file)))].sort()).toEqual(shipped);
+  const rules = groups.flatMap((group) => group.rules);
+  expect(rules.map(({ name }) => name)).toEqual(expect.arrayContaining(['WebhookEventsStuck', 'WebhookDeliveriesFailing', 'TemporalNoWorkerPolling', 'Watchdog']));
+  expect(rules.filter(({ health }) => health === 'err')).toEqual([]);
+}, 120_000);
+
+test('Alertmanager notifies the receiver of a firing alert: the always-firing Watchdog, through Prometheus', async () => {
+  // Prometheus evaluates every 15 s and Alertmanager waits 30 s to group the first notification.
+  const notification = await alerts.waitFor('Watchdog', 'firing', 150_000);
+  expect(notification.status).toBe('firing');
+  // Nothing else fires on a healthy stack.
+  const firing = await getJson<{ data: { alerts: Array<{ labels: { alertname: string }; state: string }> } }>(`${stack.prometheusUrl}/api/v1/alerts`);
+  expect(firing.data.alerts.filter(({ state }) => state === 'firing').map(({ labels }) => labels.alertname)).toEqual(['Watchdog']);
+}, 180_000);
+
+test('the Temporal server’s own services send their traces to the stack’s Jaeger', async () => {
+  await eventually(
+    async () => {
+      const { data } = await getJson<{ data: string[] | null }>(`${stack.jaegerUrl}/api/services`);
+      return ['temporal.frontend', 'temporal.history', 'temporal.matching'].every((name) => data?.includes(name));
+    },
+    { timeoutMs: 60_000, what: 'the Temporal services in Jaeger’s service list' },
+  );
+}, 90_000);
+
+/**
+ * One platform call as one trace in Jaeger: the API's server span (with its route template), the delivery
+ * workflow's and activity's spans of Temporal's OpenTelemetry interceptors, and the attempt's CLIENT span to the
+ * subscriber. Needs the application's tracing (OTEL_* settings, docs/observability.md#jaeger).
+ */
+test('a checkout through the balancer is one trace in Jaeger, from the API’s span to the attempt’s client span', async () => {
+  interface JaegerSpan { operationName: string; tags: Array<{ key: string; value: unknown }> }
+  const tag = (span: JaegerSpan, key: string) => span.tags.find((each) => each.key === key)?.value;
+  const complete = (spans: JaegerSpan[]) =>
+    spans.some((span) => tag(span, 'span.kind') === 'server' && tag(span, 'http.route')) &&
+    spans.some((span) => span.operationName.startsWith('RunWorkflow:')) &&
+    spans.some((span) => span.operationName.startsWith('RunActivity:')) &&
+    spans.some((span) => tag(span, 'span.kind') === 'client' && tag(span, 'url.full') === subscriber.url);
+  let found = 0;
+  const trace = await eventually(
+    async () => {
+      const { data } = await getJson<{ data: Array<{ spans: JaegerSpan[]; processes: Record<string, { serviceName: string }> }> }>(
+        `${stack.jaegerUrl}/api/traces?service=donation-webhooks-api&lookback=1h&limit=500`,
+      );
+      found = data.length;
+      return data.find(({ spans }) => complete(spans));
+    },
+    { timeoutMs: 60_000, what: () => `a complete checkout trace among ${found} traces of donation-webhooks-api` },
+  );
+  const services = new Set(Object.values(trace.processes).map(({ serviceName }) => serviceName));
+  expect(services).toEqual(new Set(['donation-webhooks-api', 'donation-webhooks-delivery']));
+}, 120_000);
+
 test('Ctrl-C stops every process of the stack, the application before Temporal before Postgres', async () => {
   await connection.close();
   // A terminal's Ctrl-C goes to the foreground process group: the command's own, not the stack's processes.
@@ -496,7 +583,8 @@ test('Ctrl-C stops every process of the stack, the application before Temporal b
   expect(await exited).toBe(0);
   expect(Object.entries(stack.processes).filter(([, pid]) => isRunning(pid))).toEqual([]);
   const order = [...output.matchAll(/^ {2}stopped (\S+)/gm)].map(([, name]) => name);
-  expect(order.slice(0, 5)).toEqual(['proxy', 'api-2', 'api-1', 'delivery-2', 'delivery-1']);
-  expect(order.at(-1)).toBe('postgres');
+  expect(order.slice(0, 7)).toEqual(['prometheus', 'alertmanager', 'proxy', 'api-2', 'api-1', 'delivery-2', 'delivery-1']);
+  // Jaeger after Temporal, whose last spans it still takes.
+  expect(order.slice(-2)).toEqual(['jaeger', 'postgres']);
   expect(existsSync(path.join(dataDir, STACK_DESCRIPTION))).toBe(false);
 }, 120_000);
