@@ -5,6 +5,7 @@ import { planPorts } from '../stack/ports';
 import { type RunningStack, startStack } from '../stack/stack';
 import { flags, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
+import { UNTRACED } from './support/real-stack';
 import { CpuMeter, memoryOf, processTree, proportionalSetMb } from './support/processes';
 import { markdownTable } from './support/stats';
 
@@ -28,7 +29,7 @@ async function timedStart(dataDir: string): Promise<{ stack: RunningStack; secon
     dataDir,
     ports: planPorts({ basePort: options['base-port'], api: options.api, delivery: options.delivery, history: options.history }),
     tls: !options['no-tls'],
-    shellEnv: {},
+    shellEnv: UNTRACED,
     log: () => undefined,
   });
   return { stack, seconds: (performance.now() - started) / 1000 };

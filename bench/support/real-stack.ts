@@ -9,6 +9,13 @@ import { allPorts, freePortPlan, planPorts, type PortPlan } from '../../stack/po
 import type { ProcessSpec } from '../../stack/topology';
 import { type RunningStack, startStack } from '../../stack/stack';
 import { postgresBackendsByDatabase } from './processes';
+
+/**
+ * The stack as Compose runs it, but with tracing off (Compose exports every trace to Jaeger by default): the stack
+ * figures in BENCHMARKS.md measure the service, and tracing's own cost is measured apart, side by side
+ * (`bench/ceiling.ts`, `tracing=<ratio>`).
+ */
+export const UNTRACED = { OTEL_TRACES_EXPORTER: 'none', TEMPORAL_OTEL_TRACES_EXPORTER: 'none' };
 import { configureBenchEndpoint, stopOnSignals } from './stack';
 
 /** `--base-port` and `--membership-base-port` of the benchmarks on the stack (0: a free block, stack/ports.ts). */
@@ -80,7 +87,7 @@ export async function startRealStack(options: RealStackOptions): Promise<RealSta
       dataDir,
       ports,
       tls: true,
-      shellEnv: {},
+      shellEnv: UNTRACED,
       log: () => undefined,
       temporalOnly: options.temporalOnly,
       adjust: options.adjust,
