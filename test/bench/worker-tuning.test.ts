@@ -97,7 +97,7 @@ describe('parseTunings', () => {
   test('reads named settings, a bare name standing for the defaults', () => {
     expect(
       parseTunings(
-        'default; polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=0.5;auto:workflowTaskPollerBehavior=autoscaling/40;fixed:workflowTaskPollerBehavior=simple/8,relay.loops=4,relay.batchSize=25;one:layout=combined',
+        'default; polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=0.5;auto:workflowTaskPollerBehavior=autoscaling/40;fixed:workflowTaskPollerBehavior=simple/8,relay.loops=4,relay.batchSize=25;one:layout=combined;traced:layout=combined,tracing=0.1',
       ),
     ).toEqual([
       { name: 'default', tuning: {}, relay: {}, layout: 'separate' },
@@ -110,6 +110,8 @@ describe('parseTunings', () => {
       { name: 'auto', tuning: { workflowTaskPollerBehavior: { type: 'autoscaling', maximum: 40 } }, relay: {}, layout: 'separate' },
       { name: 'fixed', tuning: { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 8 } }, relay: { loops: 4, batchSize: 25 }, layout: 'separate' },
       { name: 'one', tuning: {}, relay: {}, layout: 'combined' },
+      // Tracing goes with the combined role: it is the service's environment, not a worker setting.
+      { name: 'traced', tuning: {}, relay: {}, layout: 'combined', tracing: 0.1 },
     ]);
   });
 
@@ -126,7 +128,10 @@ describe('parseTunings', () => {
     ['a missing name', ':maxCachedWorkflows=1', /distinct/],
     ['an unknown relay setting', 'x:relay.workers=2', /unknown worker setting/],
     ['an unknown layout', 'x:layout=merged', /neither separate nor combined/],
-    ['settings for the combined role, which takes none', 'x:layout=combined,maxCachedWorkflows=10', /takes no other setting/],
+    ['worker settings for the combined role, which takes none', 'x:layout=combined,maxCachedWorkflows=10', /takes no worker or relay setting/],
+    ['a sampling ratio above 1', 'x:tracing=10', /not a sampling ratio/],
+    ['a sampling ratio that is no number', 'x:tracing=half', /not a sampling ratio/],
+    ['an empty sampling ratio', 'x:tracing=', /not a sampling ratio/],
   ])('refuses %s', (_, text, message) => {
     expect(() => parseTunings(text)).toThrow(message);
   });
