@@ -371,7 +371,7 @@ export const environmentSchema = z.object({
   WEBHOOK_SEND_TRACEPARENT: booleanFlag
     .default(false)
     .describe(
-      'Send the delivery attempt\'s W3C `traceparent` (and `tracestate`) header to the subscriber, so that its own traces ' +
+      'Send the delivery attempt\'s W3C `traceparent` header (never a caller\'s `tracestate`) to the subscriber, so that its own traces ' +
         'join the donation\'s; only while tracing is on (OTEL_TRACES_EXPORTER). Off: the subscriber learns nothing of our ' +
         'traces (docs/observability.md#traces).',
     ),

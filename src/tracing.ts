@@ -8,10 +8,9 @@ import type { WorkerOptions } from '@temporalio/worker';
  * they vanish from the compiled code.
  */
 
-/** A trace context in W3C Trace Context's headers, as an outbox row stores it (migration 023). */
+/** A trace context as an outbox row stores it (migration 023): W3C Trace Context's `traceparent`, nothing of a caller's `tracestate`. */
 export interface StoredTraceContext {
   traceparent: string;
-  tracestate?: string;
 }
 
 /** What a delivery attempt's CLIENT span learns of the exchange once it is over. */
@@ -23,7 +22,7 @@ export interface AttemptEnd {
 }
 
 export interface AttemptSpan {
-  /** The headers that carry this span's context to the subscriber (`traceparent`, `tracestate`). */
+  /** The header that carries this span's context to the subscriber: `traceparent` alone. */
   propagationHeaders(): Record<string, string>;
   end(result: AttemptEnd): void;
 }

@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/knex';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createLogger } from '../../src/logger';
 import { startTracing, type Tracing } from '../../src/observability/tracing/start-tracing';
-import { urlWithoutSecrets } from '../../src/observability/tracing/spans';
+import { queryWithoutValues, urlWithoutSecrets } from '../../src/observability/tracing/spans';
 import { currentTraceContext, inTraceContext, linkedToTrace, traceLogFields } from '../../src/tracing';
 import { runActivity } from '../support/activity-run';
 import { createTestDatabase } from '../support/database';
@@ -101,6 +101,13 @@ test('url.full shows no credentials, no query value and no fragment', () => {
     'https://crm.example.org:8443/hooks?token=REDACTED&x=REDACTED',
   );
 });
+
+test('a query shows its names, never its values (the server span\'s url.query, the attempt\'s url.full)', () => {
+  expect(queryWithoutValues('?email=donor%40example.org&dateFrom=01-01-2024&email=again')).toBe('email=REDACTED&dateFrom=REDACTED');
+  expect(queryWithoutValues('token=s3cret')).toBe('token=REDACTED');
+  expect(queryWithoutValues('')).toBe('');
+});
+
 
 test('traceparent reaches the subscriber only with WEBHOOK_SEND_TRACEPARENT, naming the attempt span as its parent', async () => {
   await attemptInSpan(subscriber.url, false);

@@ -26,15 +26,19 @@ import type { AttemptFacts, AttemptSpan, StoredTraceContext, TracingImplementati
 type Carrier = Record<string, string>;
 
 /**
- * The active context as W3C headers; undefined outside a trace. A context that was not sampled is stored too, so that
- * the delivery it causes is left out as well (parent-based sampling).
+ * The active context's `traceparent`; undefined outside a trace. A context that was not sampled is stored too, so that
+ * the delivery it causes is left out as well (parent-based sampling). A caller's `tracestate` is not kept: it is the
+ * caller's own data, which would otherwise sit in our rows and reach the subscriber with every attempt.
  */
 export function currentContext(): StoredTraceContext | undefined {
   const carrier: Carrier = {};
   propagation.inject(context.active(), carrier);
-  const { traceparent, tracestate } = carrier;
-  if (!traceparent) return undefined;
-  return tracestate ? { traceparent, tracestate } : { traceparent };
+  return carrier.traceparent ? { traceparent: carrier.traceparent } : undefined;
+}
+
+/** Only `traceparent`, also for a context restored from a row stored with a `tracestate`. */
+function traceparentOf(carrier: Carrier): Record<string, string> {
+  return carrier.traceparent ? { traceparent: carrier.traceparent } : {};
 }
 
 /** A stored context as a parent, beneath nothing of the caller's: the event's trace is the one to join. */
@@ -72,8 +76,15 @@ export function urlWithoutSecrets(target: URL): string {
   shown.username = '';
   shown.password = '';
   shown.hash = '';
-  for (const key of new Set(shown.searchParams.keys())) shown.searchParams.set(key, 'REDACTED');
+  shown.search = queryWithoutValues(shown.search);
   return shown.href;
+}
+
+/** A query string (with or without its `?`) with each value replaced: the names show what was asked, not with what. */
+export function queryWithoutValues(query: string): string {
+  const params = new URLSearchParams(query);
+  for (const key of new Set(params.keys())) params.set(key, 'REDACTED');
+  return params.toString();
 }
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
@@ -107,7 +118,7 @@ export function attempt<T>(tracer: Tracer, url: string, facts: AttemptFacts, fn:
         propagationHeaders() {
           const carrier: Carrier = {};
           propagation.inject(context.active(), carrier);
-          return carrier;
+          return traceparentOf(carrier);
         },
         end({ statusCode, errorType }) {
           if (statusCode !== undefined) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, statusCode);

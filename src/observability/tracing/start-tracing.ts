@@ -17,10 +17,10 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION, ATTR_URL_QUERY } from '@opentelemetry/semantic-conventions';
 import type { TracingSettings } from '../../config';
 import { installTracing } from '../../tracing';
-import { spanMembers } from './spans';
+import { queryWithoutValues, spanMembers } from './spans';
 import { temporalMembers } from './temporal-interceptors';
 
 /*
@@ -70,6 +70,12 @@ export function startTracing(settings: TracingSettings, { serviceName, serviceVe
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request) => PROBE_PATHS.has((request.url ?? '').split('?')[0]),
+        // The instrumentation redacts only a list of known signature parameters; a read API query holds e-mail
+        // addresses and dates, so every value goes, as in the attempt's url.full.
+        requestHook: (span, request) => {
+          const query = 'url' in request ? (request.url ?? '').split('?')[1] : undefined;
+          if (query) span.setAttribute(ATTR_URL_QUERY, queryWithoutValues(query));
+        },
         // A delivery attempt is a span of ours (spans.ts), and sends `traceparent` only when WEBHOOK_SEND_TRACEPARENT
         // says so; the instrumentation would add it to every outgoing request.
         disableOutgoingRequestInstrumentation: true,
