@@ -71,8 +71,8 @@ async function ifOwnWorkflowHasTheId<A>(client: Client, event: EventToStart, err
 }
 
 /**
- * Starts the delivery workflow of an event, inside the trace of the call that caused it. Idempotent: the event's own workflow, existing already, counts as
- * started; another event's under the same id throws DeliveryWorkflowConflict.
+ * Starts the delivery workflow of an event, inside the trace of the call that caused it. Idempotent: the event's own
+ * workflow, existing already, counts as started; another event's under the same id throws DeliveryWorkflowConflict.
  * REJECT_DUPLICATE: an id that ran before (even if finished) is never run again, so a late retry of a start cannot
  * deliver an event a second time; FAIL: an id that is running now is not started twice.
  *
@@ -105,9 +105,9 @@ export async function startDeliveryWorkflow(
 
 /**
  * Starts a delivery again where Postgres says it stands (resumeDelivery), in the event's trace (the same cause), for
- * an event whose workflow Temporal lost
- * (src/temporal/delivery-sweep.ts). Only after a closed run or none: a run of the event's that is running now is left
- * alone ('already-running'); another event's workflow throws DeliveryWorkflowConflict.
+ * an event whose workflow Temporal lost (src/temporal/delivery-sweep.ts). Only after a closed run or none: a run of
+ * the event's that is running now is left alone ('already-running'); another event's workflow throws
+ * DeliveryWorkflowConflict.
  */
 export async function startResumedDelivery(client: Client, queue: DeliveryQueue, event: EventDelivery): Promise<'started' | 'already-running'> {
   try {
