@@ -70,8 +70,8 @@ async function runService(receiver: Receiver, round: number, system: 'service' |
     const calls = platformCall(real.stack.apiUrl, real.staffToken);
     if (system === 'platform') {
       // Nothing but what a platform call uses: the API replicas, Caddy and Postgres, as on the dev server.
-      const { delivery, temporal, temporalUi } = real.stack.topology;
-      for (const { name } of [...delivery, temporalUi, ...[...temporal].reverse()]) await real.stack.stopProcess(name);
+      const { delivery, temporal, temporalUi, temporalUiGuard } = real.stack.topology;
+      for (const { name } of [...delivery, temporalUiGuard, temporalUi, ...[...temporal].reverse()]) await real.stack.stopProcess(name);
       const load = new EventLoad(calls, receiver, `calls-${randomUUID().slice(0, 8)}`, false);
       if (options.warmup > 0) await load.openLoop(20, options.warmup);
       return await measure(real, startRun(system, PRODUCTION.name, round), load, receiver, true);

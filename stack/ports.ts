@@ -19,8 +19,10 @@ export interface PortPlan {
   /** Caddy: the API replicas behind one port (Compose publishes it as API_PUBLISHED_PORT). */
   balancer: number;
   postgres: number;
-  /** Temporal UI (Compose publishes it as TEMPORAL_UI_PUBLISHED_PORT). */
+  /** The Temporal UI through its guard (Compose publishes it as TEMPORAL_UI_PUBLISHED_PORT). */
   ui: number;
+  /** The Temporal UI server itself, behind the guard. */
+  uiServer: number;
   /** The OpenID Provider the UI signs operators in with. */
   oidc: number;
   frontend: TemporalServicePorts;
@@ -76,7 +78,7 @@ const MEMBERSHIP_OFFSET = 12;
 
 /**
  * Offsets from the base: 0 balancer, 1 Postgres, 2–3 frontend gRPC and HTTP, 4 Temporal UI, 5–10 matching, worker and history
- * gRPC, 11 the OpenID Provider, 20–26 the Temporal services' metrics, 30–49 API replicas, 50–69 delivery metrics,
+ * gRPC, 11 the OpenID Provider, 19 the Temporal UI server behind its guard, 20–26 the Temporal services' metrics, 30–49 API replicas, 50–69 delivery metrics,
  * 70–74 Jaeger (OTLP gRPC and HTTP, UI, query gRPC, metrics), 75 Prometheus, 76 Alertmanager, 77 the alert receiver;
  * membership ports at their
  * own base + 0–6, in the same order (by default base + 12–18, or 20000 below that).
@@ -108,6 +110,7 @@ export function planPorts({ basePort, membershipBasePort, api, delivery, history
     postgres: at(1),
     ui: at(4),
     oidc: at(11),
+    uiServer: at(19),
     frontend: { grpc: at(2), http: at(3), membership: memberBase, metrics: at(20) },
     matching: service(1),
     worker: service(2),
@@ -132,7 +135,8 @@ export function namedPorts(plan: PortPlan): Array<{ name: string; port: number }
   return [
     { name: 'proxy', port: plan.balancer },
     { name: 'postgres', port: plan.postgres },
-    { name: 'temporal-ui', port: plan.ui },
+    { name: 'temporal-ui-guard', port: plan.ui },
+    { name: 'temporal-ui', port: plan.uiServer },
     { name: 'oidc-provider', port: plan.oidc },
     ...temporal.flatMap(([name, { grpc, membership, metrics, http }]) => [
       { name: `${name} gRPC`, port: grpc },

@@ -213,6 +213,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       await processes.start(service(topology.oidcProvider, 60_000));
       log(`Temporal UI ${temporalUi.version}`);
       await processes.start(service(topology.temporalUi, 60_000));
+      await processes.start(service(topology.temporalUiGuard, 60_000));
       log('Migrations');
       await processes.start(job(topology.migrate));
 

@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, cp, mkdir, mkdtemp, readdir, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -193,9 +193,8 @@ export async function ensureTemporalUi(version: string, log: (line: string) => v
     // The image's configuration template (its only config file), rendered by the server from the variables.
     await mkdir(path.join(dir, 'config'));
     await copyFromModule('github.com/temporalio/ui-server/v2', version, 'config/docker.yaml', path.join(dir, 'config', 'docker.yaml'));
-    // Read before it: the template leaves the listen address empty (all interfaces, fine in a container); on a
-    // shared host the UI, which has no login, listens on loopback, as Compose publishes it.
-    await writeFile(path.join(dir, 'config', 'base.yaml'), 'host: 127.0.0.1\n');
+    // Read before it: the listen address on loopback, the file Compose mounts there (deploy/temporal-ui/base.yaml).
+    await copyFile(path.join(projectRoot, 'deploy', 'temporal-ui', 'base.yaml'), path.join(dir, 'config', 'base.yaml'));
   });
   return tools;
 }

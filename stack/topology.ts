@@ -31,6 +31,7 @@ export interface Topology {
   temporalNamespace: ProcessSpec;
   oidcProvider: ProcessSpec;
   temporalUi: ProcessSpec;
+  temporalUiGuard: ProcessSpec;
   migrate: ProcessSpec;
   api: ProcessSpec[];
   delivery: ProcessSpec[];
@@ -90,13 +91,19 @@ export const LOCAL_CHANGES = {
   /** The Temporal UI server's settings the stack sets (the names its config template reads). */
   ui: {
     TEMPORAL_ADDRESS: 'temporal:7233 is the Compose service name; here the frontend on 127.0.0.1',
-    TEMPORAL_UI_PORT: 'Compose maps the container port 8080 to the host; here the UI listens on its stack port',
+    TEMPORAL_UI_PORT: 'in Compose 8088 of the login provider\'s network namespace, behind the guard; here its own stack port',
     TEMPORAL_TLS_CA: 'the stack CA',
     TEMPORAL_TLS_CERT: 'the client certificate the stack CA issued',
     TEMPORAL_TLS_KEY: 'its key',
     TEMPORAL_TLS_SERVER_NAME: 'the name on the frontend certificate',
     TEMPORAL_AUTH_PROVIDER_URL: 'the stack login provider on 127.0.0.1 (in Compose the UI reaches it as localhost, in its network namespace)',
     TEMPORAL_AUTH_CALLBACK_URL: 'the stack UI on 127.0.0.1',
+  },
+  /** The guard's settings (variables of deploy/caddy/temporal-ui-guard.Caddyfile) the stack sets. */
+  uiGuard: {
+    TEMPORAL_UI_GUARD_BIND: 'loopback, as every process of the stack; in Compose every address of the login provider\'s network namespace',
+    TEMPORAL_UI_GUARD_PORT: 'the stack UI port, not 8080',
+    TEMPORAL_UI_UPSTREAM: 'the UI server on its stack port, not localhost:8088',
   },
   /** The login provider's settings the stack sets. */
   oidcProvider: {
@@ -309,6 +316,11 @@ export function localCaddyfile(composeCaddyfile: string, listenPort: number, ups
   );
 }
 
+/** Caddy keeps its own state under these; not in the user's home. */
+function caddyHome(dir: string): Record<string, string> {
+  return { HOME: dir, XDG_DATA_HOME: path.join(dir, 'caddy'), XDG_CONFIG_HOME: path.join(dir, 'caddy') };
+}
+
 export function stackTopology(context: TopologyContext): Topology {
   const { compose, ports, certificates, shell } = context;
   const postgres = service(compose, 'postgres');
@@ -321,6 +333,7 @@ export function stackTopology(context: TopologyContext): Topology {
   const schemaJob = service(compose, 'temporal-schema');
   const namespaceJob = service(compose, 'temporal-namespace');
   const proxy = service(compose, 'proxy');
+  const uiGuard = service(compose, 'temporal-ui-guard');
   const caddyfilePath = path.join(context.stateDir, 'Caddyfile');
   const temporal = temporalServices(context);
   const local = (port: number) => `127.0.0.1:${port}`;
@@ -371,10 +384,25 @@ export function stackTopology(context: TopologyContext): Topology {
       args: ['--root', context.temporalUi.root, '--config', 'config', '--env', 'docker', 'start'],
       env: {
         ...relocated(service(compose, 'temporal-ui').environment, ports),
-        TEMPORAL_UI_PORT: String(ports.ui),
+        TEMPORAL_UI_PORT: String(ports.uiServer),
         TEMPORAL_AUTH_PROVIDER_URL: oidcIssuer,
         TEMPORAL_AUTH_CALLBACK_URL: uiCallback,
         ...clientTls(certificates, 'ui'),
+      },
+      stopGraceMs: 10_000,
+      ready: { url: `http://127.0.0.1:${ports.uiServer}/healthz` },
+    },
+    temporalUiGuard: {
+      name: 'temporal-ui-guard',
+      service: 'temporal-ui-guard',
+      command: context.caddy.caddy,
+      args: ['run', '--adapter', 'caddyfile', '--config', mountedFile(uiGuard, '/etc/caddy/Caddyfile')],
+      env: {
+        ...(uiGuard.environment ?? {}),
+        TEMPORAL_UI_GUARD_BIND: '127.0.0.1',
+        TEMPORAL_UI_GUARD_PORT: String(ports.ui),
+        TEMPORAL_UI_UPSTREAM: local(ports.uiServer),
+        ...caddyHome(path.join(context.stateDir, 'temporal-ui-guard')),
       },
       stopGraceMs: 10_000,
       ready: { url: `http://127.0.0.1:${ports.ui}/healthz` },
@@ -401,8 +429,7 @@ export function stackTopology(context: TopologyContext): Topology {
       service: 'proxy',
       command: context.caddy.caddy,
       args: ['run', '--adapter', 'caddyfile', '--config', caddyfilePath],
-      // Caddy keeps its own state under these; not in the user's home.
-      env: { HOME: context.stateDir, XDG_DATA_HOME: path.join(context.stateDir, 'caddy'), XDG_CONFIG_HOME: path.join(context.stateDir, 'caddy') },
+      env: caddyHome(context.stateDir),
       stopGraceMs: 10_000,
       ready: { url: `http://127.0.0.1:${ports.balancer}/healthz` },
       caddyfilePath,

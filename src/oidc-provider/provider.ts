@@ -77,6 +77,9 @@ export function operatorProvider(settings: ProviderSettings, signingKey: Signing
     const clientId = String(details.params.client_id);
     const action = `/interaction/${details.uid}/login`;
     ctx.set('Cache-Control', 'no-store');
+    // A page that takes a password is never framed by another site (clickjacking), and runs nothing but its own style.
+    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'");
+    ctx.set('X-Frame-Options', 'DENY');
     ctx.type = 'text/html; charset=utf-8';
     if (ctx.method === 'GET' && !match[2]) {
       // Already signed in (a second client, or consent alone): the one client is first party, nothing to ask.

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { readProviderSettings } from '../../src/oidc-provider/settings';
 import { FRONTEND_SERVER_NAME, type StackCertificates } from '../../stack/certificates';
-import { composeAsWritten, imageVersion, loadCompose, requiredVariables } from '../../stack/compose-file';
+import { composeAsWritten, imageVersion, loadCompose, mountedFile, requiredVariables } from '../../stack/compose-file';
 import { allPorts, MAX_MEMBERSHIP_PORT, planPorts, type PortPlan } from '../../stack/ports';
 import { parse } from 'yaml';
 import { localArgs } from '../../stack/observability-topology';
@@ -56,6 +56,7 @@ const allProcesses = (t: Topology): ProcessSpec[] => [
   t.temporalNamespace,
   t.oidcProvider,
   t.temporalUi,
+  t.temporalUiGuard,
   ...appProcesses(t),
   t.proxy,
   t.jaeger,
@@ -156,12 +157,39 @@ test('runs Temporal UI as the image does, with Compose’s settings and the clie
   expect(Object.keys(temporalUi.env).filter((name) => !(name in composeEnv) && !(name in LOCAL_CHANGES.ui))).toEqual([]);
   expect(temporalUi.env).toMatchObject({
     TEMPORAL_ADDRESS: `127.0.0.1:${ports.frontend.grpc}`,
-    TEMPORAL_UI_PORT: String(ports.ui),
+    TEMPORAL_UI_PORT: String(ports.uiServer),
     TEMPORAL_TLS_CERT: certificates.client.cert,
   });
   expect(topology(false).temporalUi.env).not.toHaveProperty('TEMPORAL_TLS_CERT');
   // The application links to it.
   for (const spec of appProcesses(withTls)) expect(spec.env.TEMPORAL_UI_URL).toBe(`http://127.0.0.1:${ports.ui}`);
+});
+
+test('puts the guard in front of the Temporal UI, as Compose does: Caddy with its Caddyfile, on the port the UI is reached at', () => {
+  const { temporalUi, temporalUiGuard } = withTls;
+  const guard = compose.services['temporal-ui-guard'];
+  expect([temporalUiGuard.command, ...temporalUiGuard.args]).toEqual([
+    caddyTools(imageVersion(guard)).caddy,
+    'run',
+    '--adapter',
+    'caddyfile',
+    '--config',
+    path.join(root, 'deploy/caddy/temporal-ui-guard.Caddyfile'),
+  ]);
+  // Compose: in the UI's network namespace, on the published 8080, in front of the UI's 8088; the same read-only switch.
+  expect(guard.network_mode).toBe(compose.services['temporal-ui'].network_mode);
+  const ui = compose.services['temporal-ui'];
+  expect(guard.environment).toMatchObject({ TEMPORAL_UI_GUARD_BIND: '0.0.0.0', TEMPORAL_UI_GUARD_PORT: '8080', TEMPORAL_UI_UPSTREAM: `127.0.0.1:${ui.environment?.TEMPORAL_UI_PORT}` });
+  // The UI server listens on loopback only, so that nothing on the Compose network reaches it around the guard.
+  expect(readFileSync(mountedFile(ui, '/home/ui-server/config/base.yaml'), 'utf8')).toMatch(/^host: 127\.0\.0\.1$/m);
+  expect(guard.environment?.TEMPORAL_DISABLE_WRITE_ACTIONS).toBe(ui.environment?.TEMPORAL_DISABLE_WRITE_ACTIONS);
+  for (const name of Object.keys(guard.environment ?? {}).filter((key) => !(key in LOCAL_CHANGES.uiGuard))) {
+    expect([name, temporalUiGuard.env[name]]).toEqual([name, guard.environment?.[name]]);
+  }
+  // Here: the UI's stack port is the guard's, and the UI server listens on one of its own, which the guard forwards to.
+  expect(temporalUiGuard.env).toMatchObject({ TEMPORAL_UI_GUARD_BIND: '127.0.0.1', TEMPORAL_UI_GUARD_PORT: String(ports.ui), TEMPORAL_UI_UPSTREAM: `127.0.0.1:${ports.uiServer}` });
+  expect(temporalUi.env.TEMPORAL_UI_PORT).toBe(String(ports.uiServer));
+  expect(temporalUiGuard.ready).toEqual({ url: `http://127.0.0.1:${ports.ui}/healthz` });
 });
 
 test('runs the Temporal UI’s login provider with Compose’s command and settings, the UI pointed at it on loopback', () => {

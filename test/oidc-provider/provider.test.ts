@@ -134,6 +134,9 @@ test('signs the staff user in with the code flow and PKCE: a signed ID token for
   const refused = await signInThrough(session, request.url, { ...STAFF, password: `${STAFF.password}x` }, atRedirectUri);
   expect(refused.response.status).toBe(401);
   expect(await refused.response.text()).toContain('wrong password');
+  // The form that takes the password is not to be framed by another site.
+  expect(refused.response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+  expect(refused.response.headers.get('x-frame-options')).toBe('DENY');
 
   const page = await signInThrough(session, request.url, STAFF, atRedirectUri);
   const callback = new URL(page.url);

@@ -235,8 +235,8 @@ test('SQL visibility finds the delivery workflows by their search attributes', a
 });
 
 /** A workflow no worker polls: it stays running, so a write through the UI that got through would show. */
-async function idleWorkflow() {
-  const workflowId = `ui-write-check-${randomBytes(4).toString('hex')}`;
+async function idleWorkflow(idSuffix = '') {
+  const workflowId = `ui-write-check-${randomBytes(4).toString('hex')}${idSuffix}`;
   return temporal.workflow.start('noSuchWorkflow', { taskQueue: 'ui-write-check', workflowId });
 }
 
@@ -322,6 +322,67 @@ test('Temporal UI answers nothing without an OpenID login, reads after one, and 
   // The CLI's way (the client certificate) still acts.
   await handle.terminate('cleanup');
   expect((await handle.describe()).status.name).toBe('TERMINATED');
+});
+
+/** A write through the UI with its path sent byte for byte (fetch would resolve "." and ".." segments). */
+async function rawUiWrite(session: LoginSession, rawPath: string, headers: Record<string, string>): Promise<number> {
+  const ui = stack.temporalUiUrl;
+  const body = JSON.stringify({ reason: 'probe' });
+  const cookie = [...session.cookies(ui)].map(([name, value]) => `${name}=${value}`).join('; ');
+  const lines = Object.entries({ ...headers, 'X-CSRF-TOKEN': session.cookies(ui).get('_csrf')!, Cookie: cookie }).map(([name, value]) => `${name}: ${value}\r\n`);
+  const request = `POST ${rawPath} HTTP/1.1\r\nHost: ${new URL(ui).host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${lines.join('')}\r\n${body}`;
+  return (await rawExchange(ui, request)).status;
+}
+
+test('the guard in front of the UI refuses writes spelled past the UI server’s read-only check, and a login returning off-site', async () => {
+  const session = new LoginSession();
+  const signedIn = await signInToUi(session);
+  expect((await session.request(`${stack.temporalUiUrl}/api/v1/settings`)).status).toBe(200);
+  const workflows = `/api/v1/namespaces/${stack.namespace}/workflows`;
+  // The UI server lets through any POST whose decoded path holds "/workflows/" and "/query/": an id with "/query/" in
+  // it, sent encoded, or a workflow named "query", made the write a query to it.
+  const handle = await idleWorkflow('/query/x');
+  const id = encodeURIComponent(handle.workflowId);
+  const plainId = handle.workflowId.split('/')[0];
+  const spellings = [
+    `${workflows}/${id}/terminate`,
+    `${workflows}/${id.replaceAll('%2F', '%2f')}/terminate`,
+    `${workflows}/${id}/signal/anything`,
+    `${workflows}/${id}/cancel`,
+    `${workflows}/query/terminate`,
+    `${workflows}/${plainId}%2Fquery%2Fx/terminate`,
+    `${workflows}/${plainId}/query/../../${id}/terminate`,
+    `${workflows}/${plainId}/query/%2e%2e/%2e%2e/${id}/terminate`,
+    `${workflows}/${id}/query//terminate`,
+    `${workflows}/${id}/query/x%5C..%5Cterminate`,
+  ];
+  for (const rawPath of spellings) expect([rawPath, await rawUiWrite(session, rawPath, signedIn)]).toEqual([rawPath, 405]);
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+  await handle.terminate('cleanup');
+
+  // What the UI's own page sends in read-only mode still passes: a workflow query (its stack trace tab), here to a
+  // delivered workflow, which a delivery replica replays to answer.
+  let delivered: { workflowId: string; runId: string } | undefined;
+  for await (const execution of temporal.workflow.list({ query: 'WebhookStatus = "delivered"', pageSize: 1 })) {
+    delivered = execution;
+    break;
+  }
+  if (!delivered) throw new Error('no delivered workflow to query (the first test delivers some)');
+  const stackTrace = await session.request(`${stack.temporalUiUrl}${workflows}/${encodeURIComponent(delivered.workflowId)}/query/__stack_trace`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'X-CSRF-TOKEN': session.cookies(stack.temporalUiUrl).get('_csrf')!, ...signedIn },
+    body: JSON.stringify({ execution: { runId: delivered.runId } }),
+  });
+  expect([stackTrace.status, await stackTrace.text()]).toEqual([200, expect.stringContaining('queryResult')]);
+
+  // The login's return address: a path on the UI only. The UI server's own check let these through to a redirect off-site.
+  const signIn = (returnUrl: string) => new LoginSession().request(`${stack.temporalUiUrl}/auth/sso?${new URLSearchParams({ returnUrl }).toString()}`);
+  for (const returnUrl of [' //evil.example', '/\\evil.example', '/\t/evil.example', '//evil.example', 'https://evil.example/']) {
+    const answer = await signIn(returnUrl);
+    expect([returnUrl, answer.status, answer.headers.get('location')]).toEqual([returnUrl, 400, null]);
+  }
+  const local = await signIn(`/namespaces/${stack.namespace}/workflows`);
+  expect([local.status, new URL(local.headers.get('location') ?? '').origin]).toEqual([302, stack.temporalUiLogin.issuer]);
 });
 
 test('with write actions on (TEMPORAL_DISABLE_WRITE_ACTIONS=false), the login alone guards them: refused without, done with', async () => {
