@@ -37,6 +37,11 @@ export interface OutboxRelayOptions extends RelayPassOptions {
   pollIntervalMs?: number;
   /** Longest pause between tries while Temporal or Postgres is unreachable. */
   maxBackoffMs?: number;
+  /**
+   * Passes under way at once. A pass ends only when its slowest start is answered; a notification meanwhile begins
+   * another pass (the claims keep their events apart) instead of waiting for it (BENCHMARKS.md, issue 29).
+   */
+  maxConcurrentPasses?: number;
   /** The healing sweep that runs beside the relay (src/temporal/delivery-sweep.ts); false: none. */
   sweep?: false | Pick<SweepOptions, 'intervalMs' | 'marginMs' | 'batchSize'>;
 }
@@ -45,7 +50,7 @@ export interface OutboxRelay {
   stop(): Promise<void>;
 }
 
-const DEFAULTS = { batchSize: 100, pollIntervalMs: 1_000, maxBackoffMs: 30_000, startTimeoutMs: 5_000 };
+const DEFAULTS = { batchSize: 100, pollIntervalMs: 1_000, maxBackoffMs: 30_000, startTimeoutMs: 5_000, maxConcurrentPasses: 4 };
 
 /** A claim lasts this many start deadlines: a pass ends its claims long before, a dead relay's run out in 30 s. */
 const CLAIM_TO_START_TIMEOUT = 6;
@@ -112,33 +117,53 @@ export async function relayPendingEvents({
 }
 
 /**
- * Runs the relay until `stop()`: a pass whenever the insert trigger notifies, and every `pollIntervalMs` anyway.
- * At least once: an event whose start failed (Temporal down) stays in the outbox and is tried again with backoff,
- * and the workflow id makes a repeated start harmless.
+ * Runs the relay until `stop()`: a pass whenever the insert trigger notifies, and every `pollIntervalMs` anyway, up to
+ * `maxConcurrentPasses` at once. At least once: an event whose start failed (Temporal down) stays in the outbox and is
+ * tried again with backoff, and the workflow id makes a repeated start harmless.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
-  const { log, pollIntervalMs = DEFAULTS.pollIntervalMs, maxBackoffMs = DEFAULTS.maxBackoffMs, batchSize = DEFAULTS.batchSize } = options;
+  const {
+    log,
+    pollIntervalMs = DEFAULTS.pollIntervalMs,
+    maxBackoffMs = DEFAULTS.maxBackoffMs,
+    batchSize = DEFAULTS.batchSize,
+    maxConcurrentPasses = DEFAULTS.maxConcurrentPasses,
+  } = options;
   const sweep = options.sweep === false ? undefined : startDeliverySweep({ ...options, ...options.sweep, batchSize: options.sweep?.batchSize });
   const wakeUp = createWakeUp();
   const listener = keepListening(options.db, log, wakeUp.notify);
   const backoffMs = (failures: number) => Math.min(maxBackoffMs, pollIntervalMs * 2 ** (failures - 1));
+  const passes = new Set<Promise<void>>();
+  let failures = 0;
   let stopped = false;
+
+  const pass = async () => {
+    try {
+      const marked = await relayPendingEvents({ ...options, batchSize });
+      if (marked > 0) log.debug({ marked }, 'outbox relay started delivery workflows');
+      failures = 0;
+      if (marked === batchSize) wakeUp.notify(); // more may be waiting
+    } catch (err) {
+      failures += 1;
+      log.warn({ err, retryInMs: backoffMs(failures) }, 'outbox relay could not start delivery workflows; the events stay queued');
+    }
+  };
   const loop = (async () => {
-    for (let failures = 0; !stopped; ) {
+    while (!stopped) {
       await listener.ensure();
       if (stopped) break;
-      try {
-        const marked = await relayPendingEvents({ ...options, batchSize });
-        if (marked > 0) log.debug({ marked }, 'outbox relay started delivery workflows');
-        failures = 0;
-        if (marked === batchSize) continue; // more may be waiting
-      } catch (err) {
-        failures += 1;
-        log.warn({ err, retryInMs: backoffMs(failures) }, 'outbox relay could not start delivery workflows; the events stay queued');
+      if (passes.size >= maxConcurrentPasses) {
+        await Promise.race(passes);
+        continue;
       }
-      // While backing off from failures, new events must not shorten the pause.
+      const running: Promise<void> = pass().finally(() => passes.delete(running));
+      passes.add(running);
+      // A failed pass is waited for, so that its backoff starts from its end; while backing off, new events must not
+      // shorten the pause.
+      if (failures > 0) await running;
       await wakeUp.wait(failures === 0 ? pollIntervalMs : backoffMs(failures), { early: failures === 0 });
     }
+    await Promise.all(passes);
   })();
 
   return {

@@ -102,6 +102,36 @@ test('after losing its LISTEN connection the relay listens again and still react
   }
 });
 
+test('a slow start holds back no later event: a notification during a pass begins another pass beside it', async () => {
+  const taskQueue = newTaskQueue();
+  const slow = await insertEvent(db, endpointId);
+  const slowWorkflowId = (await eventRow(db, slow.id)).workflow_id;
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  // Temporal answering one start only when the test says so (a start that waits behind a backlog).
+  const client = new Client({
+    connection: env.client.connection,
+    interceptors: {
+      workflow: [{ startWithDetails: async (input, next) => (input.options.workflowId === slowWorkflowId ? answered.then(() => next(input)) : next(input)) }],
+    },
+  });
+  const relay = startOutboxRelay({ db, client, taskQueue, log, pollIntervalMs: 60 * 60_000, sweep: false });
+  let next: Awaited<ReturnType<typeof insertEvent>>;
+  try {
+    await eventually(async () => (await eventRow(db, slow.id)).relay_claimed_at !== null, { what: 'the slow event to be claimed' });
+    next = await insertEvent(db, endpointId);
+    await started(next.id);
+    expect((await eventRow(db, slow.id)).workflow_started_at).toBeNull();
+    answer();
+    await started(slow.id);
+  } finally {
+    answer();
+    await relay.stop();
+  }
+  // No worker polls this queue: the two workflows would wait for one.
+  for (const workflowId of [slowWorkflowId, next.workflowId]) await env.client.workflow.getHandle(workflowId).terminate('test done');
+});
+
 test('starting is idempotent: a second start of the same event counts as done and sends nothing twice', async () => {
   const taskQueue = newTaskQueue();
   const event = await insertEvent(db, endpointId);
