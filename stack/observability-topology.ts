@@ -18,7 +18,8 @@ export interface WrittenFile {
   content: string;
 }
 
-export type ConfiguredProcess = ProcessSpec & { files: WrittenFile[] };
+/** `copies`: a built tool's files that must lie beside the written ones (`path`, copied from `from`). */
+export type ConfiguredProcess = ProcessSpec & { files: WrittenFile[]; copies?: Array<{ path: string; from: string }> };
 
 export interface ObservabilityTopology {
   jaeger: ProcessSpec;

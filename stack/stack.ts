@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { projectRoot, type TemporalTlsSettings } from '../src/config';
 import { EMBEDDED_SUPERUSER } from '../src/db/embedded-credentials';
@@ -159,7 +159,9 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
   const job = (spec: ProcessSpec) => jobProcess(spec, logDir);
   /** A process whose configuration (and secret) files the stack writes first, readable by this user alone. */
   const configured = async (spec: ConfiguredProcess) => {
+    for (const file of [...spec.files, ...(spec.copies ?? [])]) await mkdir(path.dirname(file.path), { recursive: true });
     for (const file of spec.files) await writeFile(file.path, file.content, { mode: 0o600 });
+    for (const copy of spec.copies ?? []) await copyFile(copy.from, copy.path);
     return service(spec, 60_000);
   };
   const postgres = postgresProcess({
@@ -212,7 +214,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
       log('Login provider of the Temporal UI');
       await processes.start(service(topology.oidcProvider, 60_000));
       log(`Temporal UI ${temporalUi.version}`);
-      await processes.start(service(topology.temporalUi, 60_000));
+      await processes.start(await configured(topology.temporalUi));
       await processes.start(service(topology.temporalUiGuard, 60_000));
       log('Migrations');
       await processes.start(job(topology.migrate));

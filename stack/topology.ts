@@ -30,7 +30,7 @@ export interface Topology {
   temporal: ProcessSpec[];
   temporalNamespace: ProcessSpec;
   oidcProvider: ProcessSpec;
-  temporalUi: ProcessSpec;
+  temporalUi: ConfiguredProcess;
   temporalUiGuard: ProcessSpec;
   migrate: ProcessSpec;
   api: ProcessSpec[];
@@ -103,7 +103,7 @@ export const LOCAL_CHANGES = {
   uiGuard: {
     TEMPORAL_UI_GUARD_BIND: 'loopback, as every process of the stack; in Compose every address of the login provider\'s network namespace',
     TEMPORAL_UI_GUARD_PORT: 'the stack UI port, not 8080',
-    TEMPORAL_UI_UPSTREAM: 'the UI server on its stack port, not localhost:8088',
+    TEMPORAL_UI_UPSTREAM: 'the UI server on its stack address and port (UI_SERVER_ADDRESS), not 127.0.0.1:8088',
   },
   /** The login provider's settings the stack sets. */
   oidcProvider: {
@@ -316,6 +316,14 @@ export function localCaddyfile(composeCaddyfile: string, listenPort: number, ups
   );
 }
 
+/**
+ * Where the Temporal UI server listens on the stack, behind its guard: a loopback address of its own, not 127.0.0.1.
+ * Browsers keep cookies per host name whatever the port, so on 127.0.0.1 a login begun at the UI server's own port
+ * (with a returnUrl the guard refuses) would set the cookies that the guard's login callback then trusts. In Compose
+ * nothing but the guard reaches it (deploy/temporal-ui/base.yaml).
+ */
+export const UI_SERVER_ADDRESS = '127.0.0.3';
+
 /** Caddy keeps its own state under these; not in the user's home. */
 function caddyHome(dir: string): Record<string, string> {
   return { HOME: dir, XDG_DATA_HOME: path.join(dir, 'caddy'), XDG_CONFIG_HOME: path.join(dir, 'caddy') };
@@ -334,6 +342,7 @@ export function stackTopology(context: TopologyContext): Topology {
   const namespaceJob = service(compose, 'temporal-namespace');
   const proxy = service(compose, 'proxy');
   const uiGuard = service(compose, 'temporal-ui-guard');
+  const uiRoot = path.join(context.stateDir, 'temporal-ui');
   const caddyfilePath = path.join(context.stateDir, 'Caddyfile');
   const temporal = temporalServices(context);
   const local = (port: number) => `127.0.0.1:${port}`;
@@ -380,8 +389,11 @@ export function stackTopology(context: TopologyContext): Topology {
       name: 'temporal-ui',
       service: 'temporal-ui',
       command: context.temporalUi.server,
-      // As the image starts it (`ui-server --env docker start`), from the folder that holds its config/.
-      args: ['--root', context.temporalUi.root, '--config', 'config', '--env', 'docker', 'start'],
+      // As the image starts it (`ui-server --env docker start`), from a folder whose config/ holds the image's
+      // template and a base.yaml with the stack's listen address for it.
+      args: ['--root', uiRoot, '--config', 'config', '--env', 'docker', 'start'],
+      files: [{ path: path.join(uiRoot, 'config', 'base.yaml'), content: `host: ${UI_SERVER_ADDRESS}\n` }],
+      copies: [{ path: path.join(uiRoot, 'config', 'docker.yaml'), from: path.join(context.temporalUi.root, 'config', 'docker.yaml') }],
       env: {
         ...relocated(service(compose, 'temporal-ui').environment, ports),
         TEMPORAL_UI_PORT: String(ports.uiServer),
@@ -390,7 +402,7 @@ export function stackTopology(context: TopologyContext): Topology {
         ...clientTls(certificates, 'ui'),
       },
       stopGraceMs: 10_000,
-      ready: { url: `http://127.0.0.1:${ports.uiServer}/healthz` },
+      ready: { url: `http://${UI_SERVER_ADDRESS}:${ports.uiServer}/healthz` },
     },
     temporalUiGuard: {
       name: 'temporal-ui-guard',
@@ -401,7 +413,7 @@ export function stackTopology(context: TopologyContext): Topology {
         ...(uiGuard.environment ?? {}),
         TEMPORAL_UI_GUARD_BIND: '127.0.0.1',
         TEMPORAL_UI_GUARD_PORT: String(ports.ui),
-        TEMPORAL_UI_UPSTREAM: local(ports.uiServer),
+        TEMPORAL_UI_UPSTREAM: `${UI_SERVER_ADDRESS}:${ports.uiServer}`,
         ...caddyHome(path.join(context.stateDir, 'temporal-ui-guard')),
       },
       stopGraceMs: 10_000,

@@ -69,6 +69,16 @@ export function operatorProvider(settings: ProviderSettings, signingKey: Signing
     ctx.redirect(target);
   }
 
+  // The library builds its endpoints' URLs (discovery, form actions) from the request's Host: pinned to the issuer's,
+  // so that no request can make it name another server. No page of it may be framed by another site.
+  const issuerHost = new URL(settings.issuer).host;
+  provider.use(async (ctx, next) => {
+    ctx.req.headers.host = issuerHost;
+    await next();
+    ctx.set('X-Frame-Options', 'DENY');
+    if (!ctx.response.get('Content-Security-Policy')) ctx.set('Content-Security-Policy', "frame-ancestors 'none'");
+  });
+
   provider.use(async (ctx, next) => {
     const match = /^\/interaction\/([\w-]+)(\/login)?$/.exec(ctx.path);
     if (!match) return next();
@@ -77,9 +87,8 @@ export function operatorProvider(settings: ProviderSettings, signingKey: Signing
     const clientId = String(details.params.client_id);
     const action = `/interaction/${details.uid}/login`;
     ctx.set('Cache-Control', 'no-store');
-    // A page that takes a password is never framed by another site (clickjacking), and runs nothing but its own style.
+    // The page that takes the password runs nothing but its own style.
     ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'");
-    ctx.set('X-Frame-Options', 'DENY');
     ctx.type = 'text/html; charset=utf-8';
     if (ctx.method === 'GET' && !match[2]) {
       // Already signed in (a second client, or consent alone): the one client is first party, nothing to ask.

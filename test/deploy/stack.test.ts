@@ -9,7 +9,7 @@ import { allPorts, MAX_MEMBERSHIP_PORT, planPorts, type PortPlan } from '../../s
 import { parse } from 'yaml';
 import { localArgs } from '../../stack/observability-topology';
 import { alertmanagerTools, caddyTools, jaegerTools, prometheusTools, temporalServerTools, temporalUiTools } from '../../stack/tools';
-import { LOCAL_CHANGES, localCaddyfile, PROXY_SOURCE_ADDRESS, type ProcessSpec, stackTopology, type Topology } from '../../stack/topology';
+import { LOCAL_CHANGES, localCaddyfile, PROXY_SOURCE_ADDRESS, type ProcessSpec, stackTopology, type Topology, UI_SERVER_ADDRESS } from '../../stack/topology';
 
 // `npm run stack` and docker-compose.yml describe one topology: the same services, roles, commands and settings.
 // The stack reads them from the Compose file; these tests pin what it may change (LOCAL_CHANGES) and fail when the
@@ -149,7 +149,12 @@ test('runs Temporal’s services as separate processes of the pinned server, wit
 test('runs Temporal UI as the image does, with Compose’s settings and the client certificate', () => {
   const { temporalUi } = withTls;
   const ui = temporalUiTools(imageVersion(compose.services['temporal-ui']));
-  expect([temporalUi.command, ...temporalUi.args]).toEqual([ui.server, '--root', ui.root, '--config', 'config', '--env', 'docker', 'start']);
+  expect([temporalUi.command, ...temporalUi.args]).toEqual([ui.server, '--root', '/stack/temporal-ui', '--config', 'config', '--env', 'docker', 'start']);
+  // The image's template, and before it a base.yaml with the stack's listen address: a loopback address of its own.
+  expect(temporalUi.copies).toEqual([{ path: '/stack/temporal-ui/config/docker.yaml', from: path.join(ui.root, 'config', 'docker.yaml') }]);
+  expect(temporalUi.files).toEqual([{ path: '/stack/temporal-ui/config/base.yaml', content: `host: ${UI_SERVER_ADDRESS}\n` }]);
+  expect(UI_SERVER_ADDRESS).toMatch(/^127\./);
+  expect(UI_SERVER_ADDRESS).not.toBe('127.0.0.1');
   const composeEnv = compose.services['temporal-ui'].environment ?? {};
   for (const name of Object.keys(composeEnv).filter((key) => !(key in LOCAL_CHANGES.ui))) {
     expect([name, temporalUi.env[name]]).toEqual([name, composeEnv[name]]);
@@ -187,7 +192,7 @@ test('puts the guard in front of the Temporal UI, as Compose does: Caddy with it
     expect([name, temporalUiGuard.env[name]]).toEqual([name, guard.environment?.[name]]);
   }
   // Here: the UI's stack port is the guard's, and the UI server listens on one of its own, which the guard forwards to.
-  expect(temporalUiGuard.env).toMatchObject({ TEMPORAL_UI_GUARD_BIND: '127.0.0.1', TEMPORAL_UI_GUARD_PORT: String(ports.ui), TEMPORAL_UI_UPSTREAM: `127.0.0.1:${ports.uiServer}` });
+  expect(temporalUiGuard.env).toMatchObject({ TEMPORAL_UI_GUARD_BIND: '127.0.0.1', TEMPORAL_UI_GUARD_PORT: String(ports.ui), TEMPORAL_UI_UPSTREAM: `${UI_SERVER_ADDRESS}:${ports.uiServer}` });
   expect(temporalUi.env.TEMPORAL_UI_PORT).toBe(String(ports.uiServer));
   expect(temporalUiGuard.ready).toEqual({ url: `http://127.0.0.1:${ports.ui}/healthz` });
 });

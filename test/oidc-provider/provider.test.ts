@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../src/shared/free-port';
 import { eventually } from '../support/eventually';
+import { rawExchange } from '../support/raw-http';
 import { LoginSession, signInThrough } from '../support/login-session';
 import { finished, spawnTypeScript } from '../support/typescript-process';
 
@@ -172,6 +173,19 @@ test('refuses a code without the PKCE verifier it was issued for, with a wrong c
     const elsewhere = await new LoginSession().follow(authorizationRequest({ redirect_uri }).url);
     expect([redirect_uri, elsewhere.response.status]).toEqual([redirect_uri, 400]);
     expect(elsewhere.response.headers.get('location')).toBeNull();
+  }
+});
+
+test('names only its issuer in its endpoints whatever Host a request says, and lets no page of it be framed', async () => {
+  const answer = await rawExchange(issuer, `GET /.well-known/openid-configuration HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n`);
+  expect(answer.status).toBe(200);
+  const discovery = JSON.parse(answer.body) as Record<string, unknown>;
+  const urls = Object.values(discovery).filter((value): value is string => typeof value === 'string' && value.startsWith('http'));
+  expect(urls.length).toBeGreaterThan(3);
+  for (const url of urls) expect([url, new URL(url).origin]).toEqual([url, issuer]);
+  for (const page of ['/.well-known/openid-configuration', '/session/end', '/jwks']) {
+    const response = await fetch(`${issuer}${page}`);
+    expect([page, response.headers.get('x-frame-options'), response.headers.get('content-security-policy')]).toEqual([page, 'DENY', expect.stringContaining("frame-ancestors 'none'")]);
   }
 });
 

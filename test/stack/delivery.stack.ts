@@ -17,6 +17,7 @@ import { projectRoot } from '../../src/config';
 import { type AlertReceiver, startAlertReceiver } from '../../stack/alert-receiver';
 import { isRunning, STACK_DESCRIPTION, type StackDescription } from '../../stack/description';
 import { allPorts, freePortPlan, planPorts, type PortPlan } from '../../stack/ports';
+import { UI_SERVER_ADDRESS } from '../../stack/topology';
 import { composeAsWritten, imageVersion } from '../../stack/compose-file';
 import { builtTools, temporalUiTools } from '../../stack/tools';
 import { documentedResponses } from '../support/documented-responses';
@@ -381,8 +382,26 @@ test('the guard in front of the UI refuses writes spelled past the UI server’s
     const answer = await signIn(returnUrl);
     expect([returnUrl, answer.status, answer.headers.get('location')]).toEqual([returnUrl, 400, null]);
   }
-  const local = await signIn(`/namespaces/${stack.namespace}/workflows`);
-  expect([local.status, new URL(local.headers.get('location') ?? '').origin]).toEqual([302, stack.temporalUiLogin.issuer]);
+  const ui = stack.temporalUiUrl;
+  for (const returnUrl of [`${ui}@evil.example/`, `${ui}.evil.example/`, `http://${UI_SERVER_ADDRESS}:${ports.uiServer}/`]) {
+    expect([returnUrl, (await signIn(returnUrl)).status]).toEqual([returnUrl, 400]);
+  }
+  // A path, or the UI's own address, which its page's sign-in button sends: on to the provider.
+  for (const returnUrl of [`/namespaces/${stack.namespace}/workflows`, `${ui}/`]) {
+    const answer = await signIn(returnUrl);
+    expect([returnUrl, answer.status, new URL(answer.headers.get('location') ?? '', ui).origin]).toEqual([returnUrl, 302, stack.temporalUiLogin.issuer]);
+  }
+  const operator = { username: stack.temporalUiLogin.username, password: (await readFile(stack.temporalUiLogin.passwordFile, 'utf8')).trim() };
+  const home = await signInThrough(new LoginSession(), `${ui}/auth/sso?${new URLSearchParams({ returnUrl: `${ui}/` }).toString()}`, operator);
+  expect([home.url, home.response.status]).toEqual([`${ui}/`, 200]);
+  // A login begun at the UI server's own address, around the guard: its cookies are not the guard's host's, so the
+  // callback through the guard refuses it rather than following its returnUrl.
+  const around = await signInThrough(new LoginSession(), `http://${UI_SERVER_ADDRESS}:${ports.uiServer}/auth/sso?returnUrl=%20//evil.example/`, operator);
+  expect([new URL(around.url).pathname, around.response.status]).toEqual(['/auth/sso/callback', 400]);
+  // A callback the UI server cannot use, and a read of a path that has only a write: 4xx, not its 500 and 501.
+  const stale = await new LoginSession().request(`${ui}/auth/sso/callback?state=abc&code=zz`, { headers: { Cookie: 'state=abc' } });
+  expect([stale.status, await stale.json()]).toEqual([400, { message: expect.stringContaining('sign in again') }]);
+  expect((await session.request(`${ui}${workflows}/${id}/terminate`, { headers: signedIn })).status).toBe(405);
 });
 
 test('with write actions on (TEMPORAL_DISABLE_WRITE_ACTIONS=false), the login alone guards them: refused without, done with', async () => {
