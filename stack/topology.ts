@@ -104,6 +104,7 @@ export const LOCAL_CHANGES = {
     TEMPORAL_UI_GUARD_BIND: 'loopback, as every process of the stack; in Compose every address of the login provider\'s network namespace',
     TEMPORAL_UI_GUARD_PORT: 'the stack UI port, not 8080',
     TEMPORAL_UI_UPSTREAM: 'the UI server on its stack address and port (UI_SERVER_ADDRESS), not 127.0.0.1:8088',
+    TEMPORAL_UI_URL: 'the stack UI on 127.0.0.1',
   },
   /** The login provider's settings the stack sets. */
   oidcProvider: {
@@ -414,6 +415,7 @@ export function stackTopology(context: TopologyContext): Topology {
         TEMPORAL_UI_GUARD_BIND: '127.0.0.1',
         TEMPORAL_UI_GUARD_PORT: String(ports.ui),
         TEMPORAL_UI_UPSTREAM: `${UI_SERVER_ADDRESS}:${ports.uiServer}`,
+        TEMPORAL_UI_URL: `http://127.0.0.1:${ports.ui}`,
         ...caddyHome(path.join(context.stateDir, 'temporal-ui-guard')),
       },
       stopGraceMs: 10_000,

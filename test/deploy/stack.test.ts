@@ -188,11 +188,13 @@ test('puts the guard in front of the Temporal UI, as Compose does: Caddy with it
   // The UI server listens on loopback only, so that nothing on the Compose network reaches it around the guard.
   expect(readFileSync(mountedFile(ui, '/home/ui-server/config/base.yaml'), 'utf8')).toMatch(/^host: 127\.0\.0\.1$/m);
   expect(guard.environment?.TEMPORAL_DISABLE_WRITE_ACTIONS).toBe(ui.environment?.TEMPORAL_DISABLE_WRITE_ACTIONS);
+  // The one absolute return address it lets a login lead to: the UI's, as the UI's callback URL has it.
+  expect(`${guard.environment?.TEMPORAL_UI_URL}/auth/sso/callback`).toBe(ui.environment?.TEMPORAL_AUTH_CALLBACK_URL);
   for (const name of Object.keys(guard.environment ?? {}).filter((key) => !(key in LOCAL_CHANGES.uiGuard))) {
     expect([name, temporalUiGuard.env[name]]).toEqual([name, guard.environment?.[name]]);
   }
   // Here: the UI's stack port is the guard's, and the UI server listens on one of its own, which the guard forwards to.
-  expect(temporalUiGuard.env).toMatchObject({ TEMPORAL_UI_GUARD_BIND: '127.0.0.1', TEMPORAL_UI_GUARD_PORT: String(ports.ui), TEMPORAL_UI_UPSTREAM: `${UI_SERVER_ADDRESS}:${ports.uiServer}` });
+  expect(temporalUiGuard.env).toMatchObject({ TEMPORAL_UI_GUARD_BIND: '127.0.0.1', TEMPORAL_UI_GUARD_PORT: String(ports.ui), TEMPORAL_UI_UPSTREAM: `${UI_SERVER_ADDRESS}:${ports.uiServer}`, TEMPORAL_UI_URL: `http://127.0.0.1:${ports.ui}` });
   expect(temporalUi.env.TEMPORAL_UI_PORT).toBe(String(ports.uiServer));
   expect(temporalUiGuard.ready).toEqual({ url: `http://127.0.0.1:${ports.ui}/healthz` });
 });

@@ -398,7 +398,24 @@ test('the guard in front of the UI refuses writes spelled past the UI server’s
   // callback through the guard refuses it rather than following its returnUrl.
   const around = await signInThrough(new LoginSession(), `http://${UI_SERVER_ADDRESS}:${ports.uiServer}/auth/sso?returnUrl=%20//evil.example/`, operator);
   expect([new URL(around.url).pathname, around.response.status]).toEqual(['/auth/sso/callback', 400]);
-  // A callback the UI server cannot use, and a read of a path that has only a write: 4xx, not its 500 and 501.
+  // A login whose cookies carry another return address (anything that can set a cookie for this host name could
+  // write them): the UI server would follow it at the callback; the guard refuses it there.
+  const forging = new LoginSession();
+  const begun = await forging.request(`${ui}/auth/sso?returnUrl=%2F`);
+  const authorization = new URL(begun.headers.get('location') ?? '');
+  const nonce = Buffer.from(JSON.stringify({ nonce: randomBytes(16).toString('base64url'), return_url: 'https://evil.example/phish' })).toString('base64url');
+  authorization.searchParams.set('nonce', nonce);
+  forging.cookies(ui).set('nonce', nonce);
+  const forged = await signInThrough(forging, authorization.href, operator);
+  expect([new URL(forged.url).pathname, forged.response.status, await forged.response.json()]).toEqual([
+    '/auth/sso/callback',
+    400,
+    { message: expect.stringContaining('leads off this server') },
+  ]);
+  expect([...forging.cookies(ui).keys()].filter((name) => /^user\d+$/.test(name))).toEqual([]);
+  // A callback the UI server cannot use, a path that is not UTF-8, and a read of a path that has only a write: 4xx,
+  // not its 500 and 501.
+  expect((await session.request(`${ui}${workflows}/%ff`, { headers: signedIn })).status).toBe(400);
   const stale = await new LoginSession().request(`${ui}/auth/sso/callback?state=abc&code=zz`, { headers: { Cookie: 'state=abc' } });
   expect([stale.status, await stale.json()]).toEqual([400, { message: expect.stringContaining('sign in again') }]);
   expect((await session.request(`${ui}${workflows}/${id}/terminate`, { headers: signedIn })).status).toBe(405);
