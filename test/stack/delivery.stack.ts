@@ -413,9 +413,11 @@ test('the guard in front of the UI refuses writes spelled past the UI server’s
     { message: expect.stringContaining('leads off this server') },
   ]);
   expect([...forging.cookies(ui).keys()].filter((name) => /^user\d+$/.test(name))).toEqual([]);
-  // A callback the UI server cannot use, a path that is not UTF-8, and a read of a path that has only a write: 4xx,
-  // not its 500 and 501.
-  expect((await session.request(`${ui}${workflows}/%ff`, { headers: signedIn })).status).toBe(400);
+  // A callback the UI server cannot use, escapes that are not UTF-8 text, and a read of a path that has only a write:
+  // 4xx, not its 500, 503 and 501.
+  for (const notText of [`${workflows}/%ff`, `${workflows}/%25ff`, `${workflows}/%00`, `${workflows}?query=%ff`]) {
+    expect([notText, (await session.request(`${ui}${notText}`, { headers: signedIn })).status]).toEqual([notText, 400]);
+  }
   const stale = await new LoginSession().request(`${ui}/auth/sso/callback?state=abc&code=zz`, { headers: { Cookie: 'state=abc' } });
   expect([stale.status, await stale.json()]).toEqual([400, { message: expect.stringContaining('sign in again') }]);
   expect((await session.request(`${ui}${workflows}/${id}/terminate`, { headers: signedIn })).status).toBe(405);
