@@ -23,6 +23,7 @@ export interface RelayTuning {
   loops?: number;
   batchSize?: number;
   pollIntervalMs?: number;
+  maxConcurrentPasses?: number;
 }
 
 /**

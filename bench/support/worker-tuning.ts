@@ -9,7 +9,7 @@ const NUMERIC = [
 ] as const;
 
 /** The relay's settings, given among the worker's with a `relay.` prefix (only the service has a relay). */
-const RELAY = ['relay.loops', 'relay.batchSize', 'relay.pollIntervalMs'] as const;
+const RELAY = ['relay.loops', 'relay.batchSize', 'relay.pollIntervalMs', 'relay.maxConcurrentPasses'] as const;
 
 /**
  * How the service runs its relay and worker: as the separate `relay` and `worker` roles (the bench's variants of

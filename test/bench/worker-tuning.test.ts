@@ -97,7 +97,7 @@ describe('parseTunings', () => {
   test('reads named settings, a bare name standing for the defaults', () => {
     expect(
       parseTunings(
-        'default; polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=0.5;auto:workflowTaskPollerBehavior=autoscaling/40;fixed:workflowTaskPollerBehavior=simple/8,relay.loops=4,relay.batchSize=25;one:layout=combined;traced:layout=combined,tracing=0.1',
+        'default; polls50:workflowTaskPollerBehavior=simple/50,nonStickyToStickyPollRatio=0.5;auto:workflowTaskPollerBehavior=autoscaling/40;fixed:workflowTaskPollerBehavior=simple/8,relay.loops=4,relay.batchSize=25;serial:relay.maxConcurrentPasses=1;one:layout=combined;traced:layout=combined,tracing=0.1',
       ),
     ).toEqual([
       { name: 'default', tuning: {}, relay: {}, layout: 'separate' },
@@ -109,6 +109,8 @@ describe('parseTunings', () => {
       },
       { name: 'auto', tuning: { workflowTaskPollerBehavior: { type: 'autoscaling', maximum: 40 } }, relay: {}, layout: 'separate' },
       { name: 'fixed', tuning: { workflowTaskPollerBehavior: { type: 'simple-maximum', maximum: 8 } }, relay: { loops: 4, batchSize: 25 }, layout: 'separate' },
+      // The relay's passes one at a time, as before they could overlap.
+      { name: 'serial', tuning: {}, relay: { maxConcurrentPasses: 1 }, layout: 'separate' },
       { name: 'one', tuning: {}, relay: {}, layout: 'combined' },
       // Tracing goes with the combined role: it is the service's environment, not a worker setting.
       { name: 'traced', tuning: {}, relay: {}, layout: 'combined', tracing: 0.1 },
