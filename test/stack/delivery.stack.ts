@@ -253,17 +253,23 @@ const uiWrites = (ui: string, workflowId: string) => {
   ];
 };
 
-/** A write through the UI with its CSRF cookie sent back as its header (as its own page does), and `headers`. */
-async function uiWrite(session: LoginSession, url: string, headers: Record<string, string> = {}): Promise<number> {
+/** A POST to the UI's API as its own page sends one: JSON, its CSRF cookie sent back as its header, and `headers`. */
+async function uiPost(session: LoginSession, url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   const ui = new URL(url).origin;
   if (!session.cookies(ui).has('_csrf')) expect((await session.request(`${ui}/api/v1/settings`)).status).toBe(200);
-  const answer = await session.request(url, {
+  return session.request(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'X-CSRF-TOKEN': session.cookies(ui).get('_csrf')!, ...headers },
-    // What a terminate takes: the API refuses fields its request does not have (400).
-    body: JSON.stringify({ reason: 'probe' }),
+    body: JSON.stringify(body),
   });
-  return answer.status;
+}
+
+/** What a terminate takes: the API refuses fields its request does not have (400). */
+const WRITE_BODY = { reason: 'probe' };
+
+/** A write through the UI (uiPost), answered with its status. */
+async function uiWrite(session: LoginSession, url: string, headers: Record<string, string> = {}): Promise<number> {
+  return (await uiPost(session, url, WRITE_BODY, headers)).status;
 }
 
 /**
@@ -328,7 +334,7 @@ test('Temporal UI answers nothing without an OpenID login, reads after one, and 
 /** A write through the UI with its path sent byte for byte (fetch would resolve "." and ".." segments). */
 async function rawUiWrite(session: LoginSession, rawPath: string, headers: Record<string, string>): Promise<number> {
   const ui = stack.temporalUiUrl;
-  const body = JSON.stringify({ reason: 'probe' });
+  const body = JSON.stringify(WRITE_BODY);
   const cookie = [...session.cookies(ui)].map(([name, value]) => `${name}=${value}`).join('; ');
   const lines = Object.entries({ ...headers, 'X-CSRF-TOKEN': session.cookies(ui).get('_csrf')!, Cookie: cookie }).map(([name, value]) => `${name}: ${value}\r\n`);
   const request = `POST ${rawPath} HTTP/1.1\r\nHost: ${new URL(ui).host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n${lines.join('')}\r\n${body}`;
@@ -369,11 +375,12 @@ test('the guard in front of the UI refuses writes spelled past the UI server’s
     break;
   }
   if (!delivered) throw new Error('no delivered workflow to query (the first test delivers some)');
-  const stackTrace = await session.request(`${stack.temporalUiUrl}${workflows}/${encodeURIComponent(delivered.workflowId)}/query/__stack_trace`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'X-CSRF-TOKEN': session.cookies(stack.temporalUiUrl).get('_csrf')!, ...signedIn },
-    body: JSON.stringify({ execution: { runId: delivered.runId } }),
-  });
+  const stackTrace = await uiPost(
+    session,
+    `${stack.temporalUiUrl}${workflows}/${encodeURIComponent(delivered.workflowId)}/query/__stack_trace`,
+    { execution: { runId: delivered.runId } },
+    signedIn,
+  );
   expect([stackTrace.status, await stackTrace.text()]).toEqual([200, expect.stringContaining('queryResult')]);
 
   // The login's return address: a path on the UI only. The UI server's own check let these through to a redirect off-site.
