@@ -1,4 +1,4 @@
-import { rm, writeFile } from 'node:fs/promises';
+import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { flags, runMain } from './cli';
 import { projectRoot } from '../src/config';
@@ -79,7 +79,9 @@ async function runner(): Promise<void> {
   process.off('disconnect', abortStart);
   // Where everything is, for scripts and tests that drive the stack (no secrets: they stay in their files).
   const description = path.join(dataDir, STACK_DESCRIPTION);
-  await writeFile(description, `${JSON.stringify(describeStack(stack), null, 2)}\n`, { mode: 0o600 });
+  // Written beside it and renamed: whoever waits for the file to appear reads it whole, never half written.
+  await writeFile(`${description}.tmp`, `${JSON.stringify(describeStack(stack), null, 2)}\n`, { mode: 0o600 });
+  await rename(`${description}.tmp`, description);
   process.stdout.write(banner(stack, (Date.now() - started) / 1000));
   const stop = () => void rm(description, { force: true }).then(() => stack.stop()).then(() => process.exit(0));
   process.once('message', stop);
