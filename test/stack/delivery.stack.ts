@@ -364,6 +364,9 @@ test('the guard in front of the UI refuses writes spelled past the UI server’s
     `${workflows}/${id}/query/x%5C..%5Cterminate`,
   ];
   for (const rawPath of spellings) expect([rawPath, await rawUiWrite(session, rawPath, signedIn)]).toEqual([rawPath, 405]);
+  // Thirty at once, each spelling, are refused the same.
+  const parallel = await Promise.all(Array.from({ length: 30 }, (_, index) => rawUiWrite(session, spellings[index % spellings.length], signedIn)));
+  expect(parallel).toEqual(Array<number>(30).fill(405));
   expect((await handle.describe()).status.name).toBe('RUNNING');
   await handle.terminate('cleanup');
 
