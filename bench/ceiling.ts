@@ -7,18 +7,7 @@ import { createTemporalClient } from '../src/temporal/client';
 import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, keyValues, list, runMain } from '../stack/cli';
-import {
-  deliveredEvents,
-  readRelayTrace,
-  relayPasses,
-  type RelaySide,
-  sample,
-  type StageEvent,
-  stageRows,
-  workflowTimes,
-  workflowIdsOf,
-} from './support/delivery-trace';
-import { LockWaitSampler } from './support/lock-waits';
+import { deliveredEvents, sample, stageRows, workflowTimes } from './support/delivery-trace';
 import { machineInfo } from './support/machine';
 import { type Phase, phaseName, runPhase } from './support/phase-report';
 import { answered, EventLoad, platformCall, settle, untilArrived } from './support/platform-load';
@@ -27,7 +16,7 @@ import { Receiver } from './support/receiver';
 import { type BenchRole, startStack } from './support/stack';
 import { OtlpSink } from './support/otlp-sink';
 import { highestSustainedRate, type SustainedRate } from './support/sustained-rate';
-import { readStatements, resetStatements } from './support/statements';
+import { runServicePhase, type ServiceProbe } from './support/service-phase';
 import { type NamedTuning, parseTunings } from './support/worker-tuning';
 import { pidOf } from '../stack/process';
 
@@ -104,42 +93,22 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout, tra
     if (options.warmup > 0) await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);
     template ??= await captureTemplate(stack.db);
     const run = startRun('service', name, round);
-    for (const phase of phases) {
-      process.stderr.write(`  service: ${phaseName(phase)}\n`);
-      const locks = new LockWaitSampler(stack.db);
-      if (options['pg-stat-statements']) await resetStatements(stack.db);
-      const meter = () => new CpuMeter(processes, undefined, ['delivery']);
-      const { report, timings } = await runPhase(phase, load, meter, untilArrived(receiver, options['settle-timeout']));
-      run.lockWaits[report.phase] = await locks.stop();
-      run.phases.push(report);
-      const delivered = deliveredEvents(timings, receiver);
-      if (options['pg-stat-statements']) run.statements[report.phase] = await readStatements(stack.db, { top: 25, events: delivered.length });
+    const probe: ServiceProbe = {
+      db: stack.db,
+      temporal: () => {
+        const client = createTemporalClient({ address: stack.temporal!.address, namespace: 'default' });
+        return { client, close: () => client.connection.close() };
+      },
+      traceSample: options['trace-sample'],
+      statements: options['pg-stat-statements'],
       // The combined role's relay is the production one, without the trace of its starts: its passes and the attempts'
       // starts are read from the rows alone.
-      const { byEvent, summary } = await relayPasses(
-        stack.db,
-        delivered.map(({ receipt }) => receipt.eventId),
-        traced ? readRelayTrace(relayTraceFile) : new Map(),
-      );
-      run.relay[report.phase] = summary;
-      if (options['trace-sample'] > 0) {
-        const traced = sample(delivered, options['trace-sample']);
-        const client = createTemporalClient({ address: stack.temporal!.address, namespace: 'default' });
-        try {
-          const workflowIds = await workflowIdsOf(stack.db, traced.map(({ receipt }) => receipt.eventId));
-          const times = await workflowTimes(client, [...workflowIds.values()]);
-          run.stages[report.phase] = stageRows(
-            traced.map(({ timing, receipt }): StageEvent => ({
-              timing,
-              receivedMs: receipt.atMs,
-              temporal: times.get(workflowIds.get(receipt.eventId)!),
-              relay: byEvent.get(receipt.eventId) as RelaySide | undefined,
-            })),
-          );
-        } finally {
-          await client.connection.close();
-        }
-      }
+      relayTraceFile: traced ? relayTraceFile : undefined,
+      settleTimeoutS: options['settle-timeout'],
+    };
+    for (const phase of phases) {
+      process.stderr.write(`  service: ${phaseName(phase)}\n`);
+      await runServicePhase(phase, load, () => new CpuMeter(processes, undefined, ['delivery']), receiver, run, probe);
     }
     run.sustained = await searchSustainedRate(load, receiver, () => new CpuMeter(processes));
     run.loadAverage.after = os.loadavg()[0];

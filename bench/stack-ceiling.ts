@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { temporalTlsSettings } from '../stack/stack';
+import path from 'node:path';
+import { createTemporalClient } from '../src/temporal/client';
+import { temporalClientOptions, temporalTlsSettings } from '../stack/stack';
 import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingWorker, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, list, runMain } from '../stack/cli';
@@ -14,6 +16,8 @@ import { Receiver } from './support/receiver';
 import type { NamedTuning } from './support/worker-tuning';
 import { launcher } from '../stack/launcher';
 import { pidOf } from '../stack/process';
+import type { ProcessSpec } from '../stack/process-spec';
+import { runServicePhase, type ServiceProbe } from './support/service-phase';
 
 /**
  * bench/ceiling.ts on the production-like stack instead of the dev server (issue 21): the service as `npm run stack`
@@ -37,6 +41,13 @@ const options = flags({
   /** The service's replicas (the stack's defaults, as docker-compose.yml has them). */
   api: 2,
   delivery: 2,
+  /** Events per phase of the service whose stages are read from the rows and the workflows' histories; 0: none. */
+  'trace-sample': 200,
+  /** Count the service's SQL statements per delivered event in each phase (pg_stat_statements). */
+  'pg-stat-statements': false,
+  /** Comma-separated service roles (`delivery`, `api`) whose replicas run with --cpu-prof; profiles go to this directory. */
+  'cpu-prof': '',
+  'cpu-prof-dir': '/tmp/donation-webhooks-bench-profiles',
   ...realStackFlags,
   out: '',
 });
@@ -64,7 +75,13 @@ async function measure(real: RealStack, run: SystemRun, load: EventLoad, receive
 
 /** The service, or (`platform`) its platform calls alone: the delivery replicas stopped, the events left in the outbox. */
 async function runService(receiver: Receiver, round: number, system: 'service' | 'platform'): Promise<SystemRun> {
-  const real = await startRealStack({ ports: options, api: options.api, delivery: options.delivery });
+  const real = await startRealStack({
+    ports: options,
+    api: options.api,
+    delivery: options.delivery,
+    postgresSettings: options['pg-stat-statements'] ? { shared_preload_libraries: 'pg_stat_statements' } : undefined,
+    adjust: profiledAs(path.join(options['cpu-prof-dir'], `${system}-${round + 1}`)),
+  });
   try {
     await real.configureEndpoint(receiver.url);
     const calls = platformCall(real.stack.apiUrl, real.staffToken);
@@ -79,10 +96,35 @@ async function runService(receiver: Receiver, round: number, system: 'service' |
     const load = new EventLoad(calls, receiver, `svc-${randomUUID().slice(0, 8)}`);
     if (options.warmup > 0) await settle(receiver, await load.openLoop(20, options.warmup), options['settle-timeout']);
     template ??= await captureTemplate(real.db);
-    return await measure(real, startRun(system, PRODUCTION.name, round), load, receiver);
+    if (options['pg-stat-statements']) await real.db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    const probe: ServiceProbe = {
+      db: real.db,
+      temporal: () => {
+        const client = createTemporalClient({ ...temporalClientOptions(real.stack), namespace: real.stack.namespace });
+        return { client, close: () => client.connection.close() };
+      },
+      traceSample: options['trace-sample'],
+      statements: options['pg-stat-statements'],
+      settleTimeoutS: options['settle-timeout'],
+    };
+    const run = startRun(system, PRODUCTION.name, round);
+    for (const phase of phases) {
+      process.stderr.write(`  ${system}: ${phaseName(phase)}\n`);
+      await runServicePhase(phase, load, () => new CpuMeter(real.processes(), () => real.postgresParts()), receiver, run, probe);
+    }
+    run.loadAverage.after = os.loadavg()[0];
+    return run;
   } finally {
     await real.stop();
   }
+}
+
+/** --cpu-prof: the replicas of the roles named run with `node --cpu-prof`, writing to `<dir>/<replica>/` when they stop. */
+function profiledAs(dir: string): ((spec: ProcessSpec) => ProcessSpec) | undefined {
+  const roles = list(options['cpu-prof']);
+  if (roles.length === 0) return undefined;
+  return (spec) =>
+    roles.includes(spec.service) ? { ...spec, args: ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, spec.name)}`, ...spec.args] } : spec;
 }
 
 /** The ceiling's process (bench/ceiling/worker.ts) against the same Temporal services and Postgres, nothing else. */

@@ -36,6 +36,8 @@ export interface StackOptions {
   temporalOnly?: boolean;
   /** Changes a process before it starts, e.g. a benchmark's variant of a role (the Compose description stays as it is). */
   adjust?: (spec: ProcessSpec) => ProcessSpec;
+  /** Postgres settings over Compose's, e.g. a benchmark's `shared_preload_libraries`. */
+  postgresSettings?: Record<string, string>;
 }
 
 export interface RunningStack {
@@ -168,7 +170,7 @@ export async function startStack(options: StackOptions): Promise<RunningStack> {
     dataDir: path.join(dataDir, 'postgres'),
     port: ports.postgres,
     durable: true,
-    settings: topology.postgres.settings,
+    settings: { ...topology.postgres.settings, ...options.postgresSettings },
     logDir,
   });
 

@@ -32,6 +32,8 @@ export interface RealStackOptions {
   temporalOnly?: boolean;
   /** A bench variant of a process (stack/stack.ts, StackOptions.adjust). */
   adjust?: (spec: ProcessSpec) => ProcessSpec;
+  /** Postgres settings over the stack's (stack/stack.ts, StackOptions.postgresSettings). */
+  postgresSettings?: Record<string, string>;
 }
 
 export interface RealStack {
@@ -91,6 +93,7 @@ export async function startRealStack(options: RealStackOptions): Promise<RealSta
       log: () => undefined,
       temporalOnly: options.temporalOnly,
       adjust: options.adjust,
+      postgresSettings: options.postgresSettings,
     });
     const running = stack;
     db = createDb({ connectionString: running.postgresUrl('donations'), pool: { max: 2 } });
