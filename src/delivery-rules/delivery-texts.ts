@@ -1,5 +1,6 @@
 import { type AttemptKind, DELIVERY_STATUS_LABELS, type DeliveryStatus } from './delivery-status';
 import { MAX_ATTEMPTS } from './retry-schedule';
+import { swissClock } from './swiss-clock';
 
 /** What a delivery is about, fixed when its workflow starts: Temporal UI shows it as the workflow's summary and details. */
 export interface DeliveryFacts {
@@ -26,14 +27,10 @@ export interface AttemptInBrief {
 
 const MAX_ERROR_LENGTH = 80;
 
-// Swiss local time, as the admin page shows it.
-const clockTime = new Intl.DateTimeFormat('de-CH', { timeZone: 'Europe/Zurich', hour: '2-digit', minute: '2-digit' });
-const calendarDay = new Intl.DateTimeFormat('de-CH', { timeZone: 'Europe/Zurich', day: '2-digit', month: '2-digit' });
-
-/** 11:20; with the day (16.07. 01:20) when it is not the day of `sameDayAs`. */
+/** Swiss local time, as the admin page shows it: 11:20; with the day (16.07. 01:20) when it is not the day of `sameDayAs`. */
 function swissTime(ms: number, sameDayAs = ms): string {
-  const day = calendarDay.format(ms);
-  return day === calendarDay.format(sameDayAs) ? clockTime.format(ms) : `${day} ${clockTime.format(ms)}`;
+  const { day, time } = swissClock(ms);
+  return ms === sameDayAs || day === swissClock(sameDayAs).day ? time : `${day} ${time}`;
 }
 
 const shortened = (text: string) => (text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text);

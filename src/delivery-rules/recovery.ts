@@ -4,6 +4,8 @@
  * workflow can import it.
  */
 
+import { swissClock } from './swiss-clock';
+
 /**
  * Events resent at once. Each slot waits until its event's attempt is recorded, so that a subscriber just back from
  * an outage gets at most this many requests from the recovery at a time.
@@ -54,17 +56,14 @@ export interface RecoveryState extends RecoveryProgress {
   done: boolean;
 }
 
-const swissMinute = new Intl.DateTimeFormat('de-CH', {
-  timeZone: 'Europe/Zurich',
-  day: '2-digit',
-  month: '2-digit',
-  year: 'numeric',
-  hour: '2-digit',
-  minute: '2-digit',
-});
+/** `15.07.2025, 08:00`, Swiss local time. */
+function swissMinute(ms: number): string {
+  const { day, year, time } = swissClock(ms);
+  return `${day}${year}, ${time}`;
+}
 
 const range = ({ createdFrom, createdTo }: RecoveryParameters) =>
-  `${swissMinute.format(Date.parse(createdFrom))} – ${swissMinute.format(Date.parse(createdTo))} (Zurich)`;
+  `${swissMinute(Date.parse(createdFrom))} – ${swissMinute(Date.parse(createdTo))} (Zurich)`;
 
 const types = ({ eventTypes }: RecoveryParameters) => (eventTypes.length === 0 ? 'all types' : eventTypes.join(', '));
 
