@@ -3,6 +3,7 @@ import type { AttemptResult, RecordedProgress } from '../delivery-rules/activity
 import { DELIVERY_STATUSES, type DeliveryStatus, type FinishedAttempt, statusAfterAttempt } from '../delivery-rules/delivery-status';
 import type { EndpointSettings } from '../webhook-endpoint/endpoint-store';
 import type { WebhookEventType } from '../webhooks/event-types';
+import { preparedStatement, runPrepared } from '../db/prepared-statements';
 import { ATTEMPT_STARTS, ATTEMPTS, ENDPOINTS, EVENTS, type WebhookEventRow } from './tables';
 
 /**
@@ -35,29 +36,34 @@ export interface EventForAttempt {
  * The event to send, its endpoint as configured now, and whether this attempt number is recorded already, in one
  * round trip.
  */
+interface EventForAttemptRow extends EndpointForAttempt {
+  uuid: string;
+  event_type: WebhookEventType;
+  payload: string;
+  test: boolean;
+  status: DeliveryStatus;
+  next_attempt_at: Date | null;
+  recorded_outcome: AttemptResult['outcome'] | null;
+  recorded_response_code: number | null;
+  recorded_error: string | null;
+  recorded_started_at: Date;
+  recorded_duration_ms: number;
+}
+
+const FIND_EVENT_FOR_ATTEMPT = preparedStatement(
+  'find-event-for-attempt',
+  `SELECT p.url, p.active, p.basic_auth_username, p.basic_auth_password, p.signing_secret,
+          e.uuid, e.event_type, e.payload, e.test, e.status, e.next_attempt_at,
+          a.outcome AS recorded_outcome, a.response_code AS recorded_response_code, a.error AS recorded_error,
+          a.started_at AS recorded_started_at, a.duration_ms AS recorded_duration_ms
+     FROM ${EVENTS} AS e
+     JOIN ${ENDPOINTS} AS p ON p.id = e.endpoint_id
+     LEFT JOIN ${ATTEMPTS} AS a ON a.event_id = e.id AND a.number = $2
+    WHERE e.id = $1`,
+);
+
 export async function findEventForAttempt(db: Knex, eventId: number, attemptNumber: number): Promise<EventForAttempt | undefined> {
-  const row = await db(`${EVENTS} as e`)
-    .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
-    .leftJoin(`${ATTEMPTS} as a`, (join) => join.on('a.event_id', 'e.id').andOnVal('a.number', attemptNumber))
-    .where('e.id', eventId)
-    .first(
-      'p.url',
-      'p.active',
-      'p.basic_auth_username',
-      'p.basic_auth_password',
-      'p.signing_secret',
-      'e.uuid',
-      'e.event_type',
-      'e.payload',
-      'e.test',
-      'e.status',
-      'e.next_attempt_at',
-      'a.outcome as recorded_outcome',
-      'a.response_code as recorded_response_code',
-      'a.error as recorded_error',
-      'a.started_at as recorded_started_at',
-      'a.duration_ms as recorded_duration_ms',
-    );
+  const [row] = await runPrepared<EventForAttemptRow>(db, FIND_EVENT_FOR_ATTEMPT, [eventId, attemptNumber]);
   if (!row) return undefined;
   return {
     key: row.uuid,
@@ -100,8 +106,13 @@ export interface AttemptStart {
  * received. The one statement an attempt adds; nothing is read or locked.
  */
 export async function recordAttemptStart(db: Knex, start: AttemptStart): Promise<void> {
-  await db(ATTEMPT_STARTS).insert({ event_id: start.eventId, number: start.attemptNumber, manual: start.manual, started_at: start.startedAt });
+  await runPrepared(db, RECORD_ATTEMPT_START, [start.eventId, start.attemptNumber, start.manual, start.startedAt]);
 }
+
+const RECORD_ATTEMPT_START = preparedStatement(
+  'record-attempt-start',
+  `INSERT INTO ${ATTEMPT_STARTS} (event_id, number, manual, started_at) VALUES ($1, $2, $3, $4)`,
+);
 
 export interface AttemptToRecord {
   eventId: number;
@@ -133,50 +144,45 @@ export interface RecordedAttempt extends DeliveryProgress {
  * (event, attempt number): a retried write changes nothing and answers the event as it stands. Undefined for an
  * unknown event.
  */
+// $1 attempt number, $2 manual, $3 started at, $4 duration, $5 response code, $6 response body, $7 error, $8 outcome,
+// $9 event id, $10 the next attempt's time should a scheduled attempt fail, $11… the status after this attempt for
+// each status the row may have when it is locked (DELIVERY_STATUSES' order).
+const newStatus = `CASE e.status ${DELIVERY_STATUSES.map((current, index) => `WHEN '${current}' THEN $${11 + index}`).join(' ')} END`;
+const RECORD_ATTEMPT = preparedStatement(
+  'record-attempt',
+  `WITH attempt AS (
+     INSERT INTO ${ATTEMPTS} (event_id, number, manual, started_at, duration_ms, response_code, response_body, error, outcome)
+     SELECT id, $1, $2, $3, $4, $5, $6, $7, $8 FROM ${EVENTS} WHERE id = $9
+     ON CONFLICT (event_id, number) DO NOTHING
+     RETURNING event_id
+   ), started AS (
+     DELETE FROM ${ATTEMPT_STARTS}
+     WHERE id = (SELECT max(id) FROM ${ATTEMPT_STARTS} WHERE event_id = $9 AND number = $1 AND started_at = $3)
+       AND EXISTS (SELECT FROM attempt)
+   )
+   UPDATE ${EVENTS} AS e SET
+     status = ${newStatus},
+     attempts = e.attempts + 1,
+     last_response_code = $5,
+     last_response_body = $6,
+     last_error = $7,
+     next_attempt_at = CASE ${newStatus} WHEN 'failed' THEN CASE WHEN $2 THEN e.next_attempt_at ELSE $10::timestamptz END END,
+     delivered_at = CASE WHEN $8 = 'delivered' THEN $3::timestamptz + $4 * interval '1 millisecond' ELSE e.delivered_at END,
+     updated_at = now()
+   FROM attempt WHERE e.id = attempt.event_id
+   RETURNING e.status, e.next_attempt_at`,
+);
+
 export async function recordAttempt(db: Knex, record: AttemptToRecord): Promise<RecordedAttempt | undefined> {
   const { eventId, attemptNumber, attempt, result, responseBody, retryDelayMs } = record;
-  const outcomeAt = new Date(result.startedAtMs + result.durationMs);
-  // The status after this attempt, for the status the row has when it is locked.
-  const newStatus = db.raw(`CASE e.status ${DELIVERY_STATUSES.map(() => 'WHEN ? THEN ?').join(' ')} END`, [
-    ...DELIVERY_STATUSES.flatMap((current) => [current, statusAfterAttempt(current, attempt)]),
+  const startedAt = new Date(result.startedAtMs);
+  const outcomeAtMs = result.startedAtMs + result.durationMs;
+  const rows = await runPrepared<Pick<WebhookEventRow, 'status' | 'next_attempt_at'>>(db, RECORD_ATTEMPT, [
+    ...[attemptNumber, attempt.kind === 'manual', startedAt, result.durationMs, result.responseCode, responseBody, result.error, result.outcome],
+    eventId,
+    attempt.kind === 'manual' || retryDelayMs === null ? null : new Date(outcomeAtMs + retryDelayMs),
+    ...DELIVERY_STATUSES.map((current) => statusAfterAttempt(current, attempt)),
   ]);
-  const nextWhileFailed =
-    attempt.kind === 'manual'
-      ? db.raw('e.next_attempt_at')
-      : db.raw('?::timestamptz', [retryDelayMs === null ? null : new Date(outcomeAt.getTime() + retryDelayMs)]);
-  const { rows } = await db.raw<{ rows: Array<Pick<WebhookEventRow, 'status' | 'next_attempt_at'>> }>(
-    `WITH attempt AS (
-       INSERT INTO ${ATTEMPTS} (event_id, number, manual, started_at, duration_ms, response_code, response_body, error, outcome)
-       SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM ${EVENTS} WHERE id = ?
-       ON CONFLICT (event_id, number) DO NOTHING
-       RETURNING event_id
-     ), started AS (
-       DELETE FROM ${ATTEMPT_STARTS}
-       WHERE id = (SELECT max(id) FROM ${ATTEMPT_STARTS} WHERE event_id = ? AND number = ? AND started_at = ?)
-         AND EXISTS (SELECT FROM attempt)
-     )
-     UPDATE ${EVENTS} AS e SET
-       status = ?,
-       attempts = e.attempts + 1,
-       last_response_code = ?,
-       last_response_body = ?,
-       last_error = ?,
-       next_attempt_at = CASE ? WHEN 'failed' THEN ? END,
-       delivered_at = ?,
-       updated_at = now()
-     FROM attempt WHERE e.id = attempt.event_id
-     RETURNING e.status, e.next_attempt_at`,
-    [
-      ...[attemptNumber, attempt.kind === 'manual', new Date(result.startedAtMs), result.durationMs],
-      ...[result.responseCode, responseBody, result.error, result.outcome, eventId],
-      ...[eventId, attemptNumber, new Date(result.startedAtMs)],
-      newStatus,
-      ...[result.responseCode, responseBody, result.error],
-      newStatus,
-      nextWhileFailed,
-      result.outcome === 'delivered' ? outcomeAt : db.raw('e.delivered_at'),
-    ],
-  );
   if (rows.length > 0) return { status: rows[0].status, nextAttemptAt: rows[0].next_attempt_at, written: true };
   // Not written: the event is unknown, or this attempt number was recorded before (a retried write).
   const event: Pick<WebhookEventRow, 'status' | 'next_attempt_at'> | undefined = await db(EVENTS).where({ id: eventId }).first('status', 'next_attempt_at');

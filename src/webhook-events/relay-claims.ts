@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { DELIVERY_FACTS_COLUMNS, type DeliveryFactsRow, type EventToStart, eventToStartOf, returnedForSelect } from './event-deliveries';
+import { preparedStatement, runPrepared } from '../db/prepared-statements';
 import { ENDPOINTS, EVENTS } from './tables';
 
 /** The outbox relay's claims: which events a relay starts the delivery workflows of, and how a claim ends. */
@@ -17,23 +18,25 @@ export interface RelayClaim {
  * outlives the statement. A relay that dies holding a claim leaves the event to the next relay once the claim runs
  * out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice).
  */
-export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number): Promise<RelayClaim> {
-  const claim = db.raw(
-    `UPDATE ${EVENTS} SET relay_claimed_at = now()
+// $1 how long a claim lasts (ms), $2 the batch size.
+const CLAIM_UNSTARTED_EVENTS = preparedStatement(
+  'claim-unstarted-events',
+  `WITH claimed AS (
+     UPDATE ${EVENTS} SET relay_claimed_at = now()
      WHERE id IN (
        SELECT id FROM ${EVENTS}
-       WHERE workflow_started_at IS NULL AND (relay_claimed_at IS NULL OR relay_claimed_at < now() - ? * interval '1 millisecond')
-       ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED
+       WHERE workflow_started_at IS NULL AND (relay_claimed_at IS NULL OR relay_claimed_at < now() - $1 * interval '1 millisecond')
+       ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
      )
-     RETURNING ${returnedForSelect(DELIVERY_FACTS_COLUMNS)}, relay_claimed_at`,
-    [claimMs, batchSize],
-  );
-  const rows: Array<DeliveryFactsRow & { claimed_at: string }> = await db
-    .with('claimed', claim)
-    .from('claimed as e')
-    .join(`${ENDPOINTS} as p`, 'p.id', 'e.endpoint_id')
-    .select([...DELIVERY_FACTS_COLUMNS, db.raw('e.relay_claimed_at::text AS claimed_at')])
-    .orderBy('e.id');
+     RETURNING ${returnedForSelect(DELIVERY_FACTS_COLUMNS)}, relay_claimed_at
+   )
+   SELECT ${DELIVERY_FACTS_COLUMNS.join(', ')}, e.relay_claimed_at::text AS claimed_at
+     FROM claimed AS e JOIN ${ENDPOINTS} AS p ON p.id = e.endpoint_id
+    ORDER BY e.id`,
+);
+
+export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number): Promise<RelayClaim> {
+  const rows = await runPrepared<DeliveryFactsRow & { claimed_at: string }>(db, CLAIM_UNSTARTED_EVENTS, [claimMs, batchSize]);
   return { events: rows.map(eventToStartOf), claimedAt: rows[0]?.claimed_at ?? null };
 }
 
@@ -43,23 +46,18 @@ export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs:
  * others are freed for the next pass at once (their start failed; the relay backs off before it tries again), unless
  * their claim ran out meanwhile and another relay claimed them since: that claim stays.
  */
+// $1 the claimed events, $2 those started, $3 those held, $4 the claim's time.
+const END_CLAIM = preparedStatement(
+  'end-relay-claim',
+  `UPDATE ${EVENTS} SET
+     workflow_started_at = CASE WHEN id = ANY($2::bigint[]) THEN now() END,
+     relay_claimed_at = CASE WHEN id = ANY($2::bigint[]) OR id = ANY($3::bigint[]) OR relay_claimed_at <> $4::timestamptz THEN relay_claimed_at END
+   WHERE id = ANY($1::bigint[])
+     -- Started by another relay meanwhile (a claim that ran out while Temporal was slow): nothing left to end.
+     AND workflow_started_at IS NULL`,
+);
+
 export async function endClaim(db: Knex, claim: RelayClaim, started: number[], held: number[] = []): Promise<void> {
   if (claim.events.length === 0) return;
-  const among = (ids: number[]) => (ids.length === 0 ? 'false' : `id IN (${ids.map(() => '?').join(', ')})`);
-  const isStarted = among(started);
-  await db(EVENTS)
-    .whereIn(
-      'id',
-      claim.events.map((event) => event.identity.eventId),
-    )
-    // Started by another relay meanwhile (a claim that ran out while Temporal was slow): nothing left to end.
-    .whereNull('workflow_started_at')
-    .update({
-      workflow_started_at: db.raw(`CASE WHEN ${isStarted} THEN now() END`, started),
-      relay_claimed_at: db.raw(`CASE WHEN ${among([...started, ...held])} OR relay_claimed_at <> ?::timestamptz THEN relay_claimed_at END`, [
-        ...started,
-        ...held,
-        claim.claimedAt,
-      ]),
-    });
+  await runPrepared(db, END_CLAIM, [claim.events.map((event) => event.identity.eventId), started, held, claim.claimedAt]);
 }

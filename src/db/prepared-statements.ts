@@ -1,0 +1,34 @@
+import type { Knex } from 'knex';
+import type pg from 'pg';
+
+/**
+ * Statements of the delivery's hot path (one attempt: its event, its start, its outcome), sent with pg as named
+ * prepared statements on the connections of the Knex pool. Knex builds, binds and logs a query anew on every call:
+ * on the production-like stack that cost the delivery process twice the CPU of pg itself, and Postgres parsed and
+ * planned each statement again (BENCHMARKS.md, issue 29). A prepared statement is parsed once per connection, and
+ * Postgres keeps its plan. Everything else is written with Knex.
+ */
+export interface PreparedStatement {
+  /** Unique in the process: pg prepares a name once per connection, with the text it first saw. */
+  name: string;
+  text: string;
+}
+
+const names = new Set<string>();
+
+export function preparedStatement(name: string, text: string): PreparedStatement {
+  if (names.has(name)) throw new Error(`prepared statement ${name} is declared twice`);
+  names.add(name);
+  return { name, text };
+}
+
+/** Runs `statement` with `values` on a connection of the pool (never inside a transaction), answering its rows. */
+export async function runPrepared<Row extends object>(db: Knex, statement: PreparedStatement, values: unknown[]): Promise<Row[]> {
+  const connection: pg.Client = await db.client.acquireConnection();
+  try {
+    const result = await connection.query<Row>({ name: statement.name, text: statement.text, values });
+    return result.rows;
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}
