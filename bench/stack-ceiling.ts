@@ -6,7 +6,7 @@ import { createTemporalClient } from '../src/temporal/client';
 import { temporalClientOptions, temporalTlsSettings } from '../stack/stack';
 import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
 import { captureTemplate, startCeilingWorker, type EnvelopeTemplate } from './support/ceiling-stack';
-import { flags, list, runMain } from '../stack/cli';
+import { flags, keyValues, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { type Phase, phaseName, runPhase } from './support/phase-report';
 import { answered, EventLoad, type Offer, platformCall, settle, untilArrived } from './support/platform-load';
@@ -48,6 +48,8 @@ const options = flags({
   /** Comma-separated service roles (`delivery`, `api`) whose replicas run with --cpu-prof; profiles go to this directory. */
   'cpu-prof': '',
   'cpu-prof-dir': '/tmp/donation-webhooks-bench-profiles',
+  /** Extra environment for the API and delivery replicas, `KEY=value;KEY2=value` (e.g. `TEMPORAL_WORKER_VERSIONING=false`). */
+  env: '',
   ...realStackFlags,
   out: '',
 });
@@ -80,7 +82,7 @@ async function runService(receiver: Receiver, round: number, system: 'service' |
     api: options.api,
     delivery: options.delivery,
     postgresSettings: options['pg-stat-statements'] ? { shared_preload_libraries: 'pg_stat_statements' } : undefined,
-    adjust: profiledAs(path.join(options['cpu-prof-dir'], `${system}-${round + 1}`)),
+    adjust: replicasAs(path.join(options['cpu-prof-dir'], `${system}-${round + 1}`)),
   });
   try {
     await real.configureEndpoint(receiver.url);
@@ -119,12 +121,18 @@ async function runService(receiver: Receiver, round: number, system: 'service' |
   }
 }
 
-/** --cpu-prof: the replicas of the roles named run with `node --cpu-prof`, writing to `<dir>/<replica>/` when they stop. */
-function profiledAs(dir: string): ((spec: ProcessSpec) => ProcessSpec) | undefined {
-  const roles = list(options['cpu-prof']);
-  if (roles.length === 0) return undefined;
-  return (spec) =>
-    roles.includes(spec.service) ? { ...spec, args: ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, spec.name)}`, ...spec.args] } : spec;
+/**
+ * The replicas as the options change them: `--env` in their environment; `--cpu-prof`, the replicas of the roles named
+ * run with `node --cpu-prof`, writing to `<dir>/<replica>/` when they stop.
+ */
+function replicasAs(dir: string): (spec: ProcessSpec) => ProcessSpec {
+  const profiled = list(options['cpu-prof']);
+  const env = keyValues(options.env);
+  return (spec) => {
+    if (spec.service !== 'api' && spec.service !== 'delivery') return spec;
+    const args = profiled.includes(spec.service) ? ['--cpu-prof', `--cpu-prof-dir=${path.join(dir, spec.name)}`, ...spec.args] : spec.args;
+    return { ...spec, args, env: { ...spec.env, ...env } };
+  };
 }
 
 /** The ceiling's process (bench/ceiling/worker.ts) against the same Temporal services and Postgres, nothing else. */
