@@ -14,7 +14,10 @@ export interface DbOptions {
   pool?: { min?: number; max?: number };
 }
 
-/** Creates the Knex instance: every query is written with Knex, in the store that owns its table. */
+/**
+ * Creates the Knex instance: queries are written with Knex in the store that owns their table, except the delivery's
+ * hot statements, prepared on its pool's connections (src/db/prepared-statements.ts).
+ */
 export function createDb({ connectionString, pool }: DbOptions): Db {
   const db = knexFactory({
     client: 'pg',
