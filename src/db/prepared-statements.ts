@@ -22,12 +22,26 @@ export function preparedStatement(name: string, text: string): PreparedStatement
   return { name, text };
 }
 
-/** Runs `statement` with `values` on a connection of the pool (never inside a transaction), answering its rows. */
+/**
+ * Postgres refuses a prepared statement whose result's columns changed type since it was prepared on the connection
+ * (a migration while this process runs: `cached plan must not change result type`).
+ */
+const PLAN_CHANGED = '0A000';
+
+/**
+ * Runs `statement` with `values` on a connection of the pool (never inside a transaction), answering its rows. On a
+ * connection that prepared it before a migration changed what it returns, it runs unprepared instead, which is correct,
+ * only slower, until the pool replaces that connection.
+ */
 export async function runPrepared<Row extends object>(db: Knex, statement: PreparedStatement, values: unknown[]): Promise<Row[]> {
   const connection: pg.Client = await db.client.acquireConnection();
   try {
-    const result = await connection.query<Row>({ name: statement.name, text: statement.text, values });
-    return result.rows;
+    try {
+      return (await connection.query<Row>({ name: statement.name, text: statement.text, values })).rows;
+    } catch (err) {
+      if ((err as { code?: string }).code !== PLAN_CHANGED) throw err;
+      return (await connection.query<Row>({ text: statement.text, values })).rows;
+    }
   } finally {
     await db.client.releaseConnection(connection);
   }
