@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
+import { createTemporalClient } from '../../src/temporal/client';
 import { claimUnstartedEvents, endClaim } from '../../src/webhook-events/relay-claims';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
@@ -190,12 +191,14 @@ test('a Temporal that accepts connections but never answers fails the pass withi
     socket.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-  const connection = Connection.lazy({ address: `127.0.0.1:${(silent.address() as net.AddressInfo).port}` });
+  // The relay's own client: its retries end when the connection closes, where the SDK's default retry interceptor
+  // left one on a timer that threw "Channel has been shut down" into whichever test file ran next in this worker.
+  const client = createTemporalClient({ address: `127.0.0.1:${(silent.address() as net.AddressInfo).port}`, namespace: 'default' });
   const taskQueue = newTaskQueue();
   try {
     const event = await insertEvent(db, endpointId);
     const began = Date.now();
-    const pass = relayPendingEvents({ db, client: new Client({ connection }), taskQueue, log, startTimeoutMs: 500 });
+    const pass = relayPendingEvents({ db, client, taskQueue, log, startTimeoutMs: 500 });
     await expect(pass).rejects.toThrow();
     expect(Date.now() - began).toBeLessThan(5_000);
     expect(sockets.size).toBeGreaterThan(0); // it did reach the silent frontend
@@ -205,7 +208,7 @@ test('a Temporal that accepts connections but never answers fails the pass withi
     expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(1);
     expect((await eventRow(db, event.id)).workflow_started_at).not.toBeNull();
   } finally {
-    await connection.close().catch(() => undefined);
+    await client.connection.close().catch(() => undefined);
     for (const socket of sockets) socket.destroy();
     await new Promise((resolve) => silent.close(resolve));
   }
