@@ -95,10 +95,7 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout, tra
     const run = startRun('service', name, round);
     const probe: ServiceProbe = {
       db: stack.db,
-      temporal: () => {
-        const client = createTemporalClient({ address: stack.temporal!.address, namespace: 'default' });
-        return { client, close: () => client.connection.close() };
-      },
+      temporal: () => createTemporalClient({ address: stack.temporal!.address, namespace: 'default' }),
       traceSample: options['trace-sample'],
       statements: options['pg-stat-statements'],
       // The combined role's relay is the production one, without the trace of its starts: its passes and the attempts'

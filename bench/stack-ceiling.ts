@@ -101,10 +101,7 @@ async function runService(receiver: Receiver, round: number, system: 'service' |
     if (options['pg-stat-statements']) await real.db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     const probe: ServiceProbe = {
       db: real.db,
-      temporal: () => {
-        const client = createTemporalClient({ ...temporalClientOptions(real.stack), namespace: real.stack.namespace });
-        return { client, close: () => client.connection.close() };
-      },
+      temporal: () => createTemporalClient({ ...temporalClientOptions(real.stack), namespace: real.stack.namespace }),
       traceSample: options['trace-sample'],
       statements: options['pg-stat-statements'],
       settleTimeoutS: options['settle-timeout'],

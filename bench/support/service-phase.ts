@@ -13,8 +13,8 @@ import { readStatements, resetStatements } from './statements';
 export interface ServiceProbe {
   /** The application's database. */
   db: Db;
-  /** A client of the service's Temporal, for the sampled events' histories; closed by the caller's `close`. */
-  temporal: () => { client: Client; close: () => Promise<void> };
+  /** A new client of the service's Temporal, for the sampled events' histories; its connection is closed after. */
+  temporal: () => Client;
   /** Events a phase whose stages are read (0: none). */
   traceSample: number;
   /** Count statements with pg_stat_statements (loaded into the service's Postgres). */
@@ -45,7 +45,7 @@ export async function runServicePhase(phase: Phase, load: EventLoad, meter: () =
   run.relay[report.phase] = summary;
   if (probe.traceSample <= 0) return;
   const traced = sample(delivered, probe.traceSample);
-  const { client, close } = probe.temporal();
+  const client = probe.temporal();
   try {
     const workflowIds = await workflowIdsOf(probe.db, traced.map(({ receipt }) => receipt.eventId));
     const times = await workflowTimes(client, [...workflowIds.values()]);
@@ -58,6 +58,6 @@ export async function runServicePhase(phase: Phase, load: EventLoad, meter: () =
       })),
     );
   } finally {
-    await close();
+    await client.connection.close();
   }
 }

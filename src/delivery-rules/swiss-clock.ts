@@ -38,14 +38,12 @@ export interface SwissClock {
 
 const two = (value: number) => String(value).padStart(2, '0');
 
-let intlFallback: { date: Intl.DateTimeFormat } | undefined;
+let intlFallback: Intl.DateTimeFormat | undefined;
 
 /** The fields, as de-CH writes them, from Intl: for instants before the current rule. */
 function fromIntl(ms: number): SwissClock {
-  intlFallback ??= {
-    date: new Intl.DateTimeFormat('de-CH', { timeZone: 'Europe/Zurich', day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }),
-  };
-  const part = Object.fromEntries(intlFallback.date.formatToParts(ms).map(({ type, value }) => [type, value]));
+  intlFallback ??= new Intl.DateTimeFormat('de-CH', { timeZone: 'Europe/Zurich', day: '2-digit', month: '2-digit', year: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  const part = Object.fromEntries(intlFallback.formatToParts(ms).map(({ type, value }) => [type, value]));
   return { day: `${part.day}.${part.month}.`, year: part.year, time: `${part.hour}:${part.minute}` };
 }
 

@@ -32,10 +32,6 @@ export interface EventForAttempt {
   recorded: (AttemptResult & DeliveryProgress) | undefined;
 }
 
-/**
- * The event to send, its endpoint as configured now, and whether this attempt number is recorded already, in one
- * round trip.
- */
 interface EventForAttemptRow extends EndpointForAttempt {
   uuid: string;
   event_type: WebhookEventType;
@@ -62,6 +58,10 @@ const FIND_EVENT_FOR_ATTEMPT = preparedStatement(
     WHERE e.id = $1`,
 );
 
+/**
+ * The event to send, its endpoint as configured now, and whether this attempt number is recorded already, in one
+ * round trip.
+ */
 export async function findEventForAttempt(db: Knex, eventId: number, attemptNumber: number): Promise<EventForAttempt | undefined> {
   const [row] = await runPrepared<EventForAttemptRow>(db, FIND_EVENT_FOR_ATTEMPT, [eventId, attemptNumber]);
   if (!row) return undefined;
@@ -100,6 +100,11 @@ export interface AttemptStart {
   startedAt: Date;
 }
 
+const RECORD_ATTEMPT_START = preparedStatement(
+  'record-attempt-start',
+  `INSERT INTO ${ATTEMPT_STARTS} (event_id, number, manual, started_at) VALUES ($1, $2, $3, $4)`,
+);
+
 /**
  * Records that an attempt is about to POST, before the request leaves: should its worker be lost before the outcome
  * is recorded, the start stays, and the admin shows an interrupted attempt whose request the subscriber may have
@@ -108,11 +113,6 @@ export interface AttemptStart {
 export async function recordAttemptStart(db: Knex, start: AttemptStart): Promise<void> {
   await runPrepared(db, RECORD_ATTEMPT_START, [start.eventId, start.attemptNumber, start.manual, start.startedAt]);
 }
-
-const RECORD_ATTEMPT_START = preparedStatement(
-  'record-attempt-start',
-  `INSERT INTO ${ATTEMPT_STARTS} (event_id, number, manual, started_at) VALUES ($1, $2, $3, $4)`,
-);
 
 export interface AttemptToRecord {
   eventId: number;
@@ -133,17 +133,6 @@ export interface RecordedAttempt extends DeliveryProgress {
   written: boolean;
 }
 
-/**
- * Writes the attempt row and the event's status transition in one statement, so one round trip: the insert and the
- * update happen together or not at all. The transition is the pure rule (statusAfterAttempt) worked out in advance for
- * every status the event may be in, and Postgres picks the one for the status it finds when it locks the row (also
- * when another transaction changed it meanwhile). A next attempt is due the pause after this attempt's outcome; a
- * manual attempt leaves the time already scheduled. The same statement deletes the attempt's start
- * (recordAttemptStart), only when it writes the row: a start whose attempt number another execution recorded first
- * (two executions of one attempt) stays, as interrupted, so that every request sent keeps a row. Idempotent per
- * (event, attempt number): a retried write changes nothing and answers the event as it stands. Undefined for an
- * unknown event.
- */
 // $1 attempt number, $2 manual, $3 started at, $4 duration, $5 response code, $6 response body, $7 error, $8 outcome,
 // $9 event id, $10 the next attempt's time should a scheduled attempt fail, $11… the status after this attempt for
 // each status the row may have when it is locked (DELIVERY_STATUSES' order).
@@ -173,6 +162,17 @@ const RECORD_ATTEMPT = preparedStatement(
    RETURNING e.status, e.next_attempt_at`,
 );
 
+/**
+ * Writes the attempt row and the event's status transition in one statement, so one round trip: the insert and the
+ * update happen together or not at all. The transition is the pure rule (statusAfterAttempt) worked out in advance for
+ * every status the event may be in, and Postgres picks the one for the status it finds when it locks the row (also
+ * when another transaction changed it meanwhile). A next attempt is due the pause after this attempt's outcome; a
+ * manual attempt leaves the time already scheduled. The same statement deletes the attempt's start
+ * (recordAttemptStart), only when it writes the row: a start whose attempt number another execution recorded first
+ * (two executions of one attempt) stays, as interrupted, so that every request sent keeps a row. Idempotent per
+ * (event, attempt number): a retried write changes nothing and answers the event as it stands. Undefined for an
+ * unknown event.
+ */
 export async function recordAttempt(db: Knex, record: AttemptToRecord): Promise<RecordedAttempt | undefined> {
   const { eventId, attemptNumber, attempt, result, responseBody, retryDelayMs } = record;
   const startedAt = new Date(result.startedAtMs);

@@ -12,12 +12,6 @@ export interface RelayClaim {
   claimedAt: string | null;
 }
 
-/**
- * Claims up to `batchSize` events whose delivery workflow is not started yet and that no relay claimed within the
- * last `claimMs`, oldest first, in one statement: SKIP LOCKED lets parallel relays claim different rows, and no lock
- * outlives the statement. A relay that dies holding a claim leaves the event to the next relay once the claim runs
- * out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice).
- */
 // $1 how long a claim lasts (ms), $2 the batch size.
 const CLAIM_UNSTARTED_EVENTS = preparedStatement(
   'claim-unstarted-events',
@@ -35,17 +29,17 @@ const CLAIM_UNSTARTED_EVENTS = preparedStatement(
     ORDER BY e.id`,
 );
 
+/**
+ * Claims up to `batchSize` events whose delivery workflow is not started yet and that no relay claimed within the
+ * last `claimMs`, oldest first, in one statement: SKIP LOCKED lets parallel relays claim different rows, and no lock
+ * outlives the statement. A relay that dies holding a claim leaves the event to the next relay once the claim runs
+ * out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice).
+ */
 export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number): Promise<RelayClaim> {
   const rows = await runPrepared<DeliveryFactsRow & { claimed_at: string }>(db, CLAIM_UNSTARTED_EVENTS, [claimMs, batchSize]);
   return { events: rows.map(eventToStartOf), claimedAt: rows[0]?.claimed_at ?? null };
 }
 
-/**
- * Ends a relay's claim in one statement: the events in `started` are marked started (keeping the claim's time), those
- * in `held` keep their claim until it runs out (a workflow id conflict: tried again then, not in every pass), the
- * others are freed for the next pass at once (their start failed; the relay backs off before it tries again), unless
- * their claim ran out meanwhile and another relay claimed them since: that claim stays.
- */
 // $1 the claimed events, $2 those started, $3 those held, $4 the claim's time.
 const END_CLAIM = preparedStatement(
   'end-relay-claim',
@@ -57,6 +51,12 @@ const END_CLAIM = preparedStatement(
      AND workflow_started_at IS NULL`,
 );
 
+/**
+ * Ends a relay's claim in one statement: the events in `started` are marked started (keeping the claim's time), those
+ * in `held` keep their claim until it runs out (a workflow id conflict: tried again then, not in every pass), the
+ * others are freed for the next pass at once (their start failed; the relay backs off before it tries again), unless
+ * their claim ran out meanwhile and another relay claimed them since: that claim stays.
+ */
 export async function endClaim(db: Knex, claim: RelayClaim, started: number[], held: number[] = []): Promise<void> {
   if (claim.events.length === 0) return;
   await runPrepared(db, END_CLAIM, [claim.events.map((event) => event.identity.eventId), started, held, claim.claimedAt]);
