@@ -24,10 +24,10 @@ import {
   type DeliveryProgress,
   type EndpointForAttempt,
   type EventForAttempt,
-  findEventForAttempt,
+  type RecordedAttempt,
   findRecordedProgress,
   recordAttempt as writeAttempt,
-  recordAttemptStart,
+  startAttempt,
 } from '../src/webhook-events/attempts';
 import { readEventKey, readInstallation } from '../src/webhook-events/installation';
 import { signatureHeaders, signingKey } from '../src/webhooks/signature';
@@ -184,15 +184,15 @@ export function createDeliveryActivities({
   }
 
   /** Records an attempt and its status transition; an attempt recorded before answers the event as it stands. */
-  async function record(request: RecordRequest, responseBody: string | null): Promise<RecordedState> {
+  async function record(request: RecordRequest, responseBody: string | null): Promise<RecordedAttempt> {
     const recorded = await writeAttempt(db, { ...request, responseBody });
     if (!recorded) throw eventMissing(request.eventId);
-    const logFields = logContext(request.eventId, request.attemptNumber);
-    const nextAttemptAt = recorded.nextAttemptAt?.toISOString() ?? null;
-    if (recorded.written) log.info({ ...logFields, outcome: request.result.outcome, status: recorded.status, nextAttemptAt }, 'webhook event status recorded');
-    else log.debug({ ...logFields, status: recorded.status }, 'webhook delivery attempt was recorded already');
-    return stateOf(recorded);
+    if (!recorded.written) log.debug({ ...logContext(request.eventId, request.attemptNumber), status: recorded.status }, 'webhook delivery attempt was recorded already');
+    return recorded;
   }
+
+  /** The status fields of the log line that follows a record. */
+  const recordedFields = ({ status, nextAttemptAt }: DeliveryProgress) => ({ status, nextAttemptAt: nextAttemptAt?.toISOString() ?? null });
 
   /**
    * One delivery attempt: records its start, POSTs the stored payload once and records the outcome with the event's
@@ -204,8 +204,12 @@ export function createDeliveryActivities({
   async function attemptDelivery(request: AttemptRequest): Promise<AttemptReport> {
     const { eventId, attemptNumber, attempt } = request;
     const logFields = { ...logContext(eventId, attemptNumber), manual: attempt.kind === 'manual' };
-    const event = await findEventForAttempt(db, eventId, attemptNumber);
-    // Before the event's absence is told: a workflow of another database's event of this id waits for its own worker.
+    // Another installation's workflow is refused before anything is written; another event's (its key) by the
+    // statement, which then writes no start, and here, before the event's absence is told: such a workflow waits
+    // for its own worker.
+    await refuseForeignWorkflow(request, undefined);
+    const startedAt = clock();
+    const event = await startAttempt(db, { eventId, attemptNumber, manual: attempt.kind === 'manual', startedAt, eventKey: request.owner?.key ?? null });
     await refuseForeignWorkflow(request, event?.key);
     if (!event) throw eventMissing(eventId);
     // An attempt recorded already (a worker lost before Temporal heard of it, a reset workflow) is not sent again.
@@ -215,12 +219,8 @@ export function createDeliveryActivities({
       return { ...result, recorded: stateOf({ status, nextAttemptAt }) };
     }
 
-    const startedAt = clock();
     const started = performance.now();
     const prepared = prepareRequest(eventId, event, keyring, http, startedAt);
-    // Before the request leaves: a worker lost from here until the outcome is recorded leaves this start behind, an
-    // interrupted attempt the subscriber may have received. A failure to write it sends nothing (Temporal retries).
-    if (prepared.kind === 'ready') await recordAttemptStart(db, { eventId, attemptNumber, manual: attempt.kind === 'manual', startedAt });
     const exchange =
       prepared.kind === 'ready'
         ? await traceAttempt(prepared.endpoint.url, { eventId, attempt: attemptNumber }, async (span) => {
@@ -240,26 +240,26 @@ export function createDeliveryActivities({
     const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), secrets, { bodyCut });
     const result: AttemptResult = { ...outcome, startedAtMs: startedAt.getTime(), durationMs: Math.round(performance.now() - started) };
     metrics?.deliveryAttempt({ event: event.eventType, outcome: result.outcome, durationMs: result.durationMs });
-    log.info(
-      {
-        ...logFields,
-        eventType: event.eventType,
-        outcome: result.outcome,
-        responseCode: result.responseCode,
-        durationMs: result.durationMs,
-        error: result.error,
-      },
-      'webhook delivery attempt',
-    );
+    const attemptFields = {
+      ...logFields,
+      eventType: event.eventType,
+      outcome: result.outcome,
+      responseCode: result.responseCode,
+      durationMs: result.durationMs,
+      error: result.error,
+    };
+    let recorded: RecordedAttempt;
     try {
-      const recorded = await record({ ...request, attempt: { ...attempt, outcome: result.outcome }, result }, responseBody);
-      return { ...result, recorded };
+      recorded = await record({ ...request, attempt: { ...attempt, outcome: result.outcome }, result }, responseBody);
     } catch (err) {
       // The subscriber has it: never send again. The workflow records the outcome with recordAttempt, retried until
       // Postgres is back; the response body is not kept (it never enters workflow history).
-      log.warn({ ...logFields, err }, 'webhook delivery attempt not recorded at once; the workflow records it next');
+      log.warn({ ...attemptFields, err }, 'webhook delivery attempt not recorded at once; the workflow records it next');
       return { ...result, recorded: null };
     }
+    // One line per attempt, once its outcome and the event's new status are committed: a line a delivery costs.
+    log.info({ ...attemptFields, ...recordedFields(recorded) }, 'webhook delivery attempt');
+    return { ...result, recorded: stateOf(recorded) };
   }
 
   /**
@@ -269,7 +269,11 @@ export function createDeliveryActivities({
    */
   async function recordAttempt(request: RecordRequest): Promise<RecordedState> {
     await refuseForeignWorkflow(request, request.owner && (await readEventKey(db, request.eventId)));
-    return record(request, null);
+    const recorded = await record(request, null);
+    if (recorded.written) {
+      log.info({ ...logContext(request.eventId, request.attemptNumber), outcome: request.result.outcome, ...recordedFields(recorded) }, 'webhook event status recorded');
+    }
+    return stateOf(recorded);
   }
 
   /** Where an event's delivery stands, for a resend after its delivery workflow ended or a delivery resumed. */

@@ -9,8 +9,8 @@ import { startStack } from './support/stack';
 import { markdownTable, summarize } from './support/stats';
 
 /**
- * What an attempt's statements cost, without Temporal or HTTP: the event read, the attempt's start and its outcome
- * (src/webhook-events/attempts.ts), for `--events` events in turn, `--concurrency` at once, against an embedded
+ * What an attempt's statements cost, without Temporal or HTTP: the event read with the attempt's start, and its
+ * outcome (src/webhook-events/attempts.ts; checkouts before issue 29's third cut read and start in two statements), for `--events` events in turn, `--concurrency` at once, against an embedded
  * Postgres. Each `--roots` entry is a built checkout whose attempts.js is loaded into this process (its own Knex
  * builder or prepared statements, on this process's pool), so that two versions are compared side by side in one
  * run, alternately, block after block: CPU ms per attempt of this process and of Postgres.
@@ -19,9 +19,19 @@ import { markdownTable, summarize } from './support/stats';
  */
 const options = flags({ roots: '.', blocks: 6, events: 1000, concurrency: 8, out: '' });
 
+interface AttemptStart {
+  eventId: number;
+  attemptNumber: number;
+  manual: boolean;
+  startedAt: Date;
+  eventKey: string | null;
+}
+
+/** attempts.js of a checkout: the event read and the start in one statement (startAttempt), or in two (before). */
 interface AttemptStatements {
-  findEventForAttempt(db: Db, eventId: number, attemptNumber: number): Promise<unknown>;
-  recordAttemptStart(db: Db, start: { eventId: number; attemptNumber: number; manual: boolean; startedAt: Date }): Promise<void>;
+  startAttempt?(db: Db, start: AttemptStart): Promise<unknown>;
+  findEventForAttempt?(db: Db, eventId: number, attemptNumber: number): Promise<unknown>;
+  recordAttemptStart?(db: Db, start: AttemptStart): Promise<void>;
   recordAttempt(db: Db, record: unknown): Promise<unknown>;
 }
 
@@ -37,11 +47,16 @@ async function waitingEvents(db: Db, count: number): Promise<number[]> {
   return rows.map((row) => row.id);
 }
 
-/** One attempt's three statements, delivered at once, as attemptDelivery sends them. */
+/** One attempt's statements, delivered at once, as attemptDelivery sends them. */
 async function attempt(statements: AttemptStatements, db: Db, eventId: number): Promise<void> {
   const startedAt = new Date();
-  await statements.findEventForAttempt(db, eventId, 1);
-  await statements.recordAttemptStart(db, { eventId, attemptNumber: 1, manual: false, startedAt });
+  const start = { eventId, attemptNumber: 1, manual: false, startedAt, eventKey: null };
+  if (statements.startAttempt) {
+    await statements.startAttempt(db, start);
+  } else {
+    await statements.findEventForAttempt!(db, eventId, 1);
+    await statements.recordAttemptStart!(db, start);
+  }
   await statements.recordAttempt(db, {
     eventId,
     attemptNumber: 1,

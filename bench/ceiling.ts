@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
-import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
+import { type CeilingSystem, inTurn, parseSystems, report, startRun, type System, type SystemRun, VIEW_OF_CEILING } from './support/ceiling-report';
 import { captureTemplate, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, keyValues, list, runMain } from '../stack/cli';
 import { deliveredEvents, sample, stageRows, workflowTimes } from './support/delivery-trace';
@@ -33,7 +33,7 @@ const options = flags({
   rounds: 3,
   /** Worker settings to compare (bench/support/worker-tuning.ts): `default;polls50:maxConcurrentWorkflowTaskPolls=50`. */
   tunings: 'default',
-  /** `service`, `ceiling`, `ceiling-view` (both need a service run first: they send the envelope it rendered), `platform`. */
+  /** `service`, `ceiling`, `ceiling-view`, `ceiling-view-lean` (these need a service run first: they send the envelope it rendered), `platform`. */
   systems: 'service,ceiling,ceiling-view,platform',
   rates: '50,200',
   duration: 20,
@@ -119,7 +119,7 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout, tra
   }
 }
 
-async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number, system: 'ceiling' | 'ceiling-view'): Promise<SystemRun> {
+async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number, system: CeilingSystem): Promise<SystemRun> {
   if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
   const envelope = template;
   const stack = await startCeilingStack({
@@ -127,7 +127,7 @@ async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTun
     tuning,
     template: envelope,
     // Eager starts where the service's layout has them: its `delivery` role starts on the worker's connection.
-    start: { described: system === 'ceiling-view', eager: layout === 'combined' },
+    start: { view: VIEW_OF_CEILING[system], eager: layout === 'combined' },
     temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
   });
   try {
@@ -201,6 +201,7 @@ const RUNNERS: Record<System, (receiver: Receiver, tuning: NamedTuning, round: n
   service: runService,
   ceiling: (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling'),
   'ceiling-view': (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling-view'),
+  'ceiling-view-lean': (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling-view-lean'),
   platform: runPlatform,
 };
 

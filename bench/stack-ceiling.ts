@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
 import { temporalClientOptions, temporalTlsSettings } from '../stack/stack';
-import { inTurn, parseSystems, report, startRun, type System, type SystemRun } from './support/ceiling-report';
+import { type CeilingSystem, inTurn, parseSystems, report, startRun, type System, type SystemRun, VIEW_OF_CEILING } from './support/ceiling-report';
 import { captureTemplate, startCeilingWorker, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, keyValues, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
@@ -133,7 +133,7 @@ function replicasAs(dir: string): (spec: ProcessSpec) => ProcessSpec {
 }
 
 /** The ceiling's process (bench/ceiling/worker.ts) against the same Temporal services and Postgres, nothing else. */
-async function runCeiling(receiver: Receiver, round: number, system: 'ceiling' | 'ceiling-view'): Promise<SystemRun> {
+async function runCeiling(receiver: Receiver, round: number, system: CeilingSystem): Promise<SystemRun> {
   if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
   const real = await startRealStack({ ports: options, api: 1, delivery: 1, temporalOnly: true });
   const processes = launcher();
@@ -144,7 +144,7 @@ async function runCeiling(receiver: Receiver, round: number, system: 'ceiling' |
       tuning: PRODUCTION.tuning,
       template,
       // Eager, as the service's delivery role starts its workflows.
-      start: { described: system === 'ceiling-view', eager: true },
+      start: { view: VIEW_OF_CEILING[system], eager: true },
       processes,
       logDir: real.stack.logDir,
     });
@@ -162,6 +162,7 @@ const RUNNERS: Record<System, (receiver: Receiver, round: number) => Promise<Sys
   service: (receiver, round) => runService(receiver, round, 'service'),
   ceiling: (receiver, round) => runCeiling(receiver, round, 'ceiling'),
   'ceiling-view': (receiver, round) => runCeiling(receiver, round, 'ceiling-view'),
+  'ceiling-view-lean': (receiver, round) => runCeiling(receiver, round, 'ceiling-view-lean'),
   platform: (receiver, round) => runService(receiver, round, 'platform'),
 };
 

@@ -15,10 +15,21 @@ export interface CeilingTemporal {
   tls?: TemporalTlsSettings;
 }
 
+export type CeilingView = 'bare' | 'described' | 'lean';
+
+const WORKFLOW_OF_VIEW: Record<CeilingView, string> = {
+  bare: 'ceilingDelivery',
+  described: 'ceilingDeliveryDescribed',
+  lean: 'ceilingDeliveryDescribedLean',
+};
+
 /** How the ceiling starts its workflows. */
 export interface StartOptions {
-  /** With the delivery workflow's summary, details and search attributes (ceilingDeliveryDescribed). */
-  described: boolean;
+  /**
+   * `bare`: nothing for operators; `described`: the delivery workflow's summary, details and search attributes
+   * (ceilingDeliveryDescribed); `lean`: the same without the upsert after the delivering attempt.
+   */
+  view: CeilingView;
   /** Ask for eager starts, as the service's `delivery` role does (its `separate` layout does not). */
   eager: boolean;
 }
@@ -40,7 +51,7 @@ export interface StartAnswer {
  * started from the worker's own process and NativeConnection so that, eager, Temporal may hand the first workflow
  * task back with the start's answer. Its CPU counts for the ceiling, as the relay's counts for the service.
  */
-export function ceilingStarter(client: Client, taskQueue: string, template: EnvelopeTemplate, subscriberHost: string, { described, eager }: StartOptions) {
+export function ceilingStarter(client: Client, taskQueue: string, template: EnvelopeTemplate, subscriberHost: string, { view, eager }: StartOptions) {
   const envelope = JSON.parse(template.payload) as { event: string; environment?: string };
   let eventId = 0;
   const description = (key: string) => {
@@ -56,13 +67,13 @@ export function ceilingStarter(client: Client, taskQueue: string, template: Enve
   };
   return async ({ request, key }: StartRequest): Promise<StartAnswer> => {
     try {
-      await client.workflow.start(described ? 'ceilingDeliveryDescribed' : 'ceilingDelivery', {
+      await client.workflow.start(WORKFLOW_OF_VIEW[view], {
         taskQueue,
         workflowId: key,
         args: [template.payload.replaceAll(template.transactionId, key)],
         workflowTaskTimeout: '10 seconds',
         requestEagerStart: eager,
-        ...(described ? description(key) : {}),
+        ...(view === 'bare' ? {} : description(key)),
       });
       return { request, started: true };
     } catch {

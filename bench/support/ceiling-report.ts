@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { list } from '../../stack/cli';
+import type { CeilingView } from '../ceiling/starts';
 import type { stageRows } from './delivery-trace';
 import { type Phase, phaseName, type PhaseReport } from './phase-report';
 import { markdownTable, median } from './stats';
@@ -10,11 +11,15 @@ import type { NamedTuning } from './worker-tuning';
 /**
  * The systems bench/ceiling.ts and bench/stack-ceiling.ts compare (the service, its ceiling of one trivial workflow
  * per event, the ceiling with the operators' view, the platform calls alone), their runs, and the report of medians
- * and ratios both print.
+ * and ratios both print. `ceiling-view-lean` is the view without its upsert after a delivering first attempt.
  */
 
-export const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'platform'] as const;
+export const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'ceiling-view-lean', 'platform'] as const;
 export type System = (typeof SYSTEMS)[number];
+export type CeilingSystem = Extract<System, `ceiling${string}`>;
+
+/** What each ceiling shows operators (bench/ceiling/starts.ts). */
+export const VIEW_OF_CEILING: Record<CeilingSystem, CeilingView> = { ceiling: 'bare', 'ceiling-view': 'described', 'ceiling-view-lean': 'lean' };
 
 /** `--systems`: known ones only, the service first when a ceiling runs (the ceilings send the envelope it rendered). */
 export function parseSystems(text: string): System[] {

@@ -93,7 +93,10 @@ export async function relayPendingEvents({
     const { eventId, workflowId } = events[index].identity;
     if (start.status === 'fulfilled') {
       started.push(eventId);
-      log?.info({ eventId, workflowId, start: start.value }, 'delivery workflow started');
+      // A new workflow's line would be one more per event on the delivery path, its attempt's line follows within
+      // milliseconds; a workflow that ran already (an earlier pass whose end was lost) is worth an operator's eye.
+      const level = start.value === 'started' ? 'debug' : 'info';
+      log?.[level]({ eventId, workflowId, start: start.value }, 'delivery workflow started');
     } else if (start.reason instanceof DeliveryWorkflowConflict) {
       conflicts.push(start.reason);
     } else {

@@ -46,24 +46,55 @@ interface EventForAttemptRow extends EndpointForAttempt {
   recorded_duration_ms: number;
 }
 
-const FIND_EVENT_FOR_ATTEMPT = preparedStatement(
-  'find-event-for-attempt',
-  `SELECT p.url, p.active, p.basic_auth_username, p.basic_auth_password, p.signing_secret,
-          e.uuid, e.event_type, e.payload, e.test, e.status, e.next_attempt_at,
-          a.outcome AS recorded_outcome, a.response_code AS recorded_response_code, a.error AS recorded_error,
-          a.started_at AS recorded_started_at, a.duration_ms AS recorded_duration_ms
-     FROM ${EVENTS} AS e
-     JOIN ${ENDPOINTS} AS p ON p.id = e.endpoint_id
-     LEFT JOIN ${ATTEMPTS} AS a ON a.event_id = e.id AND a.number = $2
-    WHERE e.id = $1`,
+/** An attempt about to POST: the start the statement recording its outcome takes back (recordAttempt). */
+export interface AttemptStart {
+  eventId: number;
+  attemptNumber: number;
+  manual: boolean;
+  /** The attempt's `startedAtMs`: with the event and number, which start its outcome replaces. */
+  startedAt: Date;
+  /**
+   * The event key the attempt's workflow carries (its owner), if any: the start is written only for the event of
+   * that key, never for another event of the same id.
+   */
+  eventKey: string | null;
+}
+
+const START_ATTEMPT = preparedStatement(
+  'start-attempt',
+  `WITH found AS (
+     SELECT p.url, p.active, p.basic_auth_username, p.basic_auth_password, p.signing_secret,
+            e.uuid, e.event_type, e.payload, e.test, e.status, e.next_attempt_at,
+            a.outcome AS recorded_outcome, a.response_code AS recorded_response_code, a.error AS recorded_error,
+            a.started_at AS recorded_started_at, a.duration_ms AS recorded_duration_ms
+       FROM ${EVENTS} AS e
+       JOIN ${ENDPOINTS} AS p ON p.id = e.endpoint_id
+       LEFT JOIN ${ATTEMPTS} AS a ON a.event_id = e.id AND a.number = $2
+      WHERE e.id = $1
+   ), started AS (
+     INSERT INTO ${ATTEMPT_STARTS} (event_id, number, manual, started_at)
+     SELECT $1, $2, $3, $4 FROM found
+      WHERE found.active AND found.recorded_outcome IS NULL AND ($5::text IS NULL OR found.uuid::text = $5::text)
+   )
+   SELECT * FROM found`,
 );
 
 /**
- * The event to send, its endpoint as configured now, and whether this attempt number is recorded already, in one
- * round trip.
+ * The event to send, its endpoint as configured now, and whether this attempt number is recorded already; and, in
+ * the same round trip, the attempt's start, written before the request leaves: should its worker be lost before the
+ * outcome is recorded, the start stays, and the admin shows an interrupted attempt whose request the subscriber may
+ * have received. The start is written only where the attempt is to POST: the event is `start.eventKey`'s, its endpoint
+ * is switched on, and this attempt number is not recorded yet. Where the endpoint's stored secrets then cannot be
+ * opened (nothing is sent), the failed outcome recorded for the attempt takes the start back like any other.
  */
-export async function findEventForAttempt(db: Knex, eventId: number, attemptNumber: number): Promise<EventForAttempt | undefined> {
-  const [row] = await runPrepared<EventForAttemptRow>(db, FIND_EVENT_FOR_ATTEMPT, [eventId, attemptNumber]);
+export async function startAttempt(db: Knex, start: AttemptStart): Promise<EventForAttempt | undefined> {
+  const [row] = await runPrepared<EventForAttemptRow>(db, START_ATTEMPT, [
+    start.eventId,
+    start.attemptNumber,
+    start.manual,
+    start.startedAt,
+    start.eventKey,
+  ]);
   if (!row) return undefined;
   return {
     key: row.uuid,
@@ -89,29 +120,6 @@ export async function findEventForAttempt(db: Knex, eventId: number, attemptNumb
         }
       : undefined,
   };
-}
-
-/** An attempt about to POST: the start the statement recording its outcome takes back (recordAttempt). */
-export interface AttemptStart {
-  eventId: number;
-  attemptNumber: number;
-  manual: boolean;
-  /** The attempt's `startedAtMs`: with the event and number, which start its outcome replaces. */
-  startedAt: Date;
-}
-
-const RECORD_ATTEMPT_START = preparedStatement(
-  'record-attempt-start',
-  `INSERT INTO ${ATTEMPT_STARTS} (event_id, number, manual, started_at) VALUES ($1, $2, $3, $4)`,
-);
-
-/**
- * Records that an attempt is about to POST, before the request leaves: should its worker be lost before the outcome
- * is recorded, the start stays, and the admin shows an interrupted attempt whose request the subscriber may have
- * received. The one statement an attempt adds; nothing is read or locked.
- */
-export async function recordAttemptStart(db: Knex, start: AttemptStart): Promise<void> {
-  await runPrepared(db, RECORD_ATTEMPT_START, [start.eventId, start.attemptNumber, start.manual, start.startedAt]);
 }
 
 export interface AttemptToRecord {
@@ -168,7 +176,7 @@ const RECORD_ATTEMPT = preparedStatement(
  * every status the event may be in, and Postgres picks the one for the status it finds when it locks the row (also
  * when another transaction changed it meanwhile). A next attempt is due the pause after this attempt's outcome; a
  * manual attempt leaves the time already scheduled. The same statement deletes the attempt's start
- * (recordAttemptStart), only when it writes the row: a start whose attempt number another execution recorded first
+ * (startAttempt), only when it writes the row: a start whose attempt number another execution recorded first
  * (two executions of one attempt) stays, as interrupted, so that every request sent keeps a row. Idempotent per
  * (event, attempt number): a retried write changes nothing and answers the event as it stands. Undefined for an
  * unknown event.

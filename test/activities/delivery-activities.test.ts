@@ -181,6 +181,8 @@ describe('attemptDelivery', () => {
     expect(result.recorded?.nextAttemptAtMs).toBe(result.startedAtMs + result.durationMs + FIVE_MINUTES);
     expect(await eventRow(db, event.id)).toMatchObject({ status: 'failed', attempts: 1, last_error: reason });
     expect(await attemptRows(db, event.id)).toMatchObject([{ number: 1, outcome: 'failed', error: reason }]);
+    // The start written with the event's read is taken back by the failed outcome: no interrupted attempt is shown.
+    expect(await attemptStartRows(db, event.id)).toEqual([]);
     expect(subscriber.requests).toHaveLength(0);
   });
 
@@ -278,6 +280,7 @@ describe('attemptDelivery', () => {
     const again = await run(activities.attemptDelivery, firstAttempt(event.id));
     expect(again).toEqual(first);
     expect(subscriber.requests).toHaveLength(1);
+    expect(await attemptStartRows(db, event.id)).toEqual([]);
   });
 
   describe("a workflow of another installation or event (issue 20, P2): nothing sent, nothing recorded, retried", () => {
@@ -301,6 +304,7 @@ describe('attemptDelivery', () => {
       await expect(recording).rejects.toMatchObject({ type: 'ForeignDeliveryWorkflow', nonRetryable: false });
       expect(subscriber.requests).toHaveLength(0);
       expect(await attemptRows(db, event.id)).toEqual([]);
+      expect(await attemptStartRows(db, event.id)).toEqual([]);
       expect(await eventRow(db, event.id)).toMatchObject({ status: 'waiting', attempts: 0 });
       expect(await metrics.registry.getSingleMetricAsString('webhook_foreign_delivery_workflows_total')).toContain('webhook_foreign_delivery_workflows_total 2');
     });
