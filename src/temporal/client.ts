@@ -1,5 +1,5 @@
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
-import { failCallsOnClosedConnection } from './closed-connection';
+import { Client, Connection } from '@temporalio/client';
+import { retriesEndingWithTheConnection } from './closed-connection';
 import type { TemporalConnectionOptions } from './connection-settings';
 import { tracingClientInterceptors } from '../tracing';
 
@@ -17,8 +17,7 @@ export interface TemporalClientOptions extends TemporalConnectionOptions {
 export function createTemporalClient({ namespace, ...connectionOptions }: TemporalClientOptions): Client {
   const connection = Connection.lazy({
     ...connectionOptions,
-    // The second sees each retry the first starts: one after the connection was closed fails its call.
-    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions({ maxAttempts: 3 })), failCallsOnClosedConnection],
+    interceptors: retriesEndingWithTheConnection({ maxAttempts: 3 }),
     // grpc-js would otherwise back off up to two minutes between reconnects after an outage.
     channelArgs: { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5_000 },
   });

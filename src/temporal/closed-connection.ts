@@ -1,4 +1,5 @@
 import { InterceptingCall, type Interceptor, Metadata, status } from '@grpc/grpc-js';
+import { type BackoffOptions, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 
 // grpc-js names the type of the call an InterceptingCall wraps, but does not export it.
 type InterceptingCallInterface = ConstructorParameters<typeof InterceptingCall>[0];
@@ -34,3 +35,12 @@ export const failCallsOnClosedConnection: Interceptor = (options, nextCall) => {
     return new InterceptingCall(cancelledCall(`The connection to Temporal was closed: ${(err as Error).message}`));
   }
 };
+
+/**
+ * The SDK's retries (its default interceptor, `maxAttempts` and the rest as given), each of which fails its call
+ * when the connection was closed before it began, instead of throwing from its timer into whatever this process runs
+ * next: a Connection's `interceptors`.
+ */
+export function retriesEndingWithTheConnection(retry: Partial<BackoffOptions> = {}): Interceptor[] {
+  return [makeGrpcRetryInterceptor(defaultGrpcRetryOptions(retry)), failCallsOnClosedConnection];
+}

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ConnectionPlugin } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, makeTelemetryFilterString, NativeConnection, Runtime } from '@temporalio/worker';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
@@ -7,6 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { devServerExecutable, testServerExecutable } from '../../src/temporal/binaries';
+import { retriesEndingWithTheConnection } from '../../src/temporal/closed-connection';
 import { DEV_SERVER_ARGS, type DevServerHandle, startDevServer } from '../../src/temporal/dev-server';
 import { freePort } from './free-port';
 
@@ -22,12 +23,23 @@ try {
 }
 
 /**
+ * The test environments' client connections retry as the SDK's do, but a retry whose connection was closed meanwhile
+ * (a test ended while Temporal did not answer) fails its call: from the SDK's timer it would throw "Channel has been
+ * shut down" into whichever test file the Jest worker runs next, and fail that file.
+ */
+export const RETRIES_END_WITH_THE_CONNECTION: ConnectionPlugin = {
+  name: 'retries-end-with-the-connection',
+  configureConnection: (options) => ({ ...options, interceptors: retriesEndingWithTheConnection() }),
+};
+
+/**
  * The time-skipping test server, from the project's .tools folder when present (no download needed), with the
  * delivery workflows' search attributes registered, as the dev server and the Compose namespace job register them.
  */
 export async function createTimeSkippingEnvironment(): Promise<TestWorkflowEnvironment> {
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: testServerExecutable(process.env.TEMPORAL_TEST_SERVER_PATH) },
+    plugins: [RETRIES_END_WITH_THE_CONNECTION],
   });
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
@@ -50,6 +62,7 @@ export function createDevServerEnvironment({ port, extraArgs = [] }: { port?: nu
       namespace: 'default',
       extraArgs: ['--log-level', 'error', ...extraArgs, ...DEV_SERVER_ARGS],
     },
+    plugins: [RETRIES_END_WITH_THE_CONNECTION],
   });
 }
 
@@ -81,7 +94,7 @@ export interface ConnectedDevServer {
 export async function startConnectedTestDevServer(): Promise<ConnectedDevServer> {
   const server = await startTestDevServer();
   try {
-    const connection = await Connection.connect({ address: server.address });
+    const connection = await Connection.connect({ address: server.address, plugins: [RETRIES_END_WITH_THE_CONNECTION] });
     const nativeConnection = await NativeConnection.connect({ address: server.address }).catch(async (err: unknown) => {
       await connection.close();
       throw err;

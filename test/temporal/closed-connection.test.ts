@@ -1,5 +1,7 @@
 import { type sendUnaryData, Server, ServerCredentials, type ServerUnaryCall, status } from '@grpc/grpc-js';
+import { Connection } from '@temporalio/client';
 import { createTemporalClient } from '../../src/temporal/client';
+import { RETRIES_END_WITH_THE_CONNECTION } from '../support/temporal';
 
 /*
  * The service's Temporal client retries a call Temporal does not answer, waiting on a timer between tries. A process
@@ -53,4 +55,19 @@ test('a call waiting for its next try when the connection is closed fails as CAN
   await client.connection.close();
   await expect(call).rejects.toThrow(/CANCELLED: The connection to Temporal was closed/);
   expect(frontend.calls()).toBe(1);
+});
+
+test("the test environments' connections (test/support/temporal.ts) fail such a call the same way", async () => {
+  const own = await unavailableFrontend();
+  try {
+    const connection = Connection.lazy({ address: own.address, plugins: [RETRIES_END_WITH_THE_CONNECTION] });
+    const call = connection.workflowService.describeNamespace({ namespace: 'default' });
+    call.catch(() => undefined);
+    await own.answered;
+    await connection.close();
+    await expect(call).rejects.toThrow(/CANCELLED: The connection to Temporal was closed/);
+    expect(own.calls()).toBe(1);
+  } finally {
+    own.stop();
+  }
 });

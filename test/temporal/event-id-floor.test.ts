@@ -10,7 +10,7 @@ import { relayPendingEvents } from '../../src/temporal/outbox-relay';
 import { testDatabases } from '../support/database';
 import { freePort } from '../support/free-port';
 import { captureLogs } from '../support/log-capture';
-import { startTestDevServer } from '../support/temporal';
+import { RETRIES_END_WITH_THE_CONNECTION, startTestDevServer } from '../support/temporal';
 import { insertEndpoint, insertEvent } from '../support/webhook-rows';
 
 /*
@@ -27,7 +27,7 @@ const workflowIds: string[] = [];
 
 beforeAll(async () => {
   server = await startTestDevServer();
-  client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  client = new Client({ connection: await Connection.connect({ address: server.address, plugins: [RETRIES_END_WITH_THE_CONNECTION] }) });
 }, 120_000);
 
 afterAll(async () => {

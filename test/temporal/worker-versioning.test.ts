@@ -15,7 +15,7 @@ import * as workflows from '../../workflows';
 import { createTestDatabase } from '../support/database';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
-import { startTestDevServer } from '../support/temporal';
+import { RETRIES_END_WITH_THE_CONNECTION, startTestDevServer } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING, workflowIdOf } from '../support/webhook-rows';
 
 // Worker Versioning on the dev server `npm start` runs (the time-skipping test server has no Worker Deployments):
@@ -40,7 +40,7 @@ const watches: CurrentVersionWatch[] = [];
 
 beforeAll(async () => {
   server = await startTestDevServer();
-  connection = await Connection.connect({ address: server.address });
+  connection = await Connection.connect({ address: server.address, plugins: [RETRIES_END_WITH_THE_CONNECTION] });
   nativeConnection = await NativeConnection.connect({ address: server.address });
   client = new Client({ connection });
   ({ db } = await createTestDatabase());
