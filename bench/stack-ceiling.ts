@@ -50,6 +50,11 @@ const options = flags({
   'cpu-prof-dir': '/tmp/donation-webhooks-bench-profiles',
   /** Extra environment for the API and delivery replicas, `KEY=value;KEY2=value` (e.g. `TEMPORAL_WORKER_VERSIONING=false`). */
   env: '',
+  /**
+   * Variables docker-compose.yml reads from the shell, for every system's stack, `KEY=value;KEY2=value`
+   * (e.g. `TEMPORAL_NUM_HISTORY_SHARDS=4`).
+   */
+  'compose-env': '',
   ...realStackFlags,
   out: '',
 });
@@ -83,6 +88,7 @@ async function runService(receiver: Receiver, round: number, system: 'service' |
     delivery: options.delivery,
     postgresSettings: options['pg-stat-statements'] ? { shared_preload_libraries: 'pg_stat_statements' } : undefined,
     adjust: replicasAs(path.join(options['cpu-prof-dir'], `${system}-${round + 1}`)),
+    composeEnv: keyValues(options['compose-env']),
   });
   try {
     await real.configureEndpoint(receiver.url);
@@ -135,7 +141,7 @@ function replicasAs(dir: string): (spec: ProcessSpec) => ProcessSpec {
 /** The ceiling's process (bench/ceiling/worker.ts) against the same Temporal services and Postgres, nothing else. */
 async function runCeiling(receiver: Receiver, round: number, system: CeilingSystem): Promise<SystemRun> {
   if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
-  const real = await startRealStack({ ports: options, api: 1, delivery: 1, temporalOnly: true });
+  const real = await startRealStack({ ports: options, api: 1, delivery: 1, temporalOnly: true, composeEnv: keyValues(options['compose-env']) });
   const processes = launcher();
   try {
     const { worker, offer } = await startCeilingWorker({

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { planPorts } from '../stack/ports';
 import { type RunningStack, startStack } from '../stack/stack';
-import { flags, runMain } from '../stack/cli';
+import { flags, keyValues, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { UNTRACED } from './support/real-stack';
 import { CpuMeter, memoryOf, processTree, proportionalSetMb } from './support/processes';
@@ -21,6 +21,8 @@ const options = flags({
   history: 1,
   'no-tls': false,
   'idle-seconds': 60,
+  /** Variables docker-compose.yml reads from the shell, `KEY=value;KEY2=value` (e.g. `TEMPORAL_NUM_HISTORY_SHARDS=4`). */
+  'compose-env': '',
 });
 
 async function timedStart(dataDir: string): Promise<{ stack: RunningStack; seconds: number }> {
@@ -29,7 +31,7 @@ async function timedStart(dataDir: string): Promise<{ stack: RunningStack; secon
     dataDir,
     ports: planPorts({ basePort: options['base-port'], api: options.api, delivery: options.delivery, history: options.history }),
     tls: !options['no-tls'],
-    shellEnv: UNTRACED,
+    shellEnv: { ...UNTRACED, ...keyValues(options['compose-env']) },
     log: () => undefined,
   });
   return { stack, seconds: (performance.now() - started) / 1000 };

@@ -34,6 +34,8 @@ export interface RealStackOptions {
   adjust?: (spec: ProcessSpec) => ProcessSpec;
   /** Postgres settings over the stack's (stack/stack.ts, StackOptions.postgresSettings). */
   postgresSettings?: Record<string, string>;
+  /** Variables docker-compose.yml reads from the shell, as `.env` would set them (`TEMPORAL_NUM_HISTORY_SHARDS`). */
+  composeEnv?: Record<string, string>;
 }
 
 export interface RealStack {
@@ -89,7 +91,7 @@ export async function startRealStack(options: RealStackOptions): Promise<RealSta
       dataDir,
       ports,
       tls: true,
-      shellEnv: UNTRACED,
+      shellEnv: { ...UNTRACED, ...options.composeEnv },
       log: () => undefined,
       temporalOnly: options.temporalOnly,
       adjust: options.adjust,
