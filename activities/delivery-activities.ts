@@ -209,6 +209,7 @@ export function createDeliveryActivities({
     // for its own worker.
     await refuseForeignWorkflow(request, undefined);
     const startedAt = clock();
+    const started = performance.now();
     const event = await startAttempt(db, { eventId, attemptNumber, manual: attempt.kind === 'manual', startedAt, eventKey: request.owner?.key ?? null });
     await refuseForeignWorkflow(request, event?.key);
     if (!event) throw eventMissing(eventId);
@@ -219,7 +220,6 @@ export function createDeliveryActivities({
       return { ...result, recorded: stateOf({ status, nextAttemptAt }) };
     }
 
-    const started = performance.now();
     const prepared = prepareRequest(eventId, event, keyring, http, startedAt);
     const exchange =
       prepared.kind === 'ready'
