@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Db } from '../src/db/knex';
+import type { AttemptStart } from '../src/webhook-events/attempts';
 import { flags, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
 import { CpuMeter } from './support/processes';
@@ -10,24 +11,20 @@ import { markdownTable, summarize } from './support/stats';
 
 /**
  * What an attempt's statements cost, without Temporal or HTTP: the event read with the attempt's start, and its
- * outcome (src/webhook-events/attempts.ts; checkouts before issue 29's third cut read and start in two statements), for `--events` events in turn, `--concurrency` at once, against an embedded
- * Postgres. Each `--roots` entry is a built checkout whose attempts.js is loaded into this process (its own Knex
- * builder or prepared statements, on this process's pool), so that two versions are compared side by side in one
- * run, alternately, block after block: CPU ms per attempt of this process and of Postgres.
+ * outcome (src/webhook-events/attempts.ts; checkouts before issue 29's third cut read and start in two statements),
+ * for `--events` events in turn, `--concurrency` at once, against an embedded Postgres. Each `--roots` entry is a
+ * built checkout whose attempts.js is loaded into this process (its own Knex builder or prepared statements, on this
+ * process's pool), so that two versions are compared side by side in one run, alternately, block after block: CPU ms
+ * per attempt of this process and of Postgres.
  *
  *   node dist/bench/attempt-statements.js --roots=/path/to/before,. --blocks=6 --events=1000
  */
 const options = flags({ roots: '.', blocks: 6, events: 1000, concurrency: 8, out: '' });
 
-interface AttemptStart {
-  eventId: number;
-  attemptNumber: number;
-  manual: boolean;
-  startedAt: Date;
-  eventKey: string | null;
-}
-
-/** attempts.js of a checkout: the event read and the start in one statement (startAttempt), or in two (before). */
+/**
+ * attempts.js of a checkout: the event read and the start in one statement (startAttempt), or in two (before); the
+ * older start takes the fields it knows of an AttemptStart.
+ */
 interface AttemptStatements {
   startAttempt?(db: Db, start: AttemptStart): Promise<unknown>;
   findEventForAttempt?(db: Db, eventId: number, attemptNumber: number): Promise<unknown>;
