@@ -4,13 +4,14 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
+import type { CeilingView } from './ceiling/starts';
 import { type CeilingSystem, inTurn, parseSystems, report, startRun, type System, type SystemRun, VIEW_OF_CEILING } from './support/ceiling-report';
-import { captureTemplate, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
+import { captureTemplate, type CeilingStack, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, keyValues, list, runMain } from '../stack/cli';
 import { deliveredEvents, sample, stageRows, workflowTimes } from './support/delivery-trace';
 import { machineInfo } from './support/machine';
 import { type Phase, phaseName, runPhase } from './support/phase-report';
-import { answered, EventLoad, platformCall, settle, untilArrived } from './support/platform-load';
+import { answered, EventLoad, type Offer, platformCall, settle, untilArrived } from './support/platform-load';
 import { CpuMeter } from './support/processes';
 import { Receiver } from './support/receiver';
 import { type BenchRole, startStack } from './support/stack';
@@ -28,12 +29,16 @@ import { pidOf } from '../stack/process';
  * Two more systems tell the service's extra cost apart: `ceiling-view`, the ceiling with what the delivery workflow
  * shows operators in Temporal UI (summary, details, search attributes and their upsert), and `platform`, platform
  * calls alone, their events left in the outbox. The service's CPU per event cannot fall below ceiling + platform.
+ * `floor` runs the platform calls and the ceiling-view at once, each event a call and then a start, on shared cores.
  */
 const options = flags({
   rounds: 3,
   /** Worker settings to compare (bench/support/worker-tuning.ts): `default;polls50:maxConcurrentWorkflowTaskPolls=50`. */
   tunings: 'default',
-  /** `service`, `ceiling`, `ceiling-view`, `ceiling-view-lean` (these need a service run first: they send the envelope it rendered), `platform`. */
+  /**
+   * `service`, `ceiling`, `ceiling-view`, `ceiling-view-lean`, `floor` (these need a service run first: they send the
+   * envelope it rendered), `platform`.
+   */
   systems: 'service,ceiling,ceiling-view,platform',
   rates: '50,200',
   duration: 20,
@@ -120,44 +125,85 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout, tra
 }
 
 async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number, system: CeilingSystem): Promise<SystemRun> {
-  if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
-  const envelope = template;
-  const stack = await startCeilingStack({
-    subscriberUrl: receiver.url,
-    tuning,
-    template: envelope,
-    // Eager starts where the service's layout has them: its `delivery` role starts on the worker's connection.
-    start: { view: VIEW_OF_CEILING[system], eager: layout === 'combined' },
-    temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
-  });
+  const stack = await startCeiling(receiver, tuning, layout, VIEW_OF_CEILING[system]);
   try {
     const load = new EventLoad(stack.offer, receiver, `ceil-${randomUUID().slice(0, 8)}`);
-    const processes = new Map<string, number>([
-      ['worker', pidOf(stack.worker)],
-      ['temporal', pidOf(stack.temporal)],
-      ['bench', process.pid],
-    ]);
-    if (options.warmup > 0) await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);
-    const run = startRun(system, name, round);
-    for (const phase of phases) {
-      process.stderr.write(`  ${system}: ${phaseName(phase)}\n`);
-      const meter = () => new CpuMeter(processes, undefined, ['worker']);
-      const { report, timings } = await runPhase(phase, load, meter, untilArrived(receiver, options['settle-timeout']));
-      run.phases.push(report);
-      if (options['trace-sample'] > 0) {
-        const traced = sample(deliveredEvents(timings, receiver), options['trace-sample']);
-        const times = await workflowTimes(stack.client, traced.map(({ timing }) => timing.key));
-        run.stages[report.phase] = stageRows(
-          traced.map(({ timing, receipt }) => ({ timing, receivedMs: receipt.atMs, temporal: times.get(timing.key) })),
-        );
-      }
-    }
-    run.sustained = await searchSustainedRate(load, receiver, () => new CpuMeter(processes));
-    run.loadAverage.after = os.loadavg()[0];
-    return run;
+    return await measureDeliveries(system, name, round, load, receiver, stack, new Map<string, number>());
   } finally {
     await stack.stop();
   }
+}
+
+/**
+ * The floor as one system: the platform calls and the ceiling-view on the machine at once. Each event is a platform
+ * call (its event left in the outbox, no relay) and, once answered, the view's workflow start, as the service's relay
+ * starts a workflow after the commit. The floor summed from the two systems' separate runs leaves out that they share
+ * the cores, which the service's processes do; this run counts it, and its latency is the call's plus the view's.
+ */
+async function runFloor(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number): Promise<SystemRun> {
+  const platform = await startStack({ roles: ['api'], withoutTemporal: true });
+  try {
+    await platform.configureEndpoint(receiver.url);
+    const ceiling = await startCeiling(receiver, tuning, layout, 'described');
+    try {
+      const call = platformCall(platform.apiUrl, platform.staffToken);
+      const offer: Offer = async (key) => (await call(key)) && ceiling.offer(key);
+      const load = new EventLoad(offer, receiver, `floor-${randomUUID().slice(0, 8)}`);
+      return await measureDeliveries('floor', name, round, load, receiver, ceiling, platform.processes());
+    } finally {
+      await ceiling.stop();
+    }
+  } finally {
+    await platform.stop();
+  }
+}
+
+function startCeiling(receiver: Receiver, tuning: NamedTuning['tuning'], layout: NamedTuning['layout'], view: CeilingView): Promise<CeilingStack> {
+  if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
+  return startCeilingStack({
+    subscriberUrl: receiver.url,
+    tuning,
+    template,
+    // Eager starts where the service's layout has them: its `delivery` role starts on the worker's connection.
+    start: { view, eager: layout === 'combined' },
+    temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
+  });
+}
+
+/** The phases of a system whose deliveries the ceiling's process makes; `others` are the processes beside it. */
+async function measureDeliveries(
+  system: System,
+  name: string,
+  round: number,
+  load: EventLoad,
+  receiver: Receiver,
+  stack: CeilingStack,
+  others: Map<string, number>,
+): Promise<SystemRun> {
+  const processes = new Map<string, number>([
+    ...others,
+    ['worker', pidOf(stack.worker)],
+    ['temporal', pidOf(stack.temporal)],
+    ['bench', process.pid],
+  ]);
+  if (options.warmup > 0) await settle(receiver, await load.openLoop(50, options.warmup), options['settle-timeout']);
+  const run = startRun(system, name, round);
+  for (const phase of phases) {
+    process.stderr.write(`  ${system}: ${phaseName(phase)}\n`);
+    const meter = () => new CpuMeter(processes, undefined, ['worker']);
+    const { report, timings } = await runPhase(phase, load, meter, untilArrived(receiver, options['settle-timeout']));
+    run.phases.push(report);
+    if (options['trace-sample'] > 0) {
+      const traced = sample(deliveredEvents(timings, receiver), options['trace-sample']);
+      const times = await workflowTimes(stack.client, traced.map(({ timing }) => timing.key));
+      run.stages[report.phase] = stageRows(
+        traced.map(({ timing, receipt }) => ({ timing, receivedMs: receipt.atMs, temporal: times.get(timing.key) })),
+      );
+    }
+  }
+  run.sustained = await searchSustainedRate(load, receiver, () => new CpuMeter(processes));
+  run.loadAverage.after = os.loadavg()[0];
+  return run;
 }
 
 /** --sustained: the highest open-loop rate this system keeps up with; undefined when not asked for. */
@@ -203,6 +249,7 @@ const RUNNERS: Record<System, (receiver: Receiver, tuning: NamedTuning, round: n
   'ceiling-view': (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling-view'),
   'ceiling-view-lean': (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling-view-lean'),
   platform: runPlatform,
+  floor: runFloor,
 };
 
 async function main() {

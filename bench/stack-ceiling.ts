@@ -164,12 +164,47 @@ async function runCeiling(receiver: Receiver, round: number, system: CeilingSyst
   }
 }
 
+/**
+ * The floor as one system (bench/ceiling.ts has the same): the platform calls and the ceiling-view on one stack at
+ * once, the delivery replicas and the UI stopped as for `platform`, the ceiling's process on the stack's Temporal. Each
+ * event is a platform call and, once answered, the view's workflow start; the processes share the cores as the
+ * service's do.
+ */
+async function runFloor(receiver: Receiver, round: number): Promise<SystemRun> {
+  if (!template) throw new Error('the floor sends the service envelope: run the service first (--systems=service,floor)');
+  const real = await startRealStack({ ports: options, api: options.api, delivery: options.delivery, composeEnv: keyValues(options['compose-env']) });
+  const processes = launcher();
+  try {
+    await real.configureEndpoint(receiver.url);
+    const { delivery, temporalUi, temporalUiGuard } = real.stack.topology;
+    for (const { name } of [...delivery, temporalUiGuard, temporalUi]) await real.stack.stopProcess(name);
+    const { worker, offer } = await startCeilingWorker({
+      temporal: { address: real.stack.temporalAddress, tls: temporalTlsSettings(real.stack) },
+      subscriberUrl: receiver.url,
+      tuning: PRODUCTION.tuning,
+      template,
+      start: { view: 'described', eager: true },
+      processes,
+      logDir: real.stack.logDir,
+    });
+    const call = platformCall(real.stack.apiUrl, real.staffToken);
+    const load = new EventLoad(async (key) => (await call(key)) && offer(key), receiver, `floor-${randomUUID().slice(0, 8)}`);
+    if (options.warmup > 0) await settle(receiver, await load.openLoop(20, options.warmup), options['settle-timeout']);
+    const withWorker: RealStack = { ...real, processes: () => new Map([...real.processes(), ['worker', pidOf(worker)]]) };
+    return await measure(withWorker, startRun('floor', PRODUCTION.name, round), load, receiver);
+  } finally {
+    await processes.stop();
+    await real.stop();
+  }
+}
+
 const RUNNERS: Record<System, (receiver: Receiver, round: number) => Promise<SystemRun>> = {
   service: (receiver, round) => runService(receiver, round, 'service'),
   ceiling: (receiver, round) => runCeiling(receiver, round, 'ceiling'),
   'ceiling-view': (receiver, round) => runCeiling(receiver, round, 'ceiling-view'),
   'ceiling-view-lean': (receiver, round) => runCeiling(receiver, round, 'ceiling-view-lean'),
   platform: (receiver, round) => runService(receiver, round, 'platform'),
+  floor: runFloor,
 };
 
 async function main() {

@@ -13,7 +13,8 @@ export interface DeliverEventInput {
  * for each resend request, every attempt recorded in Postgres; it ends with the event delivered or at max retries
  * reached.
  */
-export async function deliverEvent({ eventId, owner }: DeliverEventInput): Promise<DeliveryStatus> {
-  const delivery = new Delivery(eventId, { status: 'waiting', attempts: 0, lastManualAttempt: 0 }, owner);
-  return delivery.keepToSchedule(1);
+export function deliverEvent({ eventId, owner }: DeliverEventInput): Promise<DeliveryStatus> {
+  // Not async: an async function returning this promise would make two more, and the SDK records a stack trace for
+  // every promise a workflow makes (BENCHMARKS.md, issue 29).
+  return new Delivery(eventId, { status: 'waiting', attempts: 0, lastManualAttempt: 0 }, owner).keepToSchedule(1);
 }

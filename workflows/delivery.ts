@@ -132,7 +132,9 @@ export class Delivery {
       const retryInMs = await this.attempt({ kind: 'scheduled', number: scheduled }, delayAfterFailedAttempt(scheduled) ?? null);
       if (this.status === 'failed' && retryInMs !== null) await this.waitForScheduledAttempt(retryInMs);
     }
-    await this.answerResendRequests();
+    // Called only when a request waits: on the happy path its promise (and the stack trace the SDK records for it) is
+    // for nothing.
+    if (this.resendRequests.pending) await this.answerResendRequests();
     return this.status;
   }
 

@@ -11,10 +11,11 @@ import type { NamedTuning } from './worker-tuning';
 /**
  * The systems bench/ceiling.ts and bench/stack-ceiling.ts compare (the service, its ceiling of one trivial workflow
  * per event, the ceiling with the operators' view, the platform calls alone), their runs, and the report of medians
- * and ratios both print. `ceiling-view-lean` is the view without its upsert after a delivering first attempt.
+ * and ratios both print. `ceiling-view-lean` is the view without its upsert after a delivering first attempt;
+ * `floor` is the view and the platform calls run at once (bench/ceiling.ts).
  */
 
-export const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'ceiling-view-lean', 'platform'] as const;
+export const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'ceiling-view-lean', 'platform', 'floor'] as const;
 export type System = (typeof SYSTEMS)[number];
 export type CeilingSystem = Extract<System, `ceiling${string}`>;
 
@@ -26,7 +27,7 @@ export function parseSystems(text: string): System[] {
   const systems = list(text) as System[];
   const unknown = systems.filter((system) => !SYSTEMS.includes(system));
   if (unknown.length > 0) throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${SYSTEMS.join(', ')})`);
-  if (systems.some((system) => system.startsWith('ceiling')) && systems.indexOf('service') !== 0) {
+  if (systems.some((system) => system.startsWith('ceiling') || system === 'floor') && systems.indexOf('service') !== 0) {
     throw new Error('--systems must begin with service when it has a ceiling: the ceiling sends the envelope the service rendered');
   }
   return systems;
@@ -138,6 +139,18 @@ export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Recor
         `Floor of service ÷ ceiling, CPU per event, ${phase}: (ceiling ${bare.toFixed(1)} + platform calls ${calls.toFixed(1)} ms) ÷ ceiling = ${ratio(bare + calls, bare)}` +
           (view === undefined ? '' : `; with the operators' view (ceiling-view ${view.toFixed(1)} + platform calls) ÷ ceiling = ${ratio(view + calls, bare)}`) +
           (measured === undefined ? '' : `; measured: ${ratio(measured, bare)}`),
+      );
+    }
+    // The floor run as one system shares the cores as the service does; set beside the floor summed from separate runs.
+    for (const phase of phases.map(phaseName)) {
+      const cpu = `${phase}: CPU ms per event`;
+      const [together, view, calls, measured] = [bySystem.floor[cpu], bySystem['ceiling-view'][cpu], platform[cpu], service[cpu]];
+      if (together === undefined) continue;
+      const summed = view !== undefined && calls !== undefined ? `; summed from separate runs (ceiling-view + platform calls) ${(view + calls).toFixed(1)} ms` : '';
+      const latency = (system: System) => `${bySystem[system][`${phase}: p50 ms`]?.toFixed(0)} / ${bySystem[system][`${phase}: p95 ms`]?.toFixed(0)}`;
+      lines.push(
+        `Floor run together, ${phase}: CPU per event ${together.toFixed(1)} ms${summed}` +
+          (measured === undefined ? '' : `; service ÷ floor run together = ${ratio(measured, together)}, p50 / p95 ms service ${latency('service')}, floor ${latency('floor')}`),
       );
     }
     lines.push('', 'Platform calls alone: rates are answered calls per second, latencies the answers\' (not deliveries).', '');
