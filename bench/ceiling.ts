@@ -50,7 +50,10 @@ const options = flags({
   'trace-sample': 300,
   /** Count the service's SQL statements per delivered event in each phase (pg_stat_statements). */
   'pg-stat-statements': false,
-  /** Comma-separated service roles (`delivery`, `api`) to run with --cpu-prof; the profiles go to this directory. */
+  /**
+   * Comma-separated service roles (`delivery`, `api`) to run with --cpu-prof, and `ceiling` for the ceilings' process
+   * (in every ceiling and floor run); the profiles go to this directory.
+   */
   'cpu-prof': '',
   'cpu-prof-dir': '/tmp/donation-webhooks-bench-profiles',
   /**
@@ -74,7 +77,8 @@ const phases: Phase[] = [
 
 let template: EnvelopeTemplate | undefined;
 
-const profiled = list(options['cpu-prof']) as BenchRole[];
+const profiled = list(options['cpu-prof']).filter((role) => role !== 'ceiling') as BenchRole[];
+const ceilingProfiled = list(options['cpu-prof']).includes('ceiling');
 
 async function runService(receiver: Receiver, { name, tuning, relay, layout, tracing }: NamedTuning, round: number): Promise<SystemRun> {
   const relayTraceFile = path.join(os.tmpdir(), `bench-relay-trace-${randomUUID()}.jsonl`);
@@ -125,7 +129,7 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout, tra
 }
 
 async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number, system: CeilingSystem): Promise<SystemRun> {
-  const stack = await startCeiling(receiver, tuning, layout, VIEW_OF_CEILING[system]);
+  const stack = await startCeiling(receiver, tuning, layout, VIEW_OF_CEILING[system], `${system}-${name}-${round + 1}`);
   try {
     const load = new EventLoad(stack.offer, receiver, `ceil-${randomUUID().slice(0, 8)}`);
     return await measureDeliveries(system, name, round, load, receiver, stack, new Map<string, number>());
@@ -141,10 +145,11 @@ async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTun
  * the cores, which the service's processes do; this run counts it, and its latency is the call's plus the view's.
  */
 async function runFloor(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number): Promise<SystemRun> {
+  if (!template) throw new Error('the floor sends the service envelope: run the service first (--systems=service,floor)');
   const platform = await startStack({ roles: ['api'], withoutTemporal: true });
   try {
     await platform.configureEndpoint(receiver.url);
-    const ceiling = await startCeiling(receiver, tuning, layout, 'described');
+    const ceiling = await startCeiling(receiver, tuning, layout, 'described', `floor-${name}-${round + 1}`);
     try {
       const call = platformCall(platform.apiUrl, platform.staffToken);
       const offer: Offer = async (key) => (await call(key)) && ceiling.offer(key);
@@ -158,9 +163,11 @@ async function runFloor(receiver: Receiver, { name, tuning, layout }: NamedTunin
   }
 }
 
-function startCeiling(receiver: Receiver, tuning: NamedTuning['tuning'], layout: NamedTuning['layout'], view: CeilingView): Promise<CeilingStack> {
+/** `run` names the folder of the ceiling process's profile (--cpu-prof=ceiling). */
+function startCeiling(receiver: Receiver, tuning: NamedTuning['tuning'], layout: NamedTuning['layout'], view: CeilingView, run: string): Promise<CeilingStack> {
   if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
   return startCeilingStack({
+    cpuProfileDir: ceilingProfiled ? path.join(options['cpu-prof-dir'], run) : undefined,
     subscriberUrl: receiver.url,
     tuning,
     template,

@@ -12,7 +12,7 @@ import type { NamedTuning } from './worker-tuning';
  * The systems bench/ceiling.ts and bench/stack-ceiling.ts compare (the service, its ceiling of one trivial workflow
  * per event, the ceiling with the operators' view, the platform calls alone), their runs, and the report of medians
  * and ratios both print. `ceiling-view-lean` is the view without its upsert after a delivering first attempt;
- * `floor` is the view and the platform calls run at once (bench/ceiling.ts).
+ * `floor` is the view and the platform calls run at once.
  */
 
 export const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'ceiling-view-lean', 'platform', 'floor'] as const;
@@ -28,7 +28,7 @@ export function parseSystems(text: string): System[] {
   const unknown = systems.filter((system) => !SYSTEMS.includes(system));
   if (unknown.length > 0) throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${SYSTEMS.join(', ')})`);
   if (systems.some((system) => system.startsWith('ceiling') || system === 'floor') && systems.indexOf('service') !== 0) {
-    throw new Error('--systems must begin with service when it has a ceiling: the ceiling sends the envelope the service rendered');
+    throw new Error('--systems must begin with service when it has a ceiling or the floor: they send the envelope the service rendered');
   }
   return systems;
 }

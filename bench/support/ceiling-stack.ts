@@ -77,6 +77,8 @@ export interface CeilingWorkerOptions {
   processes: Launcher;
   /** Where its log goes: `ceiling-worker.log`. */
   logDir: string;
+  /** Run it with `node --cpu-prof`, its profiles written to this directory when it stops. */
+  cpuProfileDir?: string;
 }
 
 /**
@@ -90,6 +92,7 @@ export async function startCeilingWorker(options: CeilingWorkerOptions): Promise
       name: 'ceiling-worker',
       command: process.execPath,
       args: [
+        ...(options.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`] : []),
         path.join(__dirname, '..', 'ceiling', 'worker.js'),
         JSON.stringify(options.temporal),
         CEILING_TASK_QUEUE,
@@ -118,6 +121,7 @@ export async function startCeilingStack(options: {
   template: EnvelopeTemplate;
   start: StartOptions;
   temporalDynamicConfig?: string[];
+  cpuProfileDir?: string;
 }): Promise<CeilingStack> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'donation-webhooks-ceiling-'));
   await chmod(dir, 0o755);

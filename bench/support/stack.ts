@@ -70,15 +70,22 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** The stops of the stacks running now: a signal waits for all of them (the `floor` system runs two at once). */
+const runningStops = new Set<() => Promise<void>>();
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+const onSignal = () => void Promise.allSettled([...runningStops].map((stop) => stop())).then(() => process.exit(130));
+
 /**
- * Ctrl-C (or SIGTERM) runs `stop` first, so that it leaves no Postgres, Temporal or service process behind. Returns
- * what removes the handlers again, for a benchmark that starts one stack after another.
+ * Ctrl-C (or SIGTERM) runs `stop` first, so that it leaves no Postgres, Temporal or service process behind; with
+ * several stacks running, the process exits once every one has stopped. Returns what removes `stop` again, for a
+ * benchmark that starts one stack after another.
  */
 export function stopOnSignals(stop: () => Promise<void>): () => Promise<void> {
-  const onSignal = () => void stop().then(() => process.exit(130));
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, onSignal);
+  if (runningStops.size === 0) for (const signal of SIGNALS) process.once(signal, onSignal);
+  runningStops.add(stop);
   return async () => {
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, onSignal);
+    runningStops.delete(stop);
+    if (runningStops.size === 0) for (const signal of SIGNALS) process.off(signal, onSignal);
   };
 }
 
