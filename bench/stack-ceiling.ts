@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
 import { temporalClientOptions, temporalTlsSettings } from '../stack/stack';
 import { type CeilingSystem, inTurn, parseSystems, report, startRun, type System, type SystemRun, VIEW_OF_CEILING } from './support/ceiling-report';
+import type { CeilingView } from './ceiling/starts';
 import { captureTemplate, startCeilingWorker, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, keyValues, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
@@ -142,24 +143,9 @@ function replicasAs(dir: string): (spec: ProcessSpec) => ProcessSpec {
 async function runCeiling(receiver: Receiver, round: number, system: CeilingSystem): Promise<SystemRun> {
   if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
   const real = await startRealStack({ ports: options, api: 1, delivery: 1, temporalOnly: true, composeEnv: keyValues(options['compose-env']) });
-  const processes = launcher();
   try {
-    const { worker, offer } = await startCeilingWorker({
-      temporal: { address: real.stack.temporalAddress, tls: temporalTlsSettings(real.stack) },
-      subscriberUrl: receiver.url,
-      tuning: PRODUCTION.tuning,
-      template,
-      // Eager, as the service's delivery role starts its workflows.
-      start: { view: VIEW_OF_CEILING[system], eager: true },
-      processes,
-      logDir: real.stack.logDir,
-    });
-    const load = new EventLoad(offer as Offer, receiver, `ceil-${randomUUID().slice(0, 8)}`);
-    if (options.warmup > 0) await settle(receiver, await load.openLoop(20, options.warmup), options['settle-timeout']);
-    const withWorker: RealStack = { ...real, processes: () => new Map([...real.processes(), ['worker', pidOf(worker)]]) };
-    return await measure(withWorker, startRun(system, PRODUCTION.name, round), load, receiver);
+    return await measureCeilingOn(real, template, receiver, { system, round, view: VIEW_OF_CEILING[system], offerOf: (start) => start });
   } finally {
-    await processes.stop();
     await real.stop();
   }
 }
@@ -173,28 +159,50 @@ async function runCeiling(receiver: Receiver, round: number, system: CeilingSyst
 async function runFloor(receiver: Receiver, round: number): Promise<SystemRun> {
   if (!template) throw new Error('the floor sends the service envelope: run the service first (--systems=service,floor)');
   const real = await startRealStack({ ports: options, api: options.api, delivery: options.delivery, composeEnv: keyValues(options['compose-env']) });
-  const processes = launcher();
   try {
     await real.configureEndpoint(receiver.url);
     const { delivery, temporalUi, temporalUiGuard } = real.stack.topology;
     for (const { name } of [...delivery, temporalUiGuard, temporalUi]) await real.stack.stopProcess(name);
+    const call = platformCall(real.stack.apiUrl, real.staffToken);
+    return await measureCeilingOn(real, template, receiver, {
+      system: 'floor',
+      round,
+      view: 'described',
+      offerOf: (start) => async (key) => (await call(key)) && start(key),
+    });
+  } finally {
+    await real.stop();
+  }
+}
+
+/**
+ * The ceiling's process started on `real`'s Temporal (eager starts, as the service's delivery role makes them), each
+ * event offered by `offerOf` given the process's own start; warmed up, then measured over the stack's processes and
+ * the ceiling's. The ceiling's process is stopped before the stack is.
+ */
+async function measureCeilingOn(
+  real: RealStack,
+  envelope: EnvelopeTemplate,
+  receiver: Receiver,
+  { system, round, view, offerOf }: { system: System; round: number; view: CeilingView; offerOf: (start: Offer) => Offer },
+): Promise<SystemRun> {
+  const processes = launcher();
+  try {
     const { worker, offer } = await startCeilingWorker({
       temporal: { address: real.stack.temporalAddress, tls: temporalTlsSettings(real.stack) },
       subscriberUrl: receiver.url,
       tuning: PRODUCTION.tuning,
-      template,
-      start: { view: 'described', eager: true },
+      template: envelope,
+      start: { view, eager: true },
       processes,
       logDir: real.stack.logDir,
     });
-    const call = platformCall(real.stack.apiUrl, real.staffToken);
-    const load = new EventLoad(async (key) => (await call(key)) && offer(key), receiver, `floor-${randomUUID().slice(0, 8)}`);
+    const load = new EventLoad(offerOf(offer), receiver, `${system}-${randomUUID().slice(0, 8)}`);
     if (options.warmup > 0) await settle(receiver, await load.openLoop(20, options.warmup), options['settle-timeout']);
     const withWorker: RealStack = { ...real, processes: () => new Map([...real.processes(), ['worker', pidOf(worker)]]) };
-    return await measure(withWorker, startRun('floor', PRODUCTION.name, round), load, receiver);
+    return await measure(withWorker, startRun(system, PRODUCTION.name, round), load, receiver);
   } finally {
     await processes.stop();
-    await real.stop();
   }
 }
 
