@@ -18,6 +18,7 @@ import { type BenchRole, startStack } from './support/stack';
 import { OtlpSink } from './support/otlp-sink';
 import { highestSustainedRate, type SustainedRate } from './support/sustained-rate';
 import { runServicePhase, type ServiceProbe } from './support/service-phase';
+import { readStatements, resetStatements } from './support/statements';
 import { type NamedTuning, parseTunings } from './support/worker-tuning';
 import { pidOf } from '../stack/process';
 
@@ -232,7 +233,12 @@ async function searchSustainedRate(load: EventLoad, receiver: Receiver, meter: (
  * event in the outbox. Its figures are per call; its latency is the call's answer.
  */
 async function runPlatform(receiver: Receiver, { name }: NamedTuning, round: number): Promise<SystemRun> {
-  const stack = await startStack({ roles: ['api'], withoutTemporal: true });
+  const stack = await startStack({
+    roles: ['api'],
+    withoutTemporal: true,
+    pgStatStatements: options['pg-stat-statements'],
+    cpuProfile: profiled.includes('api') ? { roles: ['api'], dir: path.join(options['cpu-prof-dir'], `platform-${name}-${round + 1}`) } : undefined,
+  });
   try {
     await stack.configureEndpoint(receiver.url);
     const load = new EventLoad(platformCall(stack.apiUrl, stack.staffToken), receiver, `calls-${randomUUID().slice(0, 8)}`, false);
@@ -241,7 +247,10 @@ async function runPlatform(receiver: Receiver, { name }: NamedTuning, round: num
     const run = startRun('platform', name, round);
     for (const phase of phases) {
       process.stderr.write(`  platform: ${phaseName(phase)}, calls only\n`);
-      run.phases.push((await runPhase(phase, load, () => new CpuMeter(processes), answered)).report);
+      if (options['pg-stat-statements']) await resetStatements(stack.db);
+      const { report, timings } = await runPhase(phase, load, () => new CpuMeter(processes), answered);
+      run.phases.push(report);
+      if (options['pg-stat-statements']) run.statements[report.phase] = await readStatements(stack.db, { top: 25, events: timings.length });
     }
     run.loadAverage.after = os.loadavg()[0];
     return run;

@@ -164,9 +164,10 @@ export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Recor
       if (Object.keys(run.relay).length + Object.keys(run.lockWaits).length === 0) continue;
       lines.push(`Relay passes and lock waits, service run ${run.round + 1}: ${JSON.stringify({ relay: run.relay, lockWaits: run.lockWaits })}`);
     }
-    for (const run of of('service')) {
+    for (const run of [...of('service'), ...of('platform')]) {
+      const per = run.system === 'platform' ? 'call' : 'delivered event';
       for (const [phase, statements] of Object.entries(run.statements)) {
-        lines.push('', `Statements per delivered event, service run ${run.round + 1}, ${phase} (pg_stat_statements):`, '', markdownTable(statements.map(statementRow)));
+        lines.push('', `Statements per ${per}, ${run.system} run ${run.round + 1}, ${phase} (pg_stat_statements):`, '', markdownTable(statements.map(statementRow)));
       }
     }
     lines.push('');

@@ -53,9 +53,12 @@ export async function listCampaigns(db: Db): Promise<Array<{ id: number; title: 
     .select('c.id', 'c.title', db.raw(`coalesce(array_agg(l.id ORDER BY l.id) FILTER (WHERE l.id IS NOT NULL), '{}') AS link_ids`));
 }
 
-/** Which of the ids name a campaign. */
-export async function existingCampaignIds(db: Db, ids: readonly number[]): Promise<Set<number>> {
-  return new Set((await db(CAMPAIGNS).whereIn('id', ids).pluck('id')) as number[]);
+/** The titles of the campaigns the ids name, by id; an id that names none is not in the map. No query for no ids. */
+export async function campaignTitles(db: Db, ids: readonly (number | null)[]): Promise<Map<number, string>> {
+  const wanted = [...new Set(ids.filter((id): id is number => id !== null))];
+  if (wanted.length === 0) return new Map();
+  const rows: Array<{ id: number; title: string }> = await db(CAMPAIGNS).whereIn('id', wanted).select('id', 'title');
+  return new Map(rows.map((row) => [row.id, row.title]));
 }
 
 /** An active link with its campaign's title; undefined for an unknown or inactive link. */

@@ -171,17 +171,21 @@ export async function findPaymentByTransactionId(
   return { ...checkout, donations };
 }
 
+/** A position as the donation payloads show it: its campaign joined (null when it names none, or none that exists). */
+interface SnapshotPosition {
+  number: string;
+  amount_minor: number;
+  purpose: string | null;
+  campaign_id: number | null;
+  campaign_title: string | null;
+}
+
 /**
- * Everything the donation payloads need about one payment. The donor is the one stored with the payment, not the
- * contact as it is now, so that a later event of the payment (donation.reconciled) shows what the first one did.
+ * Everything the donation payloads need about one payment, from its rows. The donor is the one stored with the
+ * payment, not the contact as it is now, so that a later event of the payment (donation.reconciled) shows what the
+ * first one did.
  */
-export async function loadPaymentSnapshot(trx: Knex.Transaction, checkoutId: number): Promise<PaymentSnapshot> {
-  const checkout: CheckoutRow = await trx(CHECKOUTS).where({ id: checkoutId }).first();
-  const positions = await trx(`${POSITIONS} as d`)
-    .leftJoin(`${CAMPAIGNS} as c`, 'c.id', 'd.campaign_id')
-    .where('d.checkout_id', checkoutId)
-    .orderBy('d.position')
-    .select('d.number', 'd.amount_minor', 'd.purpose', 'c.id as campaign_id', 'c.title as campaign_title');
+function paymentSnapshot(checkout: CheckoutRow, positions: SnapshotPosition[]): PaymentSnapshot {
   return {
     number: checkout.number,
     createdAt: checkout.created_at,
@@ -193,10 +197,35 @@ export async function loadPaymentSnapshot(trx: Knex.Transaction, checkoutId: num
     positions: positions.map((row) => ({
       number: row.number,
       amountMinor: row.amount_minor,
-      campaign: row.campaign_id === null ? null : { id: row.campaign_id, title: row.campaign_title },
+      campaign: row.campaign_id === null ? null : { id: row.campaign_id, title: row.campaign_title! },
       purpose: row.purpose,
     })),
   };
+}
+
+/** The snapshot of a payment recorded earlier (see paymentSnapshot). */
+export async function loadPaymentSnapshot(trx: Knex.Transaction, checkoutId: number): Promise<PaymentSnapshot> {
+  const checkout: CheckoutRow = await trx(CHECKOUTS).where({ id: checkoutId }).first();
+  const positions: SnapshotPosition[] = await trx(`${POSITIONS} as d`)
+    .leftJoin(`${CAMPAIGNS} as c`, 'c.id', 'd.campaign_id')
+    .where('d.checkout_id', checkoutId)
+    .orderBy('d.position')
+    .select('d.number', 'd.amount_minor', 'd.purpose', 'c.id as campaign_id', 'c.title as campaign_title');
+  return paymentSnapshot(checkout, positions);
+}
+
+/**
+ * The snapshot of a payment just inserted, from the rows its insert returned and the titles of the campaigns its
+ * positions name: what loadPaymentSnapshot would read back, without two more round trips on the platform call.
+ */
+export function newPaymentSnapshot(payment: StoredPayment, campaignTitles: ReadonlyMap<number, string>): PaymentSnapshot {
+  return paymentSnapshot(
+    payment,
+    payment.donations.map((donation) => {
+      const title = donation.campaign_id === null ? undefined : campaignTitles.get(donation.campaign_id);
+      return { ...donation, campaign_id: title === undefined ? null : donation.campaign_id, campaign_title: title ?? null };
+    }),
+  );
 }
 
 /** Inserts an active recurring donation; its id. */

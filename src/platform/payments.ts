@@ -3,12 +3,12 @@ import type { Config } from '../config';
 import { badRequest } from '../shared/errors';
 import { toAmount } from '../shared/money';
 import { formatTimestamp } from '../shared/time';
-import { existingCampaignIds } from '../campaign-links/campaign-store';
+import { campaignTitles } from '../campaign-links/campaign-store';
 import { invoiceReference } from './invoice-reference';
 import { renderDonationCompleted, renderRecurringCompleted } from '../webhooks/payloads/donation';
 import { recordCommandEvents } from './command-events';
 import type { CommandResult, PlatformContext } from './context';
-import { insertCheckout, loadPaymentSnapshot, type NewCheckout, nextDonationNumbers, type StoredPayment } from '../donations/payment-store';
+import { insertCheckout, type NewCheckout, newPaymentSnapshot, nextDonationNumbers, type StoredPayment } from '../donations/payment-store';
 
 export interface NewPayment extends Omit<NewCheckout, 'numbers' | 'invoiceReference'> {
   /** The product's invoice reference setting; the reference itself follows from the payment's number. */
@@ -31,15 +31,14 @@ export async function insertPayment(trx: Knex.Transaction, payment: NewPayment):
   });
 }
 
-/** Refuses positions whose campaign does not exist, naming the first one. */
-export async function assertCampaignsExist(trx: Knex.Transaction, campaignIds: (number | null)[]): Promise<void> {
-  const wanted = [...new Set(campaignIds.filter((id): id is number => id !== null))];
-  if (wanted.length === 0) return;
-  const found = await existingCampaignIds(trx, wanted);
-  const missing = campaignIds.findIndex((id) => id !== null && !found.has(id));
+/** The titles of the campaigns the positions name, by id; refuses a position whose campaign does not exist, naming the first. */
+export async function campaignsOfPositions(trx: Knex.Transaction, campaignIds: (number | null)[]): Promise<ReadonlyMap<number, string>> {
+  const titles = await campaignTitles(trx, campaignIds);
+  const missing = campaignIds.findIndex((id) => id !== null && !titles.has(id));
   if (missing >= 0) {
     throw badRequest(`positions.${missing}.campaign_id: campaign ${campaignIds[missing]} does not exist`, 'unknown_campaign');
   }
+  return titles;
 }
 
 /** What the platform API answers for a payment, on creation and on a repeated call alike. */
@@ -71,14 +70,18 @@ export type PaymentRecord = ReturnType<typeof presentPayment>;
 
 const PAYMENT_EVENTS = { 'donation.completed': renderDonationCompleted, 'donation.recurring_completed': renderRecurringCompleted };
 
-/** A new payment's event, rendered from the payment as stored, and the command's answer. */
+/**
+ * A new payment's event, rendered from the payment as its insert returned it and the titles of the campaigns its
+ * positions name (`campaigns`), and the command's answer.
+ */
 export async function announcePayment(
   trx: Knex.Transaction,
   ctx: PlatformContext,
   payment: StoredPayment,
+  campaigns: ReadonlyMap<number, string>,
   type: keyof typeof PAYMENT_EVENTS,
 ): Promise<CommandResult<PaymentRecord>> {
-  const snapshot = await loadPaymentSnapshot(trx, payment.id);
+  const snapshot = newPaymentSnapshot(payment, campaigns);
   const render = PAYMENT_EVENTS[type];
   await recordCommandEvents(trx, ctx, {
     type,

@@ -20,7 +20,7 @@ import {
 } from './input-schemas';
 import { QR_INVOICE_METHOD } from './invoice-reference';
 import { findPaymentByTransactionId, findRecurringDonation, insertRecurringDonation, type StoredPayment } from '../donations/payment-store';
-import { announcePayment, assertCampaignsExist, insertPayment, type PaymentRecord, presentPayment } from './payments';
+import { announcePayment, campaignsOfPositions, insertPayment, type PaymentRecord, presentPayment } from './payments';
 import {
   type MaterialFields,
   refuseOtherPaymentUnderSameId,
@@ -153,7 +153,7 @@ export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = asy
   if (input.payment.method === QR_INVOICE_METHOD && invoiceSettings.mode === 'text' && !invoiceSettings.text) {
     throw badRequest('invoice_reference_text is required: the platform has no invoice reference text configured');
   }
-  await assertCampaignsExist(trx, input.positions.map((position) => position.campaign_id));
+  const campaigns = await campaignsOfPositions(trx, input.positions.map((position) => position.campaign_id));
 
   const now = ctx.now();
   const contact = await upsertContact(trx, input.environment, input.donor, now);
@@ -198,5 +198,5 @@ export const recordCheckout: PlatformCommand<CheckoutInput, PaymentRecord> = asy
     positions,
   });
   await capContactCustomFields(trx, contact);
-  return announcePayment(trx, ctx, payment, 'donation.completed');
+  return announcePayment(trx, ctx, payment, campaigns, 'donation.completed');
 };

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { ApiError, badRequest, notFound } from '../shared/errors';
 import { isAmountIn } from '../shared/money';
+import { campaignTitles } from '../campaign-links/campaign-store';
 import { findContact } from '../contacts/contact-store';
 import type { CommandResult, PlatformCommand } from './context';
 import {
@@ -114,5 +115,5 @@ export const recordRecurringPayment: PlatformCommand<RecurringPaymentInput, Paym
       },
     ],
   });
-  return announcePayment(trx, ctx, payment, 'donation.recurring_completed');
+  return announcePayment(trx, ctx, payment, await campaignTitles(trx, [recurring.campaign_id]), 'donation.recurring_completed');
 };

@@ -29,28 +29,46 @@ export async function reserveEventId(trx: Knex.Transaction): Promise<number> {
 /**
  * Writes a new event, status waiting, with the facts its renderer gave as columns: the keys the admin searches it by
  * and the environment its delivery workflow is found by; and the trace context of the call that caused it, so that its
- * delivery joins that trace. Answers its workflow id (given by the insert trigger of
- * migration 017). Undefined when an event of the same `source_key` exists (a repeated cause).
+ * delivery joins that trace. Its references go in with it, in the same statement: the platform call pays one round
+ * trip for its event (BENCHMARKS.md, issue 29). Answers its workflow id (given by the insert trigger of migration
+ * 017). Undefined when an event of the same `source_key` exists (a repeated cause): then nothing is written.
  */
 export async function insertEvent(trx: Knex.Transaction, { payload, ...event }: NewWebhookEvent): Promise<{ workflowId: string } | undefined> {
   const { transactionId, email, references } = payload.searchKeys;
-  const [inserted]: Array<Pick<WebhookEventRow, 'workflow_id'>> = await trx(EVENTS)
-    .insert({
-      ...event,
-      payload: payload.text,
-      environment: payload.environment,
-      transaction_id: transactionId,
-      donor_email: email,
-      status: 'waiting',
-      trace_context: currentTraceContext() ?? null,
-      updated_at: event.created_at,
-    })
-    .onConflict('source_key')
-    .ignore()
-    .returning('workflow_id');
-  if (!inserted) return undefined;
-  if (references.length > 0) await trx(REFERENCES).insert(references.map((reference) => ({ reference, event_id: event.id })));
-  return { workflowId: inserted.workflow_id };
+  const traceContext = currentTraceContext();
+  const {
+    rows: [inserted],
+  } = await trx.raw<{ rows: Array<Pick<WebhookEventRow, 'workflow_id'>> }>(
+    `WITH inserted AS (
+       INSERT INTO ${EVENTS}
+         (id, endpoint_id, event_type, payload_version, source_key, test, payload, environment, transaction_id, donor_email,
+          status, trace_context, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'waiting', ?, ?, ?)
+       ON CONFLICT (source_key) DO NOTHING
+       RETURNING id, workflow_id
+     ), referenced AS (
+       INSERT INTO ${REFERENCES} (event_id, reference) SELECT inserted.id, reference FROM inserted, jsonb_array_elements_text(?::jsonb) AS reference
+     )
+     SELECT workflow_id FROM inserted`,
+    [
+      event.id,
+      event.endpoint_id,
+      event.event_type,
+      event.payload_version,
+      event.source_key,
+      event.test ?? false,
+      payload.text,
+      payload.environment,
+      transactionId,
+      email,
+      traceContext ? JSON.stringify(traceContext) : null,
+      event.created_at,
+      event.created_at,
+      // As JSON: Knex would spread an array into a list of bindings.
+      JSON.stringify(references),
+    ],
+  );
+  return inserted ? { workflowId: inserted.workflow_id } : undefined;
 }
 
 export interface EventListener {

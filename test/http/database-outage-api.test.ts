@@ -83,7 +83,7 @@ test('a platform call cut in the middle of its transaction leaves nothing half-w
   const pending = app.post('/platform/checkouts', checkout('cut-1'));
   await eventually(
     async () =>
-      (await direct.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'insert into "webhook_events"%'`)).rows[0].n === 1,
+      (await direct.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'WITH inserted AS (%INSERT INTO webhook_events%'`)).rows[0].n === 1,
     { what: 'the checkout to wait for the webhook_events lock' },
   );
   await proxy.cut();
@@ -92,7 +92,7 @@ test('a platform call cut in the middle of its transaction leaves nothing half-w
   expect(response.status).toBe(503);
   await proxy.restore();
   // The server side of the cut connection notices the missing commit and rolls back.
-  await eventually(async () => (await direct.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ILIKE 'insert into "webhook_events"%'`)).rows[0].n === 0, {
+  await eventually(async () => (await direct.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ILIKE 'WITH inserted AS (%INSERT INTO webhook_events%'`)).rows[0].n === 0, {
     what: 'the cut transaction to end',
   });
   expect(await written('cut-1')).toEqual({ checkouts: 0, contacts: 0, events: eventsBefore });
