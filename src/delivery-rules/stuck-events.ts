@@ -12,7 +12,7 @@ export interface StuckFacts {
   status: DeliveryStatus;
   attempts: number;
   createdAt: Date;
-  /** When the relay started its delivery workflow; null while it has not. */
+  /** When its delivery workflow was started (marked by the relay, or by the first attempt of one started eagerly); null while not. */
   workflowStartedAt: Date | null;
   /** While failed with a scheduled attempt due: when it is due. */
   nextAttemptAt: Date | null;

@@ -78,17 +78,18 @@ async function ifOwnWorkflowHasTheId<A>(client: Client, event: EventToStart, err
  *
  * `eager`: the client shares its NativeConnection with a delivery worker of the same task queue (the `delivery` and
  * `all` roles), so Temporal may hand the first workflow task back with the start's answer instead of through a
- * poll (eager workflow start). Without a free slot on that worker, or where the server has it switched off, the
- * workflow starts as usual; either way the start is recorded by Temporal before it answers.
+ * poll (eager workflow start): then 'started-eagerly', and that worker runs the first attempt at once. Without a free
+ * slot on that worker, or where the server has it switched off, the workflow starts as usual; either way the start
+ * is recorded by Temporal before it answers.
  */
 export async function startDeliveryWorkflow(
   client: Client,
   queue: DeliveryQueue,
   event: EventToStart,
   { eager = false }: { eager?: boolean } = {},
-): Promise<'started' | 'already-started'> {
+): Promise<'started' | 'started-eagerly' | 'already-started'> {
   try {
-    await inTraceContext(event.traceContext, () =>
+    const handle = await inTraceContext(event.traceContext, () =>
       client.workflow.start(deliverEvent, {
         ...runOf(queue, event),
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -97,7 +98,7 @@ export async function startDeliveryWorkflow(
         ...describedAs(event.facts, { status: 'waiting', attempts: 0 }),
       }),
     );
-    return 'started';
+    return handle.eagerlyStarted ? 'started-eagerly' : 'started';
   } catch (err) {
     return ifOwnWorkflowHasTheId(client, event, err, 'already-started' as const);
   }

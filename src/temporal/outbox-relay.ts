@@ -57,15 +57,22 @@ const CLAIM_TO_START_TIMEOUT = 6;
 
 /**
  * One pass of the relay: claims up to `batchSize` events whose workflow was not started yet, oldest first (parallel
- * relays claim different rows), starts their workflows, then marks the started ones and frees the others, whose
- * start failed or timed out, for the next pass. When no start of the pass succeeded, that error is rethrown once the
- * claims are ended (the relay backs off: Temporal is down or refuses). When others succeeded, Temporal is up and
- * only slow: a start that missed its deadline under a backlog (BENCHMARKS.md, issue 29) is logged and taken again by
- * the next pass, and the relay goes on, rather than holding every event behind it for a backoff. An event whose
- * workflow id is held by another event's workflow is not started: reported (src/temporal/workflow-conflicts.ts), and
- * its claim kept, so that it is tried again when the claim runs out rather than in every pass. No row stays locked
- * while Temporal answers, so an attempt that an eager start ran at once never waits for this pass. Returns the number
- * of events marked started.
+ * relays claim different rows), and starts their workflows. An event whose workflow started eagerly keeps its claim:
+ * this process's worker runs the first attempt at once, and that attempt marks the event started
+ * (src/webhook-events/attempts.ts) in the statement it makes anyway, so the pass spends no statement on it. Should
+ * the attempt not begin before the claim runs out (the process died), the next pass claims the event again, finds its
+ * workflow, and marks it started. A workflow started the usual way may be run by any worker, later, and perhaps by
+ * the previous release's during a deploy, whose attempt marks nothing: the pass marks it. So in one statement at the
+ * end, only where some start was not eager, the pass marks started those events and the ones whose workflow existed
+ * already, keeps the claim of those whose workflow id another event holds, and frees those whose start failed or
+ * timed out, for the next pass. When no start of the pass succeeded, that error is rethrown once the claims are ended (the
+ * relay backs off: Temporal is down or refuses). When others succeeded, Temporal is up and only slow: a start that
+ * missed its deadline under a backlog (BENCHMARKS.md, issue 29) is logged and taken again by the next pass, and the
+ * relay goes on, rather than holding every event behind it for a backoff. An event whose workflow id is held by
+ * another event's workflow is not started: reported (src/temporal/workflow-conflicts.ts), and its claim kept, so that
+ * it is tried again when the claim runs out rather than in every pass. No row stays locked while Temporal answers, so
+ * an attempt that an eager start ran at once never waits for this pass. Returns the number of events started (or
+ * found started).
  */
 export async function relayPendingEvents({
   db,
@@ -86,16 +93,18 @@ export async function relayPendingEvents({
   const starts = await Promise.allSettled(
     events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, queue, event, { eager }))),
   );
+  const leftToAttempt = new Set<number>();
   const started: number[] = [];
   const conflicts: DeliveryWorkflowConflict[] = [];
   let failure: unknown;
   starts.forEach((start, index) => {
     const { eventId, workflowId } = events[index].identity;
     if (start.status === 'fulfilled') {
-      started.push(eventId);
+      if (start.value === 'started-eagerly') leftToAttempt.add(eventId);
+      else started.push(eventId);
       // A new workflow's line would be one more per event on the delivery path, its attempt's line follows within
       // milliseconds; a workflow that ran already (an earlier pass whose end was lost) is worth an operator's eye.
-      const level = start.value === 'started' ? 'debug' : 'info';
+      const level = start.value === 'already-started' ? 'info' : 'debug';
       log?.[level]({ eventId, workflowId, start: start.value }, 'delivery workflow started');
     } else if (start.reason instanceof DeliveryWorkflowConflict) {
       conflicts.push(start.reason);
@@ -106,17 +115,18 @@ export async function relayPendingEvents({
   });
   await endClaim(
     db,
-    claim,
+    { ...claim, events: events.filter((event) => !leftToAttempt.has(event.identity.eventId)) },
     started,
     conflicts.map((conflict) => conflict.identity.eventId),
   );
   for (const conflict of conflicts) await reportWorkflowConflict({ db, log, metrics }, conflict, 'relay');
-  if (failure && started.length === 0) throw failure;
+  const startedCount = leftToAttempt.size + started.length;
+  if (failure && startedCount === 0) throw failure;
   if (failure) {
-    const notStarted = events.length - started.length - conflicts.length;
-    log?.warn({ err: failure, started: started.length, notStarted }, 'some delivery workflows not started; the next pass takes their events again');
+    const notStarted = events.length - startedCount - conflicts.length;
+    log?.warn({ err: failure, started: startedCount, notStarted }, 'some delivery workflows not started; the next pass takes their events again');
   }
-  return started.length;
+  return startedCount;
 }
 
 /**

@@ -75,6 +75,10 @@ const START_ATTEMPT = preparedStatement(
      INSERT INTO ${ATTEMPT_STARTS} (event_id, number, manual, started_at)
      SELECT $1, $2, $3, $4 FROM found
       WHERE found.active AND found.recorded_outcome IS NULL AND ($5::text IS NULL OR found.uuid::text = $5::text)
+   ), begun AS (
+     UPDATE ${EVENTS} SET workflow_started_at = now()
+      WHERE id = $1 AND workflow_started_at IS NULL
+        AND EXISTS (SELECT 1 FROM found WHERE $5::text IS NULL OR found.uuid::text = $5::text)
    )
    SELECT * FROM found`,
 );
@@ -86,6 +90,10 @@ const START_ATTEMPT = preparedStatement(
  * have received. The start is written only where the attempt is to POST: the event is `start.eventKey`'s, its endpoint
  * is switched on, and this attempt number is not recorded yet. Where the endpoint's stored secrets then cannot be
  * opened (nothing is sent), the failed outcome recorded for the attempt takes the start back like any other.
+ *
+ * The first attempt of the event's own workflow also marks its delivery started (`workflow_started_at`): the outbox
+ * relay leaves that to it for a workflow it started eagerly, which saves the relay a statement per event
+ * (src/temporal/outbox-relay.ts).
  */
 export async function startAttempt(db: Knex, start: AttemptStart): Promise<EventForAttempt | undefined> {
   const [row] = await runPrepared<EventForAttemptRow>(db, START_ATTEMPT, [

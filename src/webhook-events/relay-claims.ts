@@ -47,15 +47,18 @@ const END_CLAIM = preparedStatement(
      workflow_started_at = CASE WHEN id = ANY($2::bigint[]) THEN now() END,
      relay_claimed_at = CASE WHEN id = ANY($2::bigint[]) OR id = ANY($3::bigint[]) OR relay_claimed_at <> $4::timestamptz THEN relay_claimed_at END
    WHERE id = ANY($1::bigint[])
-     -- Started by another relay meanwhile (a claim that ran out while Temporal was slow): nothing left to end.
+     -- Started by another relay meanwhile (a claim that ran out while Temporal was slow), or marked by its first
+     -- attempt: nothing left to end.
      AND workflow_started_at IS NULL`,
 );
 
 /**
- * Ends a relay's claim in one statement: the events in `started` are marked started (keeping the claim's time), those
- * in `held` keep their claim until it runs out (a workflow id conflict: tried again then, not in every pass), the
- * others are freed for the next pass at once (their start failed; the relay backs off before it tries again), unless
- * their claim ran out meanwhile and another relay claimed them since: that claim stays.
+ * Ends a relay's claim on `claim.events` in one statement: the events in `started` are marked started (keeping the
+ * claim's time), those in `held` keep their claim until it runs out (a workflow id conflict: tried again then, not in
+ * every pass), the others are freed for the next pass at once (their start failed; the relay backs off before it
+ * tries again), unless their claim ran out meanwhile and another relay claimed them since: that claim stays. No
+ * statement for no events: the relay leaves the events whose workflow started eagerly out of `claim.events` (their
+ * first attempt marks them started).
  */
 export async function endClaim(db: Knex, claim: RelayClaim, started: number[], held: number[] = []): Promise<void> {
   if (claim.events.length === 0) return;

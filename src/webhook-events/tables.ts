@@ -54,7 +54,10 @@ export interface WebhookEventRow {
   /** While `failed` with a scheduled attempt still due: when it is due. */
   next_attempt_at: Date | null;
   delivered_at: Date | null;
-  /** Set by the relay once the delivery workflow is started; null while the event waits in the outbox. */
+  /**
+   * Set once the delivery workflow is started: by the relay, or, for a workflow it started eagerly, by that workflow's
+   * first attempt, a moment later; null while the event waits in the outbox.
+   */
   workflow_started_at: Date | null;
   /** The event's random key, carried in its workflows' memo (migration 017). */
   uuid: string;

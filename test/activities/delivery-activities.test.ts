@@ -305,15 +305,19 @@ describe('attemptDelivery', () => {
       expect(subscriber.requests).toHaveLength(0);
       expect(await attemptRows(db, event.id)).toEqual([]);
       expect(await attemptStartRows(db, event.id)).toEqual([]);
-      expect(await eventRow(db, event.id)).toMatchObject({ status: 'waiting', attempts: 0 });
+      // Not marked started either: the relay still starts the event's own workflow.
+      expect(await eventRow(db, event.id)).toMatchObject({ status: 'waiting', attempts: 0, workflow_started_at: null });
       expect(await metrics.registry.getSingleMetricAsString('webhook_foreign_delivery_workflows_total')).toContain('webhook_foreign_delivery_workflows_total 2');
     });
 
     test("the event's own owner is sent as before", async () => {
       const event = await newEvent();
       const owner = { installation: await readInstallation(db), key: (await eventRow(db, event.id)).uuid };
+      expect((await eventRow(db, event.id)).workflow_started_at).toBeNull();
       expect(await run(activities.attemptDelivery, { ...firstAttempt(event.id), owner })).toMatchObject({ outcome: 'delivered' });
       expect(subscriber.requests).toHaveLength(1);
+      // Its first attempt marks its delivery started (the relay leaves that to it).
+      expect((await eventRow(db, event.id)).workflow_started_at).toBeInstanceOf(Date);
     });
   });
 
