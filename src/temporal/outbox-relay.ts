@@ -59,9 +59,11 @@ const CLAIM_TO_START_TIMEOUT = 6;
  * One pass of the relay: claims up to `batchSize` events whose workflow was not started yet, oldest first (parallel
  * relays claim different rows), and starts their workflows. An event whose workflow started eagerly keeps its claim:
  * this process's worker runs the first attempt at once, and that attempt marks the event started
- * (src/webhook-events/attempts.ts) in the statement it makes anyway, so the pass spends no statement on it. Should
- * the attempt not begin before the claim runs out (the process died), the next pass claims the event again, finds its
- * workflow, and marks it started. A workflow started the usual way may be run by any worker, later, and perhaps by
+ * (src/webhook-events/attempts.ts) in the statement it makes anyway, so the pass spends no statement on it. Where
+ * the task does not run here after all (the process died, the worker refused the task, the task timed out), Temporal
+ * hands it to another worker within 10 s, whose attempt marks the event; should no attempt begin before the claim
+ * runs out (a previous release's worker, or an attempt waiting for a slot that long), the next pass claims the event
+ * again, finds its workflow, and marks it started. A workflow started the usual way may be run by any worker, later, and perhaps by
  * the previous release's during a deploy, whose attempt marks nothing: the pass marks it. So in one statement at the
  * end, only where some start was not eager, the pass marks started those events and the ones whose workflow existed
  * already, keeps the claim of those whose workflow id another event holds, and frees those whose start failed or
@@ -103,7 +105,8 @@ export async function relayPendingEvents({
       if (start.value === 'started-eagerly') leftToAttempt.add(eventId);
       else started.push(eventId);
       // A new workflow's line would be one more per event on the delivery path, its attempt's line follows within
-      // milliseconds; a workflow that ran already (an earlier pass whose end was lost) is worth an operator's eye.
+      // milliseconds; a workflow that ran already (an earlier pass whose end was lost, or an eager start whose first
+      // attempt did not begin within the claim) is worth an operator's eye.
       const level = start.value === 'already-started' ? 'info' : 'debug';
       log?.[level]({ eventId, workflowId, start: start.value }, 'delivery workflow started');
     } else if (start.reason instanceof DeliveryWorkflowConflict) {
@@ -152,10 +155,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   const pass = async () => {
     try {
-      const marked = await relayPendingEvents({ ...options, batchSize });
-      if (marked > 0) log.debug({ marked }, 'outbox relay started delivery workflows');
+      const started = await relayPendingEvents({ ...options, batchSize });
+      if (started > 0) log.debug({ started }, 'outbox relay started delivery workflows');
       failures = 0;
-      if (marked === batchSize) wakeUp.notify(); // more may be waiting
+      if (started === batchSize) wakeUp.notify(); // more may be waiting
     } catch (err) {
       failures += 1;
       log.warn({ err, retryInMs: backoffMs(failures) }, 'outbox relay could not start delivery workflows; the events stay queued');

@@ -56,7 +56,8 @@ export interface WebhookEventRow {
   delivered_at: Date | null;
   /**
    * Set once the delivery workflow is started: by the relay, or, for a workflow it started eagerly, by that workflow's
-   * first attempt, a moment later; null while the event waits in the outbox.
+   * first attempt, normally a moment later (or by a later pass of the relay, should no attempt begin within its claim);
+   * null while the event waits in the outbox.
    */
   workflow_started_at: Date | null;
   /** The event's random key, carried in its workflows' memo (migration 017). */

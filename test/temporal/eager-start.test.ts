@@ -70,7 +70,9 @@ test("an event started eagerly is marked started by its first attempt, and the r
   };
   const waitingForTheRow = (statement: string) =>
     eventually(
-      async () => (await db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE ?`, [statement])).rows[0].n === 1,
+      async () =>
+        (await db.raw(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE ?`, [statement]))
+          .rows[0].n === 1,
       { what: `${statement} to wait for the row` },
     );
   const log = pino({ level: 'silent' });
@@ -78,14 +80,16 @@ test("an event started eagerly is marked started by its first attempt, and the r
   await worker.runUntil(async () => {
     const eager = await insertEvent(db, endpointId);
     const eagerly = lockedFromStart(eager.id);
-    // The pass ends while the row is locked: it wrote nothing to it. The attempt that the eager start ran waits for it.
+    // The pass ends while the row is locked: it wrote nothing to it. The attempt that the eager start ran waits for the
+    // row (its start's foreign key, and its mark); once it has it, it marks the event.
     expect(await relayPendingEvents({ db, client: eagerly.client, taskQueue, eagerStart: true, log })).toBe(1);
     await waitingForTheRow('WITH found AS (%');
     await eagerly.release();
     await eventually(async () => (await eventRow(db, eager.id)).status === 'delivered', { what: 'the eager event delivered' });
     expect((await eventRow(db, eager.id)).workflow_started_at).toBeInstanceOf(Date);
 
-    // Started the usual way (another worker may run it, perhaps of the previous release): the pass marks it.
+    // Started the usual way (another worker may run it, perhaps of the previous release): the pass writes the mark too,
+    // so it waits for the row.
     const polled = await insertEvent(db, endpointId);
     const usually = lockedFromStart(polled.id);
     const pass = relayPendingEvents({ db, client: usually.client, taskQueue, eagerStart: false, log });
