@@ -80,12 +80,15 @@ test("the delivery role's /metrics serves the Temporal SDK's worker metrics besi
   try {
     await eventually(async () => (await eventRow(db, event.id)).status === 'delivered', { timeoutMs: 60_000, what: 'the delivery role to deliver' });
     const waitedSeconds = (Date.now() - startedAt) / 1000;
+    // The SDK records the workflow's completion and its last task's latency at different moments: wait for both.
     const text = await eventually(
       async () => {
         const body = await scrape();
-        return (sample(body, 'temporal_workflow_completed_total', { task_queue: taskQueue }) ?? 0) >= 1 && body;
+        const completed = sample(body, 'temporal_workflow_completed_total', { task_queue: taskQueue }) ?? 0;
+        const tasks = sample(body, 'temporal_workflow_task_execution_latency_seconds_count', { task_queue: taskQueue, workflow_type: 'deliverEvent' }) ?? 0;
+        return completed >= 1 && tasks >= 1 && body;
       },
-      { what: 'the SDK to count the completed workflow' },
+      { what: 'the SDK to count the completed workflow and its task' },
     );
 
     // Ours.
