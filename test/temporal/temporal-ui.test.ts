@@ -65,6 +65,9 @@ const summaryOf = (metadata: { summary?: Payload | null } | null | undefined) =>
 /** Swiss local time of day, as the admin page shows it. */
 const swissClock = (date: Date) =>
   new Intl.DateTimeFormat('de-CH', { timeZone: 'Europe/Zurich', hour: '2-digit', minute: '2-digit' }).format(date);
+const swissDay = (date: Date) => new Intl.DateTimeFormat('de-CH', { timeZone: 'Europe/Zurich', day: '2-digit', month: '2-digit' }).format(date);
+/** A time as the texts show it after another: with its day (`29.11. 00:07`) when the Swiss day is not the other's. */
+const swissClockAfter = (date: Date, earlier: Date) => (swissDay(date) === swissDay(earlier) ? swissClock(date) : `${swissDay(date)} ${swissClock(date)}`);
 
 test('a delivery says what it delivers, where it stands after every transition, and when the next attempt is due', async () => {
   const { event } = await newEvent((request) => (request.index < 2 ? { status: 500, body: 'down' } : { status: 200, body: 'ok' }));
@@ -105,7 +108,7 @@ test('a delivery says what it delivers, where it stands after every transition, 
     const [firstAttempt] = await db('webhook_delivery_attempts').where({ event_id: event.id });
     expect(await currentDetails(event)).toBe(
       `Fehlgeschlagen — Versuch 1 von 5 um ${swissClock(firstAttempt.started_at)} (HTTP 500 in ${firstAttempt.duration_ms} ms), ` +
-        `nächster Versuch um ${swissClock(failed.next_attempt_at)}`,
+        `nächster Versuch um ${swissClockAfter(failed.next_attempt_at, firstAttempt.started_at)}`,
     );
 
     expect(await handleOf(event).result()).toBe('delivered');
@@ -123,8 +126,8 @@ test('a delivery says what it delivers, where it stands after every transition, 
   expect(summaries('markerRecordedEventAttributes')).toEqual(['POST attempt 1 of 5', 'POST attempt 2 of 5', 'POST attempt 3 of 5']);
   const backoffs = summaries('timerStartedEventAttributes');
   expect(backoffs).toHaveLength(2);
-  expect(backoffs[0]).toMatch(/^Next attempt at \d\d:\d\d \(Zurich\), after attempt 1 → HTTP 500 in \d+ ms$/);
-  expect(backoffs[1]).toMatch(/^Next attempt at \d\d:\d\d \(Zurich\), after attempt 2 → HTTP 500 in \d+ ms$/);
+  expect(backoffs[0]).toMatch(/^Next attempt at (\d\d\.\d\d\. )?\d\d:\d\d \(Zurich\), after attempt 1 → HTTP 500 in \d+ ms$/);
+  expect(backoffs[1]).toMatch(/^Next attempt at (\d\d\.\d\d\. )?\d\d:\d\d \(Zurich\), after attempt 2 → HTTP 500 in \d+ ms$/);
 });
 
 test('at max retries the status says so; a resend after that is a run of its own that says it is one', async () => {
