@@ -79,9 +79,9 @@ async function ifOwnWorkflowHasTheId<A>(client: Client, event: EventToStart, err
  * `eager`: the client shares its NativeConnection with a delivery worker of the same task queue (the `delivery` and
  * `all` roles), so Temporal may hand the first workflow task back with the start's answer instead of through a
  * poll (eager workflow start): then 'started-eagerly', and that worker normally runs the first attempt at once (should
- * it refuse the task, Temporal hands it to another worker after the task's timeout). Without a free
- * slot on that worker, or where the server has it switched off, the workflow starts as usual; either way the start
- * is recorded by Temporal before it answers.
+ * it refuse the task, Temporal hands it to another worker after the task's timeout). Without a free slot on that
+ * worker, or where the server has it switched off, the workflow starts as usual; either way the start is recorded by
+ * Temporal before it answers.
  */
 export async function startDeliveryWorkflow(
   client: Client,

@@ -63,12 +63,12 @@ const CLAIM_TO_START_TIMEOUT = 6;
  * the task does not run here after all (the process died, the worker refused the task, the task timed out), Temporal
  * hands it to another worker within 10 s, whose attempt marks the event; should no attempt begin before the claim
  * runs out (a previous release's worker, or an attempt waiting for a slot that long), the next pass claims the event
- * again, finds its workflow, and marks it started. A workflow started the usual way may be run by any worker, later, and perhaps by
- * the previous release's during a deploy, whose attempt marks nothing: the pass marks it. So in one statement at the
- * end, only where some start was not eager, the pass marks started those events and the ones whose workflow existed
- * already, keeps the claim of those whose workflow id another event holds, and frees those whose start failed or
- * timed out, for the next pass. When no start of the pass succeeded, that error is rethrown once the claims are ended (the
- * relay backs off: Temporal is down or refuses). When others succeeded, Temporal is up and only slow: a start that
+ * again, finds its workflow, and marks it started. A workflow started the usual way may be run by any worker, later,
+ * and perhaps by the previous release's during a deploy, whose attempt marks nothing: the pass marks it. So in one
+ * statement at the end, only where some start was not eager, the pass marks started those events and the ones whose
+ * workflow existed already, keeps the claim of those whose workflow id another event holds, and frees those whose
+ * start failed or timed out, for the next pass. When no start of the pass succeeded, that error is rethrown once the
+ * claims are ended (the relay backs off: Temporal is down or refuses). When others succeeded, Temporal is up and only slow: a start that
  * missed its deadline under a backlog (BENCHMARKS.md, issue 29) is logged and taken again by the next pass, and the
  * relay goes on, rather than holding every event behind it for a backoff. An event whose workflow id is held by
  * another event's workflow is not started: reported (src/temporal/workflow-conflicts.ts), and its claim kept, so that

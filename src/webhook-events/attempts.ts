@@ -71,14 +71,13 @@ const START_ATTEMPT = preparedStatement(
        JOIN ${ENDPOINTS} AS p ON p.id = e.endpoint_id
        LEFT JOIN ${ATTEMPTS} AS a ON a.event_id = e.id AND a.number = $2
       WHERE e.id = $1
+   ), own AS (
+     SELECT * FROM found WHERE $5::text IS NULL OR found.uuid::text = $5::text
    ), started AS (
      INSERT INTO ${ATTEMPT_STARTS} (event_id, number, manual, started_at)
-     SELECT $1, $2, $3, $4 FROM found
-      WHERE found.active AND found.recorded_outcome IS NULL AND ($5::text IS NULL OR found.uuid::text = $5::text)
+     SELECT $1, $2, $3, $4 FROM own WHERE own.active AND own.recorded_outcome IS NULL
    ), begun AS (
-     UPDATE ${EVENTS} SET workflow_started_at = now()
-      WHERE id = $1 AND workflow_started_at IS NULL
-        AND EXISTS (SELECT 1 FROM found WHERE $5::text IS NULL OR found.uuid::text = $5::text)
+     UPDATE ${EVENTS} SET workflow_started_at = now() WHERE id = $1 AND workflow_started_at IS NULL AND EXISTS (SELECT 1 FROM own)
    )
    SELECT * FROM found`,
 );
