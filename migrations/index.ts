@@ -23,6 +23,7 @@ import * as m020 from './020_record_the_installation_id';
 import * as m021 from './021_store_webhook_event_environment';
 import * as m022 from './022_record_webhook_attempt_starts';
 import * as m023 from './023_store_webhook_event_trace_context';
+import * as m024 from './024_count_webhook_events_by_status';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -59,6 +60,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['021_store_webhook_event_environment', m021],
   ['022_record_webhook_attempt_starts', m022],
   ['023_store_webhook_event_trace_context', m023],
+  ['024_count_webhook_events_by_status', m024],
 ];
 
 /**

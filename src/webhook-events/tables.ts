@@ -16,6 +16,8 @@ export const ATTEMPTS = 'webhook_delivery_attempts';
 export const ATTEMPT_STARTS = 'webhook_attempt_starts';
 /** The donation, checkout and order numbers each event is about: what the admin finds it by (migration 014). */
 export const REFERENCES = 'webhook_event_references';
+/** Events per delivery status, per slot, kept by Postgres's triggers as events are written (migration 024). */
+export const COUNTS = 'webhook_event_counts';
 /** The endpoint's table (src/webhook-endpoint/), joined where an event is read with its endpoint. */
 export const ENDPOINTS = 'webhook_endpoints';
 

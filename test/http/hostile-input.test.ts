@@ -35,7 +35,8 @@ async function tableCounts(): Promise<Record<string, number>> {
   const tables: Array<{ tablename: string }> = await app.db('pg_tables').select('tablename').where({ schemaname: 'public' });
   const counts: Record<string, number> = {};
   for (const { tablename } of tables) {
-    const [{ count }] = await app.db(tablename).count({ count: '*' });
+    // The events by status that Postgres keeps (migration 024): the events counted, not the slots' rows.
+    const [{ count }] = tablename === 'webhook_event_counts' ? await app.db(tablename).sum({ count: 'events' }) : await app.db(tablename).count({ count: '*' });
     counts[tablename] = Number(count);
   }
   return counts;
@@ -283,6 +284,7 @@ describe('SQL injection', () => {
       // Its transaction id, in the one namespace of every payment.
       transaction_ids: before.transaction_ids + 1,
       webhook_events: before.webhook_events + 1,
+      webhook_event_counts: before.webhook_event_counts + 1,
       // The donation number the event is about, by which the admin finds it.
       webhook_event_references: before.webhook_event_references + 1,
     });

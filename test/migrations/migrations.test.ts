@@ -267,3 +267,30 @@ test('021 gives the events already there the environment of their payload, and t
   await insertWithout('after-down', envelope('prod'));
   await db.migrate.latest();
 });
+
+test('024 counts the events already there by status, goes on counting, and comes back down', async () => {
+  await rollBackAfter('023_store_webhook_event_trace_context');
+  const endpointId = await insertEndpoint(db, { url: 'https://crm.example.org/hooks' });
+  const insert = async (name: string, status: string) =>
+    db('webhook_events').insert({ endpoint_id: endpointId, event_type: 'donation.completed', payload_version: 'v2.1', source_key: `m024:${name}`, payload: '{}', status });
+  for (const [name, status] of [['a', 'waiting'], ['b', 'delivered'], ['c', 'delivered'], ['d', 'max_retries_reached']]) await insert(name, status);
+  const byStatus = async (sql: string) =>
+    Object.fromEntries(((await db.raw(sql)).rows as Array<{ status: string; events: number }>).map((row) => [row.status, row.events]));
+  const kept = () => byStatus('SELECT status, sum(events)::int AS events FROM webhook_event_counts GROUP BY status HAVING sum(events) <> 0');
+  const recounted = () => byStatus('SELECT status, count(*)::int AS events FROM webhook_events GROUP BY status');
+
+  await db.migrate.latest();
+  const counted = await kept();
+  expect(counted).toEqual(await recounted());
+  expect(counted).toMatchObject({ delivered: expect.any(Number), max_retries_reached: expect.any(Number) });
+  await insert('e', 'waiting');
+  await db('webhook_events').where({ source_key: 'm024:a' }).update({ status: 'failed' });
+  expect(await kept()).toEqual({ ...counted, failed: (counted.failed ?? 0) + 1 });
+  expect(await kept()).toEqual(await recounted());
+
+  await rollBackAfter('023_store_webhook_event_trace_context');
+  expect(await userTables()).not.toContain('webhook_event_counts');
+  await insert('after-down', 'waiting');
+  await db('webhook_events').where('source_key', 'like', 'm024:%').del();
+  await db.migrate.latest();
+});

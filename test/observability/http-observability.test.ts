@@ -137,6 +137,26 @@ describe('/metrics', () => {
     expect(age).toBeLessThan(150);
   });
 
+  test('counts events by status without reading the events: the counts answer while webhook_events is locked', async () => {
+    const { baseUrl, db: own } = await serve();
+    const endpoint = await insertEndpoint(own, { url: 'https://crm.example.org/hooks' });
+    const events = [await insertEvent(own, endpoint), await insertEvent(own, endpoint)];
+    await own('webhook_events').where({ id: events[0].id }).update({ status: 'delivered', workflow_started_at: own.fn.now() });
+
+    // As a long-running statement or a migration might hold it: every query that reads the table waits.
+    const locker = await own.transaction();
+    try {
+      await locker.raw('LOCK TABLE webhook_events IN ACCESS EXCLUSIVE MODE');
+      const text = await scrape(baseUrl);
+      expect(text).toContain('webhook_events{status="waiting"} 1');
+      expect(text).toContain('webhook_events{status="delivered"} 1');
+      // The backlog gauge does read the table: it waited out the scrape's limit.
+      expect(text).toMatch(/^webhook_outbox_pending_events nan$/im);
+    } finally {
+      await locker.rollback();
+    }
+  });
+
   test('still answers while Postgres is unreachable, the gauges it could not read as NaN', async () => {
     const unreachable = `postgres://nobody@127.0.0.1:${await freePort()}/nothing`;
     const { baseUrl, logs } = await serve({}, { connect: () => createDb({ connectionString: unreachable }) });
