@@ -49,7 +49,7 @@ void runDrill('postgres-outage', async (onCleanup) => {
     committedAtStop < CALLS &&
     writes.missingCheckouts.length === 0 &&
     writes.halfWritten.length === 0 &&
-    writes.contactTotalsOff.length === 0 &&
+    writes.keptCountsOff.length === 0 &&
     verdict.committedEvents === CALLS &&
     deliveriesConsistent(verdict) &&
     isRunning(relay) &&

@@ -112,7 +112,7 @@ async function verdict(stage: StackStage, load: LoadResult, events: number, expo
     deliveries.attemptsBelowRequests.length === 0 &&
     writes.missingCheckouts.length === 0 &&
     writes.halfWritten.length === 0 &&
-    writes.contactTotalsOff.length === 0 &&
+    writes.keptCountsOff.length === 0 &&
     duplicates.withinBound;
   return {
     passed,

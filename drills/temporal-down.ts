@@ -38,7 +38,7 @@ void runDrill('temporal-down', async (onCleanup) => {
     receivedWhileDown === 0 &&
     writes.missingCheckouts.length === 0 &&
     writes.halfWritten.length === 0 &&
-    writes.contactTotalsOff.length === 0 &&
+    writes.keptCountsOff.length === 0 &&
     verdict.committedEvents === EVENTS &&
     verdict.delivered === EVENTS &&
     verdict.attemptLogProblems.length === 0 &&

@@ -130,13 +130,17 @@ export interface PlatformVerdict {
   missingCheckouts: string[];
   /** Checkouts without their donation, or donations without their event (or with more than one). */
   halfWritten: string[];
-  /** Contact totals (migrations 011 and 016) that differ from a recount of the donations. */
-  contactTotalsOff: string[];
+  /**
+   * What Postgres keeps counted that differs from a recount: contact totals (migrations 011 and 016) against the
+   * donations, events by status (migration 024) against the events.
+   */
+  keptCountsOff: string[];
 }
 
 /**
  * Every platform call wrote all of its rows, or none: checkout, its donation, and that donation's one event; and the
- * contact totals Postgres keeps equal a recount (the drills' donor pays every time, so its totals take every call).
+ * contact totals and event counts Postgres keeps equal a recount (the drills' donor pays every time, so its totals
+ * take every call; every event of the drill changes status at least once).
  */
 export async function verifyPlatformWrites(db: Db, transactionIds: string[]): Promise<PlatformVerdict> {
   const rows: Array<{ transaction_id: string; number: string | null; events: number }> = await db('checkouts as c')
@@ -162,8 +166,17 @@ export async function verifyPlatformWrites(db: Db, transactionIds: string[]): Pr
       FROM contact_donation_totals k FULL JOIN recount r ON r.contact_id = k.contact_id AND r.currency = k.currency
      WHERE k.contact_id IS NULL OR r.contact_id IS NULL OR k.position_count <> r.positions
         OR k.checkout_count <> r.checkouts OR k.amount_minor <> r.amount`);
+  const { rows: eventCountsOff } = await db.raw(`
+    WITH kept AS (SELECT status, sum(events)::int AS events FROM webhook_event_counts GROUP BY status),
+         recount AS (SELECT status, count(*)::int AS events FROM webhook_events GROUP BY status)
+    SELECT coalesce(k.status, r.status) AS status, k.events AS kept, r.events AS recounted
+      FROM kept k FULL JOIN recount r ON r.status = k.status
+     WHERE coalesce(k.events, 0) <> coalesce(r.events, 0)`);
   return {
-    contactTotalsOff: (totalsOff as Array<Record<string, unknown>>).map((row) => `contact totals ${JSON.stringify(row)} differ from a recount`),
+    keptCountsOff: [
+      ...(totalsOff as Array<Record<string, unknown>>).map((row) => `contact totals ${JSON.stringify(row)} differ from a recount`),
+      ...(eventCountsOff as Array<Record<string, unknown>>).map((row) => `events by status ${JSON.stringify(row)} differ from a recount`),
+    ],
     missingCheckouts: transactionIds.filter((id) => !found.has(id)),
     halfWritten: [
       ...rows.filter((r) => r.number === null).map((r) => `checkout ${r.transaction_id} without a donation`),

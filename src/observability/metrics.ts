@@ -242,7 +242,7 @@ function registerDatabaseGauges(
 ): void {
   databaseGauge(registry, log, {
     name: 'webhook_events',
-    help: 'Webhook events by delivery status, counted in Postgres',
+    help: 'Webhook events by delivery status, as Postgres keeps them counted',
     labelNames: ['status'],
     series: DELIVERY_STATUSES.map((status) => ({ status })),
     async read() {

@@ -63,17 +63,20 @@ test('inserts, attempts that change the status, attempts that do not, a retried 
   expect(await kept(db)).toEqual(await recounted(db));
 });
 
-test('a TRUNCATE empties the counts', async () => {
+test('a TRUNCATE empties the counts, also one that reaches the events by CASCADE', async () => {
   const db = await databases.create();
   const endpoint = await insertEndpoint(db, { url: 'https://crm.example.org/hooks' });
   await insertEvent(db, endpoint);
   await db.raw('TRUNCATE webhook_events CASCADE');
   expect(await kept(db)).toEqual(new Map());
   await insertEvent(db, endpoint);
+  await db.raw('TRUNCATE webhook_endpoints CASCADE');
+  expect(await kept(db)).toEqual(new Map());
+  await insertEvent(db, await insertEndpoint(db, { url: 'https://crm.example.org/hooks' }));
   expect(await kept(db)).toEqual(new Map([['waiting', 1]]));
 });
 
-test('30 events written at once and 30 attempts recorded at once are all counted, and none waits for another in a cycle', async () => {
+test('30 events written at once and 30 attempts recorded at once are all counted, none failing', async () => {
   const db = await databases.create();
   const endpoint = await insertEndpoint(db, { url: 'https://crm.example.org/hooks' });
   const first = await Promise.all(Array.from({ length: 30 }, () => insertEvent(db, endpoint)));
