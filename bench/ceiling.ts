@@ -51,6 +51,8 @@ const options = flags({
   'trace-sample': 300,
   /** Count the service's SQL statements per delivered event in each phase (pg_stat_statements). */
   'pg-stat-statements': false,
+  /** Sample the service's Postgres sessions waiting for locks during each phase (its CPU then counts them too). */
+  'lock-waits': false,
   /**
    * Comma-separated service roles (`delivery`, `api`) to run with --cpu-prof, and `ceiling` for the ceilings' process
    * (in every ceiling and floor run); the profiles go to this directory.
@@ -66,6 +68,8 @@ const options = flags({
   logs: '',
   /** Extra environment for the service's processes, `KEY=value;KEY2=value` (e.g. `TEMPORAL_WORKER_VERSIONING=false`). */
   env: '',
+  /** Node options of the service's delivery process, e.g. `--max-old-space-size=256` as docker-compose.yml runs it. */
+  'delivery-node-args': '',
   /** Temporal dev server dynamic config, `key=json;key2=json`, for both systems. */
   'temporal-config': '',
   out: '',
@@ -91,6 +95,7 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout, tra
       ? { roles: ['api', 'relay', 'worker'], workerTuning: tuning, relayProbe: { traceFile: relayTraceFile, tuning: relay } }
       : { roles: ['api', 'delivery'] }),
     env: { ...keyValues(options.env), ...spans?.environment(tracing!) },
+    nodeArgs: { delivery: options['delivery-node-args'].split(' ').filter(Boolean) },
     pgStatStatements: options['pg-stat-statements'],
     keepLogsIn: options.logs ? path.join(options.logs, `${name}-${round + 1}`) : undefined,
     cpuProfile: profiled.length > 0 ? { roles: profiled, dir: path.join(options['cpu-prof-dir'], `${name}-${round + 1}`) } : undefined,
@@ -108,6 +113,7 @@ async function runService(receiver: Receiver, { name, tuning, relay, layout, tra
       temporal: () => createTemporalClient({ address: stack.temporal!.address, namespace: 'default' }),
       traceSample: options['trace-sample'],
       statements: options['pg-stat-statements'],
+      lockWaits: options['lock-waits'],
       // The combined role's relay is the production one, without the trace of its starts: its passes and the attempts'
       // starts are read from the rows alone.
       relayTraceFile: traced ? relayTraceFile : undefined,

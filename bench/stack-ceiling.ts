@@ -46,6 +46,8 @@ const options = flags({
   'trace-sample': 200,
   /** Count the service's SQL statements per delivered event in each phase (pg_stat_statements). */
   'pg-stat-statements': false,
+  /** Sample the service's Postgres sessions waiting for locks during each phase (its CPU then counts them too). */
+  'lock-waits': false,
   /** Comma-separated service roles (`delivery`, `api`) whose replicas run with --cpu-prof; profiles go to this directory. */
   'cpu-prof': '',
   'cpu-prof-dir': '/tmp/donation-webhooks-bench-profiles',
@@ -111,6 +113,7 @@ async function runService(receiver: Receiver, round: number, system: 'service' |
       temporal: () => createTemporalClient({ ...temporalClientOptions(real.stack), namespace: real.stack.namespace }),
       traceSample: options['trace-sample'],
       statements: options['pg-stat-statements'],
+      lockWaits: options['lock-waits'],
       settleTimeoutS: options['settle-timeout'],
     };
     const run = startRun(system, PRODUCTION.name, round);

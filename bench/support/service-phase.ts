@@ -19,21 +19,26 @@ export interface ServiceProbe {
   traceSample: number;
   /** Count statements with pg_stat_statements (loaded into the service's Postgres). */
   statements: boolean;
+  /**
+   * Sample the service's Postgres sessions waiting for a lock, ten times a second. Off unless asked for: the samples
+   * cost that Postgres some 15 ms of CPU a second, which its CPU per event would count against the service alone.
+   */
+  lockWaits: boolean;
   /** The traced relay's starts (bench/support/traced-relay.ts), for the separate layout; absent: the rows alone. */
   relayTraceFile?: string;
   settleTimeoutS: number;
 }
 
 /**
- * One phase of the service: rate, latency and CPU, and with them its lock waits, its statements per delivered event,
+ * One phase of the service: rate, latency and CPU, and with them its lock waits (if sampled), its statements per delivered event,
  * its relay's passes (from the rows, and the relay's trace where there is one) and the stages of a sample of its
  * events (the rows and the workflows' histories), each stored in `run` under the phase's name.
  */
 export async function runServicePhase(phase: Phase, load: EventLoad, meter: () => CpuMeter, receiver: Receiver, run: SystemRun, probe: ServiceProbe): Promise<void> {
-  const locks = new LockWaitSampler(probe.db);
+  const locks = probe.lockWaits ? new LockWaitSampler(probe.db) : undefined;
   if (probe.statements) await resetStatements(probe.db);
   const { report, timings } = await runPhase(phase, load, meter, untilArrived(receiver, probe.settleTimeoutS));
-  run.lockWaits[report.phase] = await locks.stop();
+  if (locks) run.lockWaits[report.phase] = await locks.stop();
   run.phases.push(report);
   const delivered = deliveredEvents(timings, receiver);
   if (probe.statements) run.statements[report.phase] = await readStatements(probe.db, { top: 25, events: delivered.length });
