@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * The number of webhook events in each delivery status, kept up to date by Postgres instead of counted at every
  * scrape of the `webhook_events{status}` gauge. Counting them was an index-only scan over every event kept, some
- * 0.2–0.3 s per million, in each API replica every 15 s: it grew with the retention and the rate, and past the
+ * 0.27 s of Postgres's CPU per million, in each API replica every 15 s: it grew with the retention and the rate, and past the
  * scrape's 2 s limit the gauge read NaN, so that `WebhookEventsGaveUp` could no longer fire (BENCHMARKS.md, issue 29).
  *
  * - Counts are kept per slot, the writing transaction's id mod 16, so that concurrent writers rarely wait for each
