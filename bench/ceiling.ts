@@ -37,8 +37,8 @@ const options = flags({
   /** Worker settings to compare (bench/support/worker-tuning.ts): `default;polls50:maxConcurrentWorkflowTaskPolls=50`. */
   tunings: 'default',
   /**
-   * `service`, `ceiling`, `ceiling-view`, `ceiling-view-lean`, `floor` (these need a service run first: they send the
-   * envelope it rendered), `platform`.
+   * `service`, `ceiling`, `ceiling-view`, `ceiling-view-lean`, `floor`, `floor-outbox` (these need a service run
+   * first: they send the envelope it rendered, or start from it), `platform`.
    */
   systems: 'service,ceiling,ceiling-view,platform',
   rates: '50,200',
@@ -170,8 +170,41 @@ async function runFloor(receiver: Receiver, { name, tuning, layout }: NamedTunin
   }
 }
 
-/** `run` names the folder of the ceiling process's profile (--cpu-prof=ceiling). */
-function startCeiling(receiver: Receiver, tuning: NamedTuning['tuning'], layout: NamedTuning['layout'], view: CeilingView, run: string): Promise<CeilingStack> {
+/**
+ * The floor with what the service's guarantees add to it (`floor-outbox`): the platform calls write their events to
+ * the outbox as the service's do, and the ceiling's process, in place of the delivery role, claims them at each
+ * notification with the relay's statement, starts the view's workflow of each, and makes its attempt with the
+ * attempt's two statements (bench/ceiling/starts.ts, activities.ts). What the service spends above this is its own
+ * code: the delivery workflow, the relay's and the attempt's bookkeeping, logs, metrics, the sweep.
+ */
+async function runFloorOutbox(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number): Promise<SystemRun> {
+  const platform = await startStack({ roles: ['api'], withoutTemporal: true });
+  try {
+    await platform.configureEndpoint(receiver.url);
+    const ceiling = await startCeiling(receiver, tuning, layout, 'described', `floor-outbox-${name}-${round + 1}`, platform.databaseUrl);
+    try {
+      const load = new EventLoad(platformCall(platform.apiUrl, platform.staffToken), receiver, `outbox-${randomUUID().slice(0, 8)}`);
+      return await measureDeliveries('floor-outbox', name, round, load, receiver, ceiling, platform.processes());
+    } finally {
+      await ceiling.stop();
+    }
+  } finally {
+    await platform.stop();
+  }
+}
+
+/**
+ * `run` names the folder of the ceiling process's profile (--cpu-prof=ceiling); with `outboxDatabaseUrl`, the process
+ * relays that database's outbox instead of starting at the bench's request.
+ */
+function startCeiling(
+  receiver: Receiver,
+  tuning: NamedTuning['tuning'],
+  layout: NamedTuning['layout'],
+  view: CeilingView,
+  run: string,
+  outboxDatabaseUrl?: string,
+): Promise<CeilingStack> {
   if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
   return startCeilingStack({
     cpuProfileDir: ceilingProfiled ? path.join(options['cpu-prof-dir'], run) : undefined,
@@ -179,7 +212,7 @@ function startCeiling(receiver: Receiver, tuning: NamedTuning['tuning'], layout:
     tuning,
     template,
     // Eager starts where the service's layout has them: its `delivery` role starts on the worker's connection.
-    start: { view, eager: layout === 'combined' },
+    start: { view, eager: layout === 'combined', outboxDatabaseUrl },
     temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
   });
 }
@@ -270,6 +303,7 @@ const RUNNERS: Record<System, (receiver: Receiver, tuning: NamedTuning, round: n
   ceiling: (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling'),
   'ceiling-view': (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling-view'),
   'ceiling-view-lean': (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling-view-lean'),
+  'floor-outbox': runFloorOutbox,
   platform: runPlatform,
   floor: runFloor,
 };

@@ -216,6 +216,7 @@ const RUNNERS: Record<System, (receiver: Receiver, round: number) => Promise<Sys
   'ceiling-view-lean': (receiver, round) => runCeiling(receiver, round, 'ceiling-view-lean'),
   platform: (receiver, round) => runService(receiver, round, 'platform'),
   floor: runFloor,
+  'floor-outbox': () => Promise.reject(new Error('floor-outbox runs on the dev server only, with bench/ceiling.js')),
 };
 
 async function main() {

@@ -2,6 +2,8 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { DEFAULT_HTTP_SETTINGS } from '../../activities/delivery-activities';
 import { postRequest } from '../../activities/http-post';
 import { SubscriberConnections } from '../../activities/subscriber-connections';
+import type { Db } from '../../src/db/knex';
+import { recordAttempt, startAttempt } from '../../src/webhook-events/attempts';
 import { RESPONSE_BODY_LIMIT_BYTES } from '../../src/webhooks/delivery-outcome';
 import { systemResolver } from '../../src/webhooks/subscriber-address';
 
@@ -32,13 +34,37 @@ export function postToSubscriber(url: string, body: Buffer) {
   });
 }
 
-/** The ceiling's only activity: POST the body; anything but a 2xx is retried like an infrastructure error. */
-export function createCeilingActivities(subscriberUrl: string) {
+const answered = (exchange: Awaited<ReturnType<typeof postToSubscriber>>): number => {
+  if (exchange.kind === 'response' && exchange.status >= 200 && exchange.status < 300) return exchange.status;
+  throw ApplicationFailure.retryable(`subscriber: ${JSON.stringify(exchange)}`, 'SubscriberFailed');
+};
+
+/**
+ * The ceiling's activities: `post` POSTs the body (anything but a 2xx is retried like an infrastructure error);
+ * `attemptFromOutbox`, with the service's database (the `floor-outbox` system), makes an event's first attempt with
+ * the service's statements: the event read with the attempt's start, then the outcome recorded with the status.
+ */
+export function createCeilingActivities(subscriberUrl: string, outbox?: Db) {
   return {
     async post(body: string): Promise<number> {
-      const exchange = await postToSubscriber(subscriberUrl, Buffer.from(body, 'utf8'));
-      if (exchange.kind === 'response' && exchange.status >= 200 && exchange.status < 300) return exchange.status;
-      throw ApplicationFailure.retryable(`subscriber: ${JSON.stringify(exchange)}`, 'SubscriberFailed');
+      return answered(await postToSubscriber(subscriberUrl, Buffer.from(body, 'utf8')));
+    },
+    async attemptFromOutbox(eventId: number): Promise<number> {
+      if (!outbox) throw new Error('attemptFromOutbox needs the outbox database');
+      const startedAt = new Date();
+      const event = await startAttempt(outbox, { eventId, attemptNumber: 1, manual: false, startedAt, eventKey: null });
+      if (!event) throw new Error(`event ${eventId} not found`);
+      const responseCode = answered(await postToSubscriber(subscriberUrl, Buffer.from(event.payload, 'utf8')));
+      const result = { outcome: 'delivered' as const, responseCode, error: null, startedAtMs: startedAt.getTime(), durationMs: Date.now() - startedAt.getTime() };
+      await recordAttempt(outbox, {
+        eventId,
+        attemptNumber: 1,
+        attempt: { kind: 'scheduled', number: 1, outcome: 'delivered' },
+        result,
+        responseBody: null,
+        retryDelayMs: 5 * 60_000,
+      });
+      return responseCode;
     },
   };
 }

@@ -1,7 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type { TemporalTlsSettings } from '../../src/config';
 import type { DeliveryFacts } from '../../src/delivery-rules/delivery-texts';
+import type { Db } from '../../src/db/knex';
 import { describedAs } from '../../src/temporal/delivery-workflows';
+import { listenForNewEvents } from '../../src/webhook-events/outbox';
+import { claimUnstartedEvents } from '../../src/webhook-events/relay-claims';
 
 /** A delivered envelope of the service and the transaction id in it, which the ceiling replaces by each event's key. */
 export interface EnvelopeTemplate {
@@ -32,6 +35,11 @@ export interface StartOptions {
   view: CeilingView;
   /** Ask for eager starts, as the service's `delivery` role does (its `separate` layout does not). */
   eager: boolean;
+  /**
+   * The `floor-outbox` system: the process starts the workflow of each event the service's platform calls write to
+   * this database, claimed at each notification as the relay claims them, instead of at the bench's request.
+   */
+  outboxDatabaseUrl?: string;
 }
 
 /** The bench asks the ceiling's process to start the workflow of one event; the process answers whether it did. */
@@ -79,5 +87,51 @@ export function ceilingStarter(client: Client, taskQueue: string, template: Enve
     } catch {
       return { request, started: false };
     }
+  };
+}
+
+/**
+ * The `floor-outbox` relay: at each notification of a new event (and every second), claims the unstarted events with
+ * the relay's statement and starts their view workflows, eagerly where asked; each first attempt marks its event
+ * started (src/webhook-events/attempts.ts), as the service's eager starts leave it to; each start carries what the
+ * view's does. None of the relay's bookkeeping beyond that: no end of the claim, no backoff, no sweep, no memo.
+ * Returns what stops it.
+ */
+export async function relayFromOutbox(client: Client, taskQueue: string, db: Db, { eager }: StartOptions): Promise<() => Promise<void>> {
+  let pending = true;
+  let stopped = false;
+  let wake: () => void = () => undefined;
+  const listener = await listenForNewEvents(
+    db,
+    () => {
+      pending = true;
+      wake();
+    },
+    () => undefined,
+  );
+  const loop = (async () => {
+    while (!stopped) {
+      if (!pending) await new Promise<void>((resolve) => ((wake = resolve), setTimeout(resolve, 1_000)));
+      pending = false;
+      const { events } = await claimUnstartedEvents(db, 100, 30_000);
+      await Promise.allSettled(
+        events.map(({ identity, facts }) =>
+          client.workflow.start('ceilingDeliveryFromOutbox', {
+            taskQueue,
+            workflowId: identity.workflowId,
+            args: [identity.eventId],
+            workflowTaskTimeout: '10 seconds',
+            requestEagerStart: eager,
+            ...describedAs(facts, { status: 'waiting', attempts: 0 }),
+          }),
+        ),
+      );
+    }
+  })();
+  return async () => {
+    stopped = true;
+    wake();
+    await loop;
+    await listener.close();
   };
 }

@@ -1,10 +1,11 @@
 import { Client } from '@temporalio/client';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { createDb } from '../../src/db/knex';
 import { connectNativeTemporal } from '../../src/temporal/connection';
 import { temporalConnection } from '../../src/temporal/connection-settings';
 import { deliveryWorkerSettings, type WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE, createCeilingActivities } from './activities';
-import { type CeilingTemporal, ceilingStarter, type EnvelopeTemplate, type StartOptions, type StartRequest } from './starts';
+import { type CeilingTemporal, ceilingStarter, type EnvelopeTemplate, relayFromOutbox, type StartOptions, type StartRequest } from './starts';
 
 /**
  * The trivial-workflow ceiling in one process, as the service's `delivery` role runs relay and worker:
@@ -22,21 +23,19 @@ async function main() {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const { address, tls } = JSON.parse(temporalJson) as CeilingTemporal;
   const connection = await connectNativeTemporal(temporalConnection(address, { tls }).options);
+  const startOptions = JSON.parse(startOptionsJson) as StartOptions;
+  const outbox = startOptions.outboxDatabaseUrl ? createDb({ connectionString: startOptions.outboxDatabaseUrl }) : undefined;
   const worker = await Worker.create({
     connection,
     namespace: 'default',
     taskQueue,
     workflowsPath: require.resolve('./workflow'),
-    activities: createCeilingActivities(subscriberUrl),
+    activities: createCeilingActivities(subscriberUrl, outbox),
     ...deliveryWorkerSettings(JSON.parse(tuningJson) as WorkerTuning),
   });
-  const start = ceilingStarter(
-    new Client({ connection, namespace: 'default' }),
-    taskQueue,
-    JSON.parse(templateJson) as EnvelopeTemplate,
-    new URL(subscriberUrl).host,
-    JSON.parse(startOptionsJson) as StartOptions,
-  );
+  const client = new Client({ connection, namespace: 'default' });
+  const stopRelay = outbox ? await relayFromOutbox(client, taskQueue, outbox, startOptions) : undefined;
+  const start = ceilingStarter(client, taskQueue, JSON.parse(templateJson) as EnvelopeTemplate, new URL(subscriberUrl).host, startOptions);
   process.on('message', (request: StartRequest) => void start(request).then((answer) => process.send?.(answer)));
   // The channel must not keep the process alive once the worker has shut down.
   process.channel?.unref();
@@ -44,6 +43,8 @@ async function main() {
   const running = worker.run();
   process.stdout.write(`${CEILING_READY_MESSAGE}\n`);
   await running;
+  await stopRelay?.();
+  await outbox?.destroy();
   await connection.close();
 }
 

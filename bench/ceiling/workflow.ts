@@ -8,7 +8,7 @@ const ATTEMPT_OPTIONS = {
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 } as const;
-const { post } = proxyLocalActivities<CeilingActivities>(ATTEMPT_OPTIONS);
+const { post, attemptFromOutbox } = proxyLocalActivities<CeilingActivities>(ATTEMPT_OPTIONS);
 
 /** The ceiling of one workflow per event: one local activity POSTs the body, then the workflow completes. */
 export async function ceilingDelivery(body: string): Promise<number> {
@@ -21,7 +21,15 @@ export async function ceilingDelivery(body: string): Promise<number> {
  * start carries the delivery's summary, details and search attributes (bench/ceiling/starts.ts).
  */
 export async function ceilingDeliveryDescribed(body: string): Promise<number> {
-  return describedDelivery(body, true);
+  return describedDelivery((summary) => post.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [body]), true);
+}
+
+/**
+ * The view's delivery of an event in the outbox (the `floor-outbox` system): the attempt reads the event with its
+ * start and records its outcome with the event's status, in the service's two statements (activities.ts).
+ */
+export async function ceilingDeliveryFromOutbox(eventId: number): Promise<number> {
+  return describedDelivery((summary) => attemptFromOutbox.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [eventId]), true);
 }
 
 /**
@@ -29,15 +37,15 @@ export async function ceilingDeliveryDescribed(body: string): Promise<number> {
  * and the closed workflow's status tells that it delivered. What the upsert costs on the happy path (issue 29).
  */
 export async function ceilingDeliveryDescribedLean(body: string): Promise<number> {
-  return describedDelivery(body, false);
+  return describedDelivery((summary) => post.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [body]), false);
 }
 
-async function describedDelivery(body: string, upsertDelivered: boolean): Promise<number> {
+async function describedDelivery(attemptOnce: (summary: string) => Promise<number>, upsertDelivered: boolean): Promise<number> {
   const attempt = { kind: 'scheduled', number: 1 } as const;
   const summary = attemptSummary(1, attempt);
   setCurrentDetails(attemptingDetails('waiting', 1, attempt));
   const startedAtMs = Date.now();
-  const responseCode = await post.executeWithOptions({ ...ATTEMPT_OPTIONS, summary }, [body]);
+  const responseCode = await attemptOnce(summary);
   if (upsertDelivered) {
     upsertSearchAttributes([
       { key: WEBHOOK_STATUS, value: 'delivered' },

@@ -12,10 +12,11 @@ import type { NamedTuning } from './worker-tuning';
  * The systems bench/ceiling.ts and bench/stack-ceiling.ts compare (the service, its ceiling of one trivial workflow
  * per event, the ceiling with the operators' view, the platform calls alone), their runs, and the report of medians
  * and ratios both print. `ceiling-view-lean` is the view without its upsert after a delivering first attempt;
- * `floor` is the view and the platform calls run at once.
+ * `floor` is the view and the platform calls run at once; `floor-outbox` the same with what the service's guarantees
+ * add: the view's process relays the platform's outbox and records each attempt with the service's statements.
  */
 
-export const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'ceiling-view-lean', 'platform', 'floor'] as const;
+export const SYSTEMS = ['service', 'ceiling', 'ceiling-view', 'ceiling-view-lean', 'platform', 'floor', 'floor-outbox'] as const;
 export type System = (typeof SYSTEMS)[number];
 export type CeilingSystem = Extract<System, `ceiling${string}`>;
 
@@ -27,7 +28,7 @@ export function parseSystems(text: string): System[] {
   const systems = list(text) as System[];
   const unknown = systems.filter((system) => !SYSTEMS.includes(system));
   if (unknown.length > 0) throw new Error(`--systems: unknown ${unknown.join(', ')} (known: ${SYSTEMS.join(', ')})`);
-  if (systems.some((system) => system.startsWith('ceiling') || system === 'floor') && systems.indexOf('service') !== 0) {
+  if (systems.some((system) => system.startsWith('ceiling') || system.startsWith('floor')) && systems.indexOf('service') !== 0) {
     throw new Error('--systems must begin with service when it has a ceiling or the floor: they send the envelope the service rendered');
   }
   return systems;
@@ -151,6 +152,17 @@ export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Recor
       lines.push(
         `Floor run together, ${phase}: CPU per event ${together.toFixed(1)} ms${summed}` +
           (measured === undefined ? '' : `; service ÷ floor run together = ${ratio(measured, together)}, p50 / p95 ms service ${latency('service')}, floor ${latency('floor')}`),
+      );
+    }
+    // The floor with the outbox's statements and the attempt log: what the service spends above it is its own code.
+    for (const phase of phases.map(phaseName)) {
+      const cpu = `${phase}: CPU ms per event`;
+      const [outbox, measured] = [bySystem['floor-outbox'][cpu], service[cpu]];
+      if (outbox === undefined) continue;
+      const latency = (system: System) => `${bySystem[system][`${phase}: p50 ms`]?.toFixed(0)} / ${bySystem[system][`${phase}: p95 ms`]?.toFixed(0)}`;
+      lines.push(
+        `Floor with the outbox and the attempt log, ${phase}: CPU per event ${outbox.toFixed(1)} ms` +
+          (measured === undefined ? '' : `; service ÷ floor with the outbox = ${ratio(measured, outbox)}, p50 / p95 ms service ${latency('service')}, floor with the outbox ${latency('floor-outbox')}`),
       );
     }
     lines.push('', 'Platform calls alone: rates are answered calls per second, latencies the answers\' (not deliveries).', '');

@@ -28,6 +28,7 @@ function runOf(system: System, round: number, p50: number, cpuMsPerEvent: Record
 
 test('a floor run needs the service first, whose envelope it sends', () => {
   expect(() => parseSystems('floor,service')).toThrow('--systems must begin with service');
+  expect(() => parseSystems('floor-outbox,service')).toThrow('--systems must begin with service');
   expect(parseSystems('service,platform,floor')).toEqual(['service', 'platform', 'floor']);
 });
 
@@ -45,5 +46,19 @@ test('the floor run together is set beside the service and the floor summed from
   expect(text).toContain(
     'Floor run together, open loop 20/s: CPU per event 65.0 ms; summed from separate runs (ceiling-view + platform calls) 66.0 ms; ' +
       'service ÷ floor run together = 1.29, p50 / p95 ms service 70 / 140, floor 40 / 80',
+  );
+});
+
+test('the floor with the outbox and the attempt log is set beside the service, medians of its rounds', () => {
+  const runs = [
+    runOf('service', 0, 60, { delivery: 30, temporal: 30, api: 12, postgres: 10 }),
+    runOf('floor-outbox', 0, 50, { worker: 26, temporal: 27, api: 11, postgres: 9 }),
+    runOf('floor-outbox', 1, 40, { worker: 24, temporal: 27, api: 11, postgres: 9 }),
+  ];
+  const text = report(runs, [{ name: 'combined', tuning: {}, relay: {}, layout: 'combined' }], {}, [PHASE]);
+  // Service 82 ms; the floor with the outbox 72 (73, 71).
+  expect(text).toContain(
+    'Floor with the outbox and the attempt log, open loop 20/s: CPU per event 72.0 ms; service ÷ floor with the outbox = 1.14, ' +
+      'p50 / p95 ms service 60 / 120, floor with the outbox 45 / 90',
   );
 });
