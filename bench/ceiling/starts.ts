@@ -118,7 +118,9 @@ export async function relayFromOutbox(client: Client, taskQueue: string, db: Db,
         events.map(({ identity, facts }) =>
           client.workflow.start('ceilingDeliveryFromOutbox', {
             taskQueue,
-            workflowId: identity.workflowId,
+            // Named after the bench's key, the event's transaction id, as the view's workflows are: --trace-sample
+            // finds their histories by it.
+            workflowId: facts.transactionId ?? identity.workflowId,
             args: [identity.eventId],
             workflowTaskTimeout: '10 seconds',
             requestEagerStart: eager,
