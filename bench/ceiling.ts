@@ -150,41 +150,25 @@ async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTun
  * call (its event left in the outbox, no relay) and, once answered, the view's workflow start, as the service's relay
  * starts a workflow after the commit. The floor summed from the two systems' separate runs leaves out that they share
  * the cores, which the service's processes do; this run counts it, and its latency is the call's plus the view's.
+ *
+ * `floor-outbox` adds what the service's guarantees add to it: the ceiling's process, in place of the delivery role,
+ * claims the platform's events at each notification with the relay's statement, starts the view's workflow of each,
+ * and makes its attempt with the attempt's two statements (bench/ceiling/starts.ts, activities.ts). What the service
+ * spends above this is its own code: the delivery workflow, the relay's and the attempt's bookkeeping, logs, metrics,
+ * the sweep.
  */
-async function runFloor(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number): Promise<SystemRun> {
-  if (!template) throw new Error('the floor sends the service envelope: run the service first (--systems=service,floor)');
+async function runFloor(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number, system: 'floor' | 'floor-outbox'): Promise<SystemRun> {
+  if (!template) throw new Error(`the ${system} sends the service envelope: run the service first (--systems=service,${system})`);
+  const outbox = system === 'floor-outbox';
   const platform = await startStack({ roles: ['api'], withoutTemporal: true });
   try {
     await platform.configureEndpoint(receiver.url);
-    const ceiling = await startCeiling(receiver, tuning, layout, 'described', `floor-${name}-${round + 1}`);
+    const ceiling = await startCeiling(receiver, tuning, layout, 'described', `${system}-${name}-${round + 1}`, outbox ? platform.databaseUrl : undefined);
     try {
       const call = platformCall(platform.apiUrl, platform.staffToken);
-      const offer: Offer = async (key) => (await call(key)) && ceiling.offer(key);
-      const load = new EventLoad(offer, receiver, `floor-${randomUUID().slice(0, 8)}`);
-      return await measureDeliveries('floor', name, round, load, receiver, ceiling, platform.processes());
-    } finally {
-      await ceiling.stop();
-    }
-  } finally {
-    await platform.stop();
-  }
-}
-
-/**
- * The floor with what the service's guarantees add to it (`floor-outbox`): the platform calls write their events to
- * the outbox as the service's do, and the ceiling's process, in place of the delivery role, claims them at each
- * notification with the relay's statement, starts the view's workflow of each, and makes its attempt with the
- * attempt's two statements (bench/ceiling/starts.ts, activities.ts). What the service spends above this is its own
- * code: the delivery workflow, the relay's and the attempt's bookkeeping, logs, metrics, the sweep.
- */
-async function runFloorOutbox(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number): Promise<SystemRun> {
-  const platform = await startStack({ roles: ['api'], withoutTemporal: true });
-  try {
-    await platform.configureEndpoint(receiver.url);
-    const ceiling = await startCeiling(receiver, tuning, layout, 'described', `floor-outbox-${name}-${round + 1}`, platform.databaseUrl);
-    try {
-      const load = new EventLoad(platformCall(platform.apiUrl, platform.staffToken), receiver, `outbox-${randomUUID().slice(0, 8)}`);
-      return await measureDeliveries('floor-outbox', name, round, load, receiver, ceiling, platform.processes());
+      const offer: Offer = outbox ? call : async (key) => (await call(key)) && ceiling.offer(key);
+      const load = new EventLoad(offer, receiver, `${system}-${randomUUID().slice(0, 8)}`);
+      return await measureDeliveries(system, name, round, load, receiver, ceiling, platform.processes());
     } finally {
       await ceiling.stop();
     }
@@ -303,9 +287,9 @@ const RUNNERS: Record<System, (receiver: Receiver, tuning: NamedTuning, round: n
   ceiling: (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling'),
   'ceiling-view': (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling-view'),
   'ceiling-view-lean': (receiver, tuning, round) => runCeiling(receiver, tuning, round, 'ceiling-view-lean'),
-  'floor-outbox': runFloorOutbox,
   platform: runPlatform,
-  floor: runFloor,
+  floor: (receiver, tuning, round) => runFloor(receiver, tuning, round, 'floor'),
+  'floor-outbox': (receiver, tuning, round) => runFloor(receiver, tuning, round, 'floor-outbox'),
 };
 
 async function main() {

@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { TemporalTlsSettings } from '../../src/config';
 import type { DeliveryFacts } from '../../src/delivery-rules/delivery-texts';
 import type { Db } from '../../src/db/knex';
+import { createWakeUp } from '../../src/shared/wake-up';
 import { describedAs } from '../../src/temporal/delivery-workflows';
 import { listenForNewEvents } from '../../src/webhook-events/outbox';
 import { claimUnstartedEvents } from '../../src/webhook-events/relay-claims';
@@ -98,21 +99,11 @@ export function ceilingStarter(client: Client, taskQueue: string, template: Enve
  * Returns what stops it.
  */
 export async function relayFromOutbox(client: Client, taskQueue: string, db: Db, { eager }: StartOptions): Promise<() => Promise<void>> {
-  let pending = true;
+  const wakeUp = createWakeUp();
+  const listener = await listenForNewEvents(db, wakeUp.notify, () => undefined);
   let stopped = false;
-  let wake: () => void = () => undefined;
-  const listener = await listenForNewEvents(
-    db,
-    () => {
-      pending = true;
-      wake();
-    },
-    () => undefined,
-  );
   const loop = (async () => {
     while (!stopped) {
-      if (!pending) await new Promise<void>((resolve) => ((wake = resolve), setTimeout(resolve, 1_000)));
-      pending = false;
       const { events } = await claimUnstartedEvents(db, 100, 30_000);
       await Promise.allSettled(
         events.map(({ identity, facts }) =>
@@ -128,11 +119,12 @@ export async function relayFromOutbox(client: Client, taskQueue: string, db: Db,
           }),
         ),
       );
+      await wakeUp.wait(1_000, { early: true });
     }
   })();
   return async () => {
     stopped = true;
-    wake();
+    wakeUp.stop();
     await loop;
     await listener.close();
   };

@@ -107,6 +107,10 @@ function stageMedians(runs: SystemRun[], phase: string) {
   });
 }
 
+/** A system's p50 / p95 in one phase, from its medians. */
+const latencyOf = (metrics: Record<string, number>, phase: string) =>
+  `${metrics[`${phase}: p50 ms`]?.toFixed(0)} / ${metrics[`${phase}: p95 ms`]?.toFixed(0)}`;
+
 export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Record<string, string | number>, phases: Phase[]): string {
   const lines = [`Machine: ${JSON.stringify(machine)}`, ''];
   const loads = runs.map((run) => `${run.system}/${run.tuning}#${run.round + 1}: ${run.loadAverage.before.toFixed(1)}→${run.loadAverage.after.toFixed(1)}`);
@@ -148,7 +152,7 @@ export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Recor
       const [together, view, calls, measured] = [bySystem.floor[cpu], bySystem['ceiling-view'][cpu], platform[cpu], service[cpu]];
       if (together === undefined) continue;
       const summed = view !== undefined && calls !== undefined ? `; summed from separate runs (ceiling-view + platform calls) ${(view + calls).toFixed(1)} ms` : '';
-      const latency = (system: System) => `${bySystem[system][`${phase}: p50 ms`]?.toFixed(0)} / ${bySystem[system][`${phase}: p95 ms`]?.toFixed(0)}`;
+      const latency = (system: System) => latencyOf(bySystem[system], phase);
       lines.push(
         `Floor run together, ${phase}: CPU per event ${together.toFixed(1)} ms${summed}` +
           (measured === undefined ? '' : `; service ÷ floor run together = ${ratio(measured, together)}, p50 / p95 ms service ${latency('service')}, floor ${latency('floor')}`),
@@ -159,7 +163,7 @@ export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Recor
       const cpu = `${phase}: CPU ms per event`;
       const [outbox, measured] = [bySystem['floor-outbox'][cpu], service[cpu]];
       if (outbox === undefined) continue;
-      const latency = (system: System) => `${bySystem[system][`${phase}: p50 ms`]?.toFixed(0)} / ${bySystem[system][`${phase}: p95 ms`]?.toFixed(0)}`;
+      const latency = (system: System) => latencyOf(bySystem[system], phase);
       lines.push(
         `Floor with the outbox and the attempt log, ${phase}: CPU per event ${outbox.toFixed(1)} ms` +
           (measured === undefined ? '' : `; service ÷ floor with the outbox = ${ratio(measured, outbox)}, p50 / p95 ms service ${latency('service')}, floor with the outbox ${latency('floor-outbox')}`),

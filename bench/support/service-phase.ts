@@ -30,9 +30,9 @@ export interface ServiceProbe {
 }
 
 /**
- * One phase of the service: rate, latency and CPU, and with them its lock waits (if sampled), its statements per delivered event,
- * its relay's passes (from the rows, and the relay's trace where there is one) and the stages of a sample of its
- * events (the rows and the workflows' histories), each stored in `run` under the phase's name.
+ * One phase of the service: rate, latency and CPU, and with them its lock waits (if sampled), its statements per
+ * delivered event, its relay's passes (from the rows, and the relay's trace where there is one) and the stages of a
+ * sample of its events (the rows and the workflows' histories), each stored in `run` under the phase's name.
  */
 export async function runServicePhase(phase: Phase, load: EventLoad, meter: () => CpuMeter, receiver: Receiver, run: SystemRun, probe: ServiceProbe): Promise<void> {
   const locks = probe.lockWaits ? new LockWaitSampler(probe.db) : undefined;

@@ -2,6 +2,7 @@ import type { Db } from '../../src/db/knex';
 import { ANNA, insertCheckout, insertContact, LUCA } from '../support/api-fixtures';
 import { contactCountsKept, contactCountsRecomputed } from '../support/contact-counts';
 import { createTestDatabase } from '../support/database';
+import { eventCountsKept, eventCountsRecounted } from '../support/event-counts';
 import { insertEndpoint } from '../support/webhook-rows';
 
 let db: Db;
@@ -274,10 +275,8 @@ test('024 counts the events already there by status, goes on counting, and comes
   const insert = async (name: string, status: string) =>
     db('webhook_events').insert({ endpoint_id: endpointId, event_type: 'donation.completed', payload_version: 'v2.1', source_key: `m024:${name}`, payload: '{}', status });
   for (const [name, status] of [['a', 'waiting'], ['b', 'delivered'], ['c', 'delivered'], ['d', 'max_retries_reached']]) await insert(name, status);
-  const byStatus = async (sql: string) =>
-    Object.fromEntries(((await db.raw(sql)).rows as Array<{ status: string; events: number }>).map((row) => [row.status, row.events]));
-  const kept = () => byStatus('SELECT status, sum(events)::int AS events FROM webhook_event_counts GROUP BY status HAVING sum(events) <> 0');
-  const recounted = () => byStatus('SELECT status, count(*)::int AS events FROM webhook_events GROUP BY status');
+  const kept = () => eventCountsKept(db);
+  const recounted = () => eventCountsRecounted(db);
 
   await db.migrate.latest();
   const counted = await kept();

@@ -4,6 +4,7 @@ import { recordAttempt } from '../../src/webhook-events/attempts';
 import { countEventsByStatus } from '../../src/webhook-events/gauge-counts';
 import { deleteEndedEvents } from '../../src/webhook-events/retention-batches';
 import { testDatabases } from '../support/database';
+import { eventCountsRecounted } from '../support/event-counts';
 import { insertEndpoint, insertEvent } from '../support/webhook-rows';
 
 // The counts behind the `webhook_events{status}` gauge are kept by Postgres as events are written (migration 024):
@@ -13,10 +14,7 @@ const databases = testDatabases();
 afterAll(databases.destroyAll);
 
 /** Events per status, counted afresh (what the gauge counted at every scrape before migration 024). */
-async function recounted(db: Db): Promise<Map<string, number>> {
-  const rows: Array<{ status: string; count: string }> = await db('webhook_events').select('status').count({ count: '*' }).groupBy('status');
-  return new Map(rows.map((row) => [row.status, Number(row.count)]));
-}
+const recounted = async (db: Db) => new Map(Object.entries(await eventCountsRecounted(db)));
 
 /** The kept counts as the gauge reads them, without the statuses no event has (a count can fall back to 0). */
 async function kept(db: Db): Promise<Map<string, number>> {
