@@ -154,14 +154,24 @@ async function handOverResend(client: Client, queue: DeliveryQueue, event: Event
       throw err;
     }
   }
-  await client.workflow.signalWithStart(resendEvent, {
-    ...runOf(queue, event),
-    signal: resendSignal,
-    signalArgs: [request],
-    // A new run after the delivery (or an earlier resend) ended; the running one takes the signal.
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    ...describedAs(event.facts, event, 'resend'),
-  });
+  const signalWithStart = () =>
+    client.workflow.signalWithStart(resendEvent, {
+      ...runOf(queue, event),
+      signal: resendSignal,
+      signalArgs: [request],
+      // A new run after the delivery (or an earlier resend) ended; the running one takes the signal.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      ...describedAs(event.facts, event, 'resend'),
+    });
+  try {
+    await signalWithStart();
+  } catch (err) {
+    // Resends racing for an ended run: a server may start one run and refuse the others as "already started" rather
+    // than signal that run (Temporal's time-skipping server does; the real server retries inside). Asked again, the
+    // run that won takes the signal, or a new run starts if it ended meanwhile.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    await signalWithStart();
+  }
   return 'accepted';
 }

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
+import { Client, Connection } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { Config } from '../../src/config';
@@ -66,6 +68,28 @@ async function withWorker<T>(body: () => Promise<T>): Promise<T> {
     keyring: TEST_KEYRING,
   });
   return worker.runUntil(body());
+}
+
+/**
+ * A client whose next `count` calls of `method`, once `sendTogether(count)` asked for it, are held until the last of
+ * them is made, then sent together; other calls go as they come.
+ */
+async function clientSendingTogether(method: string) {
+  let held: Array<() => void> = [];
+  let awaited = 0;
+  const together: Interceptor = (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        if (!options.method_definition.path.endsWith(`/${method}`) || held.length === awaited) return next(metadata, listener);
+        held.push(() => next(metadata, listener));
+        if (held.length < awaited) return;
+        const group = held;
+        [held, awaited] = [[], 0];
+        for (const send of group) send();
+      },
+    });
+  const connection = await Connection.connect({ address: env.address, interceptors: [together] });
+  return { client: new Client({ connection, namespace: env.namespace }), sendTogether: (count: number) => (awaited = count) };
 }
 
 const recorded = (eventId: number, status: string, attempts: number) =>
@@ -402,5 +426,28 @@ describe('after max retries reached', () => {
       });
       expect((await attemptRows(db, event.id))[5]).toMatchObject({ number: 6, manual: true, outcome: 'failed' });
     });
+  });
+
+  test('resends at once after the run ended are all accepted, though the server starts one run and refuses the others', async () => {
+    // Temporal's time-skipping server, now and then, answers signal-with-starts racing for an ended workflow's id by
+    // starting one run and refusing the others as "already started" (the real server retries them inside, and they
+    // signal that run). Each round sends four at once; with no worker, its run waits, and is ended before the next.
+    const { subscriber, event } = await withWorker(() => exhaust(() => ({ status: 410, body: 'gone' })));
+    const queue = await deliveryQueueOf(db, config.temporal.taskQueue);
+    const ended = (await findEventDelivery(db, event.id))!;
+    const { client, sendTogether } = await clientSendingTogether('SignalWithStartWorkflowExecution');
+    try {
+      for (let round = 1; round <= 40; round++) {
+        sendTogether(4);
+        expect(await Promise.all(Array.from({ length: 4 }, () => requestResend(client, queue, ended)))).toEqual(Array(4).fill('accepted'));
+        if (round < 40) await env.client.workflow.getHandle(event.workflowId).terminate();
+      }
+    } finally {
+      await client.connection.close();
+    }
+    // The last round's run takes its four requests as one (RESEND_RULE).
+    expect(await withWorker(() => env.client.workflow.getHandle(event.workflowId).result())).toBe('max_retries_reached');
+    expect(subscriber.requests).toHaveLength(6);
+    expect(await eventRow(db, event.id)).toMatchObject({ status: 'max_retries_reached', attempts: 6 });
   });
 });
