@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
-import type { CeilingView } from './ceiling/starts';
+import { type CeilingView, serviceVersioned } from './ceiling/starts';
 import { type CeilingSystem, inTurn, parseSystems, report, startRun, type System, type SystemRun, VIEW_OF_CEILING } from './support/ceiling-report';
 import { captureTemplate, type CeilingStack, startCeilingStack, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, keyValues, list, runMain } from '../stack/cli';
@@ -45,6 +45,11 @@ const options = flags({
   duration: 20,
   warmup: 10,
   concurrency: 64,
+  /**
+   * Seconds each open-loop phase runs at its rate before it is measured: the load resumes after the warm-up's pause
+   * with a burst of late latencies in every system alike (BENCHMARKS.md, 29 November), which is not the steady state.
+   */
+  'lead-in': 5,
   'max-duration': 30,
   'settle-timeout': 180,
   /** Events per phase whose stages are traced (Temporal histories read after the phase); 0: none. */
@@ -76,7 +81,7 @@ const options = flags({
 });
 
 const phases: Phase[] = [
-  ...list(options.rates).map((rate) => ({ rate: Number(rate), durationS: options.duration })),
+  ...list(options.rates).map((rate) => ({ rate: Number(rate), durationS: options.duration, leadInS: options['lead-in'] })),
   { concurrency: options.concurrency, durationS: options['max-duration'] },
 ];
 
@@ -153,7 +158,8 @@ async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTun
  *
  * `floor-outbox` adds what the service's guarantees add to it: the ceiling's process, in place of the delivery role,
  * claims the platform's events at each notification with the relay's statement, starts the view's workflow of each,
- * and makes its attempt with the attempt's two statements (bench/ceiling/starts.ts, activities.ts). What the service
+ * and makes its attempt with the attempt's two statements (bench/ceiling/starts.ts, activities.ts), on a worker
+ * versioned where the service's is. What the service
  * spends above this is its own code: the delivery workflow, the relay's and the attempt's bookkeeping, logs, metrics,
  * the sweep.
  */
@@ -195,8 +201,9 @@ function startCeiling(
     subscriberUrl: receiver.url,
     tuning,
     template,
-    // Eager starts where the service's layout has them: its `delivery` role starts on the worker's connection.
-    start: { view, eager: layout === 'combined', outboxDatabaseUrl },
+    // Eager starts where the service's layout has them: its `delivery` role starts on the worker's connection. The
+    // floor with the outbox is versioned where that role is: Worker Versioning is part of what the service must cost.
+    start: { view, eager: layout === 'combined', outboxDatabaseUrl, versioned: outboxDatabaseUrl !== undefined && layout === 'combined' && serviceVersioned(keyValues(options.env)) },
     temporalDynamicConfig: list(options['temporal-config'].replaceAll(';', ',')),
   });
 }

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createTemporalClient } from '../src/temporal/client';
 import { temporalClientOptions, temporalTlsSettings } from '../stack/stack';
 import { type CeilingSystem, inTurn, parseSystems, report, startRun, type System, type SystemRun, VIEW_OF_CEILING } from './support/ceiling-report';
-import type { CeilingView } from './ceiling/starts';
+import { serviceVersioned, type StartOptions } from './ceiling/starts';
 import { captureTemplate, startCeilingWorker, type EnvelopeTemplate } from './support/ceiling-stack';
 import { flags, keyValues, list, runMain } from '../stack/cli';
 import { machineInfo } from './support/machine';
@@ -37,6 +37,11 @@ const options = flags({
   duration: 20,
   warmup: 10,
   concurrency: 32,
+  /**
+   * Seconds each open-loop phase runs at its rate before it is measured: the load resumes after the warm-up's pause
+   * with a burst of late latencies in every system alike (BENCHMARKS.md, 29 November), which is not the steady state.
+   */
+  'lead-in': 5,
   'max-duration': 30,
   'settle-timeout': 180,
   /** The service's replicas (the stack's defaults, as docker-compose.yml has them). */
@@ -63,7 +68,7 @@ const options = flags({
 });
 
 const phases: Phase[] = [
-  ...list(options.rates).map((rate) => ({ rate: Number(rate), durationS: options.duration })),
+  ...list(options.rates).map((rate) => ({ rate: Number(rate), durationS: options.duration, leadInS: options['lead-in'] })),
   { concurrency: options.concurrency, durationS: options['max-duration'] },
 ];
 
@@ -147,7 +152,7 @@ async function runCeiling(receiver: Receiver, round: number, system: CeilingSyst
   if (!template) throw new Error('the ceiling sends the service envelope: run the service first (--systems=service,ceiling)');
   const real = await startRealStack({ ports: options, api: 1, delivery: 1, temporalOnly: true, composeEnv: keyValues(options['compose-env']) });
   try {
-    return await measureCeilingOn(real, template, receiver, { system, round, view: VIEW_OF_CEILING[system], offerOf: (start) => start });
+    return await measureCeilingOn(real, template, receiver, { system, round, start: { view: VIEW_OF_CEILING[system], eager: true }, offerOf: (start) => start });
   } finally {
     await real.stop();
   }
@@ -157,10 +162,13 @@ async function runCeiling(receiver: Receiver, round: number, system: CeilingSyst
  * The floor as one system (bench/ceiling.ts has the same): the platform calls and the ceiling-view on one stack at
  * once, the delivery replicas and the UI stopped as for `platform`, the ceiling's process on the stack's Temporal. Each
  * event is a platform call and, once answered, the view's workflow start; the processes share the cores as the
- * service's do.
+ * service's do. `floor-outbox` adds the guarantees' work, as in bench/ceiling.ts: the ceiling's process relays the
+ * platform calls' events from the stack's outbox and makes each attempt with the attempt's statements, on a worker
+ * versioned where the delivery replicas are.
  */
-async function runFloor(receiver: Receiver, round: number): Promise<SystemRun> {
-  if (!template) throw new Error('the floor sends the service envelope: run the service first (--systems=service,floor)');
+async function runFloor(receiver: Receiver, round: number, system: 'floor' | 'floor-outbox'): Promise<SystemRun> {
+  if (!template) throw new Error(`the ${system} sends the service envelope: run the service first (--systems=service,${system})`);
+  const outbox = system === 'floor-outbox';
   const real = await startRealStack({ ports: options, api: options.api, delivery: options.delivery, composeEnv: keyValues(options['compose-env']) });
   try {
     await real.configureEndpoint(receiver.url);
@@ -168,10 +176,12 @@ async function runFloor(receiver: Receiver, round: number): Promise<SystemRun> {
     for (const { name } of [...delivery, temporalUiGuard, temporalUi]) await real.stack.stopProcess(name);
     const call = platformCall(real.stack.apiUrl, real.staffToken);
     return await measureCeilingOn(real, template, receiver, {
-      system: 'floor',
+      system,
       round,
-      view: 'described',
-      offerOf: (start) => async (key) => (await call(key)) && start(key),
+      start: outbox
+        ? { view: 'described', eager: true, outboxDatabaseUrl: real.stack.postgresUrl('donations'), versioned: serviceVersioned(keyValues(options.env)) }
+        : { view: 'described', eager: true },
+      offerOf: (start) => (outbox ? call : async (key) => (await call(key)) && start(key)),
     });
   } finally {
     await real.stop();
@@ -179,15 +189,15 @@ async function runFloor(receiver: Receiver, round: number): Promise<SystemRun> {
 }
 
 /**
- * The ceiling's process started on `real`'s Temporal (eager starts, as the service's delivery role makes them), each
- * event offered by `offerOf` given the process's own start; warmed up, then measured over the stack's processes and
- * the ceiling's. The ceiling's process is stopped before the stack is.
+ * The ceiling's process started on `real`'s Temporal as `start` says (eager starts, as the service's delivery role
+ * makes them), each event offered by `offerOf` given the process's own start; warmed up, then measured over the
+ * stack's processes and the ceiling's. The ceiling's process is stopped before the stack is.
  */
 async function measureCeilingOn(
   real: RealStack,
   envelope: EnvelopeTemplate,
   receiver: Receiver,
-  { system, round, view, offerOf }: { system: System; round: number; view: CeilingView; offerOf: (start: Offer) => Offer },
+  { system, round, start, offerOf }: { system: System; round: number; start: StartOptions; offerOf: (start: Offer) => Offer },
 ): Promise<SystemRun> {
   const processes = launcher();
   try {
@@ -196,7 +206,7 @@ async function measureCeilingOn(
       subscriberUrl: receiver.url,
       tuning: PRODUCTION.tuning,
       template: envelope,
-      start: { view, eager: true },
+      start,
       processes,
       logDir: real.stack.logDir,
     });
@@ -215,8 +225,8 @@ const RUNNERS: Record<System, (receiver: Receiver, round: number) => Promise<Sys
   'ceiling-view': (receiver, round) => runCeiling(receiver, round, 'ceiling-view'),
   'ceiling-view-lean': (receiver, round) => runCeiling(receiver, round, 'ceiling-view-lean'),
   platform: (receiver, round) => runService(receiver, round, 'platform'),
-  floor: runFloor,
-  'floor-outbox': () => Promise.reject(new Error('floor-outbox runs on the dev server only, with bench/ceiling.js')),
+  floor: (receiver, round) => runFloor(receiver, round, 'floor'),
+  'floor-outbox': (receiver, round) => runFloor(receiver, round, 'floor-outbox'),
 };
 
 async function main() {

@@ -41,7 +41,19 @@ export interface StartOptions {
    * this database, claimed at each notification as the relay claims them, instead of at the bench's request.
    */
   outboxDatabaseUrl?: string;
+  /**
+   * Under Worker Versioning, as the service's `delivery` role runs unless TEMPORAL_WORKER_VERSIONING=false: the worker
+   * serves a Worker Deployment Version, made current by its first look, and starts are eager only while it is current
+   * (src/temporal/worker-deployment.ts). `floor-outbox` only.
+   */
+  versioned?: boolean;
 }
+
+/**
+ * Whether the service's `delivery` role runs under Worker Versioning with the bench's `--env` for it: unless
+ * TEMPORAL_WORKER_VERSIONING turns it off (src/config-variables.ts reads the flag alike). `floor-outbox` follows it.
+ */
+export const serviceVersioned = (env: Record<string, string>): boolean => ['true', '1', 'yes'].includes(env.TEMPORAL_WORKER_VERSIONING ?? 'true');
 
 /** The bench asks the ceiling's process to start the workflow of one event; the process answers whether it did. */
 export interface StartRequest {
@@ -96,9 +108,9 @@ export function ceilingStarter(client: Client, taskQueue: string, template: Enve
  * the relay's statement and starts their view workflows, eagerly where asked; each first attempt marks its event
  * started (src/webhook-events/attempts.ts), as the service's eager starts leave it to; each start carries what the
  * view's does. None of the relay's bookkeeping beyond that: no end of the claim, no backoff, no sweep, no memo.
- * Returns what stops it.
+ * `eager` is asked at each pass, as the relay asks it. Returns what stops it.
  */
-export async function relayFromOutbox(client: Client, taskQueue: string, db: Db, { eager }: StartOptions): Promise<() => Promise<void>> {
+export async function relayFromOutbox(client: Client, taskQueue: string, db: Db, eager: () => boolean): Promise<() => Promise<void>> {
   const wakeUp = createWakeUp();
   const listener = await listenForNewEvents(db, wakeUp.notify, () => undefined);
   let stopped = false;
@@ -114,7 +126,7 @@ export async function relayFromOutbox(client: Client, taskQueue: string, db: Db,
             workflowId: facts.transactionId ?? identity.workflowId,
             args: [identity.eventId],
             workflowTaskTimeout: '10 seconds',
-            requestEagerStart: eager,
+            requestEagerStart: eager(),
             ...describedAs(facts, { status: 'waiting', attempts: 0 }),
           }),
         ),

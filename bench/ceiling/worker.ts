@@ -3,6 +3,8 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { createDb } from '../../src/db/knex';
 import { connectNativeTemporal } from '../../src/temporal/connection';
 import { temporalConnection } from '../../src/temporal/connection-settings';
+import { watchCurrentVersion } from '../../src/temporal/worker-deployment';
+import { createLogger } from '../../src/logger';
 import { deliveryWorkerSettings, type WorkerTuning } from '../../src/temporal/worker';
 import { CEILING_READY_MESSAGE, createCeilingActivities } from './activities';
 import { type CeilingTemporal, ceilingStarter, type EnvelopeTemplate, relayFromOutbox, type StartOptions, type StartRequest } from './starts';
@@ -25,6 +27,8 @@ async function main() {
   const connection = await connectNativeTemporal(temporalConnection(address, { tls }).options);
   const startOptions = JSON.parse(startOptionsJson) as StartOptions;
   const outbox = startOptions.outboxDatabaseUrl ? createDb({ connectionString: startOptions.outboxDatabaseUrl }) : undefined;
+  // Named as the service names its deployment: after the task queue.
+  const deployment = startOptions.versioned ? { deploymentName: taskQueue, buildId: 'bench-floor' } : undefined;
   const worker = await Worker.create({
     connection,
     namespace: 'default',
@@ -32,9 +36,12 @@ async function main() {
     workflowsPath: require.resolve('./workflow'),
     activities: createCeilingActivities(subscriberUrl, outbox),
     ...deliveryWorkerSettings(JSON.parse(tuningJson) as WorkerTuning),
+    ...(deployment && { workerDeploymentOptions: { version: deployment, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' } }),
   });
   const client = new Client({ connection, namespace: 'default' });
-  const stopRelay = outbox ? await relayFromOutbox(client, taskQueue, outbox, startOptions) : undefined;
+  const watch = deployment ? watchCurrentVersion(client, deployment, createLogger('warn', 'bench-floor')) : undefined;
+  const eager = () => startOptions.eager && (watch?.isCurrent() ?? true);
+  const stopRelay = outbox ? await relayFromOutbox(client, taskQueue, outbox, eager) : undefined;
   const start = ceilingStarter(client, taskQueue, JSON.parse(templateJson) as EnvelopeTemplate, new URL(subscriberUrl).host, startOptions);
   process.on('message', (request: StartRequest) => void start(request).then((answer) => process.send?.(answer)));
   // The channel must not keep the process alive once the worker has shut down.
@@ -44,6 +51,7 @@ async function main() {
   process.stdout.write(`${CEILING_READY_MESSAGE}\n`);
   await running;
   await stopRelay?.();
+  watch?.stop();
   await outbox?.destroy();
   await connection.close();
 }

@@ -46,13 +46,17 @@ export function phaseReport(phase: string, offered: string, result: PhaseResult,
 }
 
 /** An open loop at `rate` per second, or a closed loop with `concurrency` events in flight, for `durationS`. */
-export type Phase = { rate: number; durationS: number } | { concurrency: number; durationS: number };
+/**
+ * An open-loop phase measures `durationS` after `leadInS` at the same rate (the steady state, not the start of the
+ * load after the warm-up's pause); a closed-loop phase measures from its first offer.
+ */
+export type Phase = { rate: number; durationS: number; leadInS?: number } | { concurrency: number; durationS: number };
 
 export const phaseName = (phase: Phase) => ('rate' in phase ? `open loop ${phase.rate}/s` : `closed loop ×${phase.concurrency}`);
 
 /**
  * Runs one phase and measures it with `finish`: waiting for its events to arrive (settle), or by the answers alone
- * (answered); the CPU is counted from the first offer until `finish` is done.
+ * (answered); the CPU is counted from the first measured offer until `finish` is done.
  */
 export async function runPhase(
   phase: Phase,
@@ -60,9 +64,12 @@ export async function runPhase(
   meter: () => CpuMeter,
   finish: (timings: EventTiming[]) => Promise<PhaseResult> | PhaseResult,
 ): Promise<{ report: PhaseReport; timings: EventTiming[] }> {
-  const cpu = meter();
-  const timings = 'rate' in phase ? await load.openLoop(phase.rate, phase.durationS) : await load.closedLoop(phase.concurrency, phase.durationS);
+  let cpu = 'rate' in phase ? undefined : meter();
+  const timings =
+    'rate' in phase
+      ? await load.openLoop(phase.rate, phase.durationS, { leadInS: phase.leadInS, measuring: () => (cpu = meter()) })
+      : await load.closedLoop(phase.concurrency, phase.durationS);
   const result = await finish(timings);
   const offered = 'rate' in phase ? `${phase.rate}/s` : 'max';
-  return { report: phaseReport(phaseName(phase), offered, result, cpu.used()), timings };
+  return { report: phaseReport(phaseName(phase), offered, result, cpu!.used()), timings };
 }

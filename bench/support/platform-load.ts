@@ -84,17 +84,21 @@ export class EventLoad {
 
   /**
    * Open loop: `rate` events per second for `durationS`, each sent when due whatever the previous ones are doing
-   * (a backlog shows up as latency, not as a lower offered rate).
+   * (a backlog shows up as latency, not as a lower offered rate). With a lead-in, the same rate runs `leadInS` first,
+   * unmeasured: only the events due after it are answered, and `measuring` is called when the first of them is due.
    */
-  async openLoop(rate: number, durationS: number): Promise<EventTiming[]> {
-    const count = Math.round(rate * durationS);
+  async openLoop(rate: number, durationS: number, { leadInS = 0, measuring = () => undefined }: { leadInS?: number; measuring?: () => void } = {}): Promise<EventTiming[]> {
+    const leadIn = Math.round(rate * leadInS);
+    const count = leadIn + Math.round(rate * durationS);
     const start = performance.now();
     const sends: Array<Promise<EventTiming>> = [];
     for (let i = 0; i < count; i++) {
       const dueAt = start + (i * 1000) / rate;
       const wait = dueAt - performance.now();
       if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-      sends.push(this.send(dueAt));
+      if (i === leadIn) measuring();
+      const sent = this.send(dueAt);
+      if (i >= leadIn) sends.push(sent);
     }
     return Promise.all(sends);
   }
