@@ -251,7 +251,7 @@ async function searchSustainedRate(load: EventLoad, receiver: Receiver, meter: (
   return highestSustainedRate(
     async (rate) => {
       process.stderr.write(`    sustained? open loop ${rate}/s\n`);
-      return (await runPhase({ rate, durationS: options.duration }, load, meter, untilArrived(receiver, options['settle-timeout']))).report;
+      return (await runPhase({ rate, durationS: options.duration, leadInS: options['lead-in'] }, load, meter, untilArrived(receiver, options['settle-timeout']))).report;
     },
     { low, high, probes },
   );

@@ -6,6 +6,7 @@ import type { WorkflowBundle } from '@temporalio/worker';
 import type { Config } from '../../src/config';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
+import { retriesEndingWithTheConnection } from '../../src/temporal/closed-connection';
 import { deliveryQueueOf, requestResend } from '../../src/temporal/delivery-workflows';
 import { bundleDeliveryWorkflows, createTestWorker, startDelivery } from '../support/delivery';
 import { eventually } from '../support/eventually';
@@ -88,7 +89,7 @@ async function clientSendingTogether(method: string) {
         for (const send of group) send();
       },
     });
-  const connection = await Connection.connect({ address: env.address, interceptors: [together] });
+  const connection = await Connection.connect({ address: env.address, interceptors: [...retriesEndingWithTheConnection(), together] });
   return { client: new Client({ connection, namespace: env.namespace }), sendTogether: (count: number) => (awaited = count) };
 }
 
