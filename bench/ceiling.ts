@@ -159,9 +159,8 @@ async function runCeiling(receiver: Receiver, { name, tuning, layout }: NamedTun
  * `floor-outbox` adds what the service's guarantees add to it: the ceiling's process, in place of the delivery role,
  * claims the platform's events at each notification with the relay's statement, starts the view's workflow of each,
  * and makes its attempt with the attempt's two statements (bench/ceiling/starts.ts, activities.ts), on a worker
- * versioned where the service's is. What the service
- * spends above this is its own code: the delivery workflow, the relay's and the attempt's bookkeeping, logs, metrics,
- * the sweep.
+ * versioned where the service's is. What the service spends above this is its own code: the delivery workflow, the
+ * relay's and the attempt's bookkeeping, logs, metrics, the sweep.
  */
 async function runFloor(receiver: Receiver, { name, tuning, layout }: NamedTuning, round: number, system: 'floor' | 'floor-outbox'): Promise<SystemRun> {
   if (!template) throw new Error(`the ${system} sends the service envelope: run the service first (--systems=service,${system})`);

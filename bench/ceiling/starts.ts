@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { TemporalTlsSettings } from '../../src/config';
+import { environmentSchema } from '../../src/config-variables';
 import type { DeliveryFacts } from '../../src/delivery-rules/delivery-texts';
 import type { Db } from '../../src/db/knex';
 import { createWakeUp } from '../../src/shared/wake-up';
@@ -50,10 +51,10 @@ export interface StartOptions {
 }
 
 /**
- * Whether the service's `delivery` role runs under Worker Versioning with the bench's `--env` for it: unless
- * TEMPORAL_WORKER_VERSIONING turns it off (src/config-variables.ts reads the flag alike). `floor-outbox` follows it.
+ * Whether the service's `delivery` role runs under Worker Versioning with the bench's `--env` for it, read by the
+ * service's own setting (TEMPORAL_WORKER_VERSIONING, on by default). `floor-outbox` follows it.
  */
-export const serviceVersioned = (env: Record<string, string>): boolean => ['true', '1', 'yes'].includes(env.TEMPORAL_WORKER_VERSIONING ?? 'true');
+export const serviceVersioned = (env: Record<string, string>): boolean => environmentSchema.shape.TEMPORAL_WORKER_VERSIONING.parse(env.TEMPORAL_WORKER_VERSIONING);
 
 /** The bench asks the ceiling's process to start the workflow of one event; the process answers whether it did. */
 export interface StartRequest {

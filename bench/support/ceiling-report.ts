@@ -107,10 +107,6 @@ function stageMedians(runs: SystemRun[], phase: string) {
   });
 }
 
-/** A system's p50 / p95 in one phase, from its medians. */
-const latencyOf = (metrics: Record<string, number>, phase: string) =>
-  `${metrics[`${phase}: p50 ms`]?.toFixed(0)} / ${metrics[`${phase}: p95 ms`]?.toFixed(0)}`;
-
 export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Record<string, string | number>, phases: Phase[]): string {
   const lines = [`Machine: ${JSON.stringify(machine)}`, ''];
   const loads = runs.map((run) => `${run.system}/${run.tuning}#${run.round + 1}: ${run.loadAverage.before.toFixed(1)}→${run.loadAverage.after.toFixed(1)}`);
@@ -146,16 +142,17 @@ export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Recor
           (measured === undefined ? '' : `; measured: ${ratio(measured, bare)}`),
       );
     }
+    // A system's p50 / p95 in one phase, from its medians.
+    const latency = (system: System, phase: string) => `${bySystem[system][`${phase}: p50 ms`]?.toFixed(0)} / ${bySystem[system][`${phase}: p95 ms`]?.toFixed(0)}`;
     // The floor run as one system shares the cores as the service does; set beside the floor summed from separate runs.
     for (const phase of phases.map(phaseName)) {
       const cpu = `${phase}: CPU ms per event`;
       const [together, view, calls, measured] = [bySystem.floor[cpu], bySystem['ceiling-view'][cpu], platform[cpu], service[cpu]];
       if (together === undefined) continue;
       const summed = view !== undefined && calls !== undefined ? `; summed from separate runs (ceiling-view + platform calls) ${(view + calls).toFixed(1)} ms` : '';
-      const latency = (system: System) => latencyOf(bySystem[system], phase);
       lines.push(
         `Floor run together, ${phase}: CPU per event ${together.toFixed(1)} ms${summed}` +
-          (measured === undefined ? '' : `; service ÷ floor run together = ${ratio(measured, together)}, p50 / p95 ms service ${latency('service')}, floor ${latency('floor')}`),
+          (measured === undefined ? '' : `; service ÷ floor run together = ${ratio(measured, together)}, p50 / p95 ms service ${latency('service', phase)}, floor ${latency('floor', phase)}`),
       );
     }
     // The floor with the outbox's statements and the attempt log: what the service spends above it is its own code.
@@ -163,10 +160,9 @@ export function report(runs: SystemRun[], tunings: NamedTuning[], machine: Recor
       const cpu = `${phase}: CPU ms per event`;
       const [outbox, measured] = [bySystem['floor-outbox'][cpu], service[cpu]];
       if (outbox === undefined) continue;
-      const latency = (system: System) => latencyOf(bySystem[system], phase);
       lines.push(
         `Floor with the outbox and the attempt log, ${phase}: CPU per event ${outbox.toFixed(1)} ms` +
-          (measured === undefined ? '' : `; service ÷ floor with the outbox = ${ratio(measured, outbox)}, p50 / p95 ms service ${latency('service')}, floor with the outbox ${latency('floor-outbox')}`),
+          (measured === undefined ? '' : `; service ÷ floor with the outbox = ${ratio(measured, outbox)}, p50 / p95 ms service ${latency('service', phase)}, floor with the outbox ${latency('floor-outbox', phase)}`),
       );
     }
     lines.push('', 'Platform calls alone: rates are answered calls per second, latencies the answers\' (not deliveries).', '');

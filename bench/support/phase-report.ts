@@ -45,10 +45,10 @@ export function phaseReport(phase: string, offered: string, result: PhaseResult,
   };
 }
 
-/** An open loop at `rate` per second, or a closed loop with `concurrency` events in flight, for `durationS`. */
 /**
- * An open-loop phase measures `durationS` after `leadInS` at the same rate (the steady state, not the start of the
- * load after the warm-up's pause); a closed-loop phase measures from its first offer.
+ * An open loop at `rate` per second, or a closed loop with `concurrency` events in flight, for `durationS`. The open
+ * loop is measured after `leadInS` at the same rate (the steady state, not the load's restart after the warm-up's
+ * pause); the closed loop from its first offer.
  */
 export type Phase = { rate: number; durationS: number; leadInS?: number } | { concurrency: number; durationS: number };
 
