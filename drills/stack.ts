@@ -7,6 +7,7 @@ import { sleep, waitFor } from './support/wait';
 import { type DrillOutcome, runDrill } from './support/report';
 import {
   deliveredByReplica,
+  relayLeadByReplica,
   duplicateVerdict,
   type Exposure,
   setUpStackDrill,
@@ -22,8 +23,8 @@ import { deliveriesConsistent, verifyDeliveries, verifyPlatformWrites, waitUntil
  *
  *   node dist/drills/stack.js <drill> [--events=N] [--base-port=P --membership-base-port=M] [--keep-logs]
  *
- * delivery-kill     kill -9 of one of the two delivery replicas, which stays dead: the other takes over its claims
- *                   and its workflows
+ * delivery-kill     kill -9 of the delivery replica whose relay leads, which stays dead: the other takes over the
+ *                   lead, its claims and its workflows
  * temporal-restart  the Temporal history service restarted, later the whole Temporal cluster (all four services)
  * postgres-restart  Postgres, under both the application and Temporal, stopped (fast: sessions cut), down 10 s
  * rolling-restart   every application replica restarted one by one (SIGTERM, its grace period, started again);
@@ -143,13 +144,14 @@ async function workflowsOpenAt({ temporal }: StackStage, at: Date) {
   return workers;
 }
 
-/** kill -9 of delivery-1 with attempts open; it stays dead, so delivery-2 must finish everything. */
+/** kill -9 of the leading delivery replica with attempts open; it stays dead, so the other must lead and finish everything. */
 async function deliveryKill(stage: StackStage): Promise<DrillOutcome> {
   const { stack, db, subscriber, log } = stage;
   const events = options.events || 800;
   const load = startLoad(stage, events, 'kill');
   await waitFor('a third of the calls and 50 deliveries', () => load.committed() >= events / 3 && subscriber.total() >= 50, 300_000);
-  const victim = stack.topology.delivery[0].name;
+  const leadAtStart = await relayLeadByReplica(stack);
+  const victim = Object.keys(leadAtStart).find((name) => leadAtStart[name] === 1) ?? stack.topology.delivery[0].name;
   const victimIdentity = `${stack.processes().get(victim)}@${os.hostname()}`;
   let killedAt = new Date();
   let committedAtKill = 0;
@@ -158,6 +160,12 @@ async function deliveryKill(stage: StackStage): Promise<DrillOutcome> {
     committedAtKill = load.committed();
     return stack.stopProcess(victim, 'SIGKILL');
   });
+  const successor = stack.topology.delivery.find(({ name }) => name !== victim)!.name;
+  // Postgres grants the lead to the other relay's waiting session as soon as it sees the victim's session end.
+  const ledAfterS = await waitFor(`${successor} to lead`, async () => (await relayLeadByReplica(stack))[successor] === 1, 60_000).then(
+    () => (Date.now() - killedAt.getTime()) / 1000,
+    () => null,
+  );
   // A live relay ends its claims within its pass (a second or so); a claim from before the kill that is still there
   // 10 s later is the dead relay's, and runs out (30 s) for the other relay to take.
   await sleep(Math.max(0, killedAt.getTime() + 10_000 - Date.now()));
@@ -179,6 +187,8 @@ async function deliveryKill(stage: StackStage): Promise<DrillOutcome> {
   const finishedElsewhere = victims.filter(({ completed }) => completed !== undefined && completed !== victimIdentity);
   const passed =
     common.passed &&
+    leadAtStart[victim] === 1 &&
+    ledAfterS !== null &&
     victims.length > 0 &&
     finishedElsewhere.length === victims.length &&
     takenOverClaims.every(({ started }) => started !== null) &&
@@ -187,6 +197,10 @@ async function deliveryKill(stage: StackStage): Promise<DrillOutcome> {
     passed,
     details: {
       killed: victim,
+      relayLeadAtStart: leadAtStart,
+      // From the kill to the first look that found it leading, after the exposure window (the subscriber's delay and
+      // 0.5 s); null: not within a minute.
+      otherLeadingAfterS: ledAfterS,
       subscriberDelayMs: SUBSCRIBER_DELAY_MS[DRILL],
       committedAtKill,
       receivedAtKill: exposure.receivedAtFault,

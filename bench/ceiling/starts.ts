@@ -5,7 +5,7 @@ import type { DeliveryFacts } from '../../src/delivery-rules/delivery-texts';
 import type { Db } from '../../src/db/knex';
 import { createWakeUp } from '../../src/shared/wake-up';
 import { describedAs } from '../../src/temporal/delivery-workflows';
-import { listenForNewEvents } from '../../src/webhook-events/outbox';
+import { openRelaySession } from '../../src/webhook-events/relay-session';
 import { claimUnstartedEvents } from '../../src/webhook-events/relay-claims';
 
 /** A delivered envelope of the service and the transaction id in it, which the ceiling replaces by each event's key. */
@@ -113,7 +113,8 @@ export function ceilingStarter(client: Client, taskQueue: string, template: Enve
  */
 export async function relayFromOutbox(client: Client, taskQueue: string, db: Db, eager: () => boolean): Promise<() => Promise<void>> {
   const wakeUp = createWakeUp();
-  const listener = await listenForNewEvents(db, wakeUp.notify, () => undefined);
+  // The relay's session, as the service's relay opens it; the only relay on its database, it leads at once.
+  const listener = await openRelaySession(db, { onInserted: wakeUp.notify, onLead: wakeUp.notify, onLost: () => undefined });
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {

@@ -129,7 +129,17 @@ export function duplicateVerdict(subscriber: RecordingSubscriber, exposures: Exp
 }
 
 /** `webhook_deliveries_total{outcome="delivered"}` of each delivery replica, from its /metrics. */
-export async function deliveredByReplica(stack: RunningStack): Promise<Record<string, number | null>> {
+export function deliveredByReplica(stack: RunningStack): Promise<Record<string, number | null>> {
+  return metricByReplica(stack, (line) => line.startsWith('webhook_deliveries_total{') && line.includes('outcome="delivered"'));
+}
+
+/** `webhook_relay_leading` of each delivery replica: 1 for the one whose relay leads (docs/delivery.md). */
+export function relayLeadByReplica(stack: RunningStack): Promise<Record<string, number | null>> {
+  return metricByReplica(stack, (line) => line.startsWith('webhook_relay_leading '));
+}
+
+/** The sum of the /metrics lines `wanted` picks, for each delivery replica; null where /metrics did not answer. */
+async function metricByReplica(stack: RunningStack, wanted: (line: string) => boolean): Promise<Record<string, number | null>> {
   const entries = await Promise.all(
     stack.topology.delivery.map(async ({ name, env }) => {
       try {
@@ -138,11 +148,11 @@ export async function deliveredByReplica(stack: RunningStack): Promise<Record<st
           signal: AbortSignal.timeout(5_000),
         });
         const text = await response.text();
-        const delivered = text
+        const sum = text
           .split('\n')
-          .filter((line) => line.startsWith('webhook_deliveries_total{') && line.includes('outcome="delivered"'))
-          .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
-        return [name, delivered] as const;
+          .filter(wanted)
+          .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+        return [name, sum] as const;
       } catch {
         return [name, null] as const;
       }

@@ -39,13 +39,18 @@ export interface DeliveryIdentityMetrics {
   deliveryHealed(status: 'waiting' | 'failed'): void;
 }
 
+/** What the outbox relay says about its lead (src/webhook-events/relay-session.ts). */
+export interface RelayMetrics extends DeliveryIdentityMetrics {
+  relayLeading(leading: boolean): void;
+}
+
 /** What the start-up check of the event ids against Temporal sets (src/temporal/event-id-floor.ts). */
 export interface EventIdMetrics {
   /** The highest event id found among Temporal's delivery workflows, and the sequence's highest id after the check. */
   eventIdsChecked(check: { highestInTemporal: number; sequence: number }): void;
 }
 
-export interface Metrics extends DeliveryMetrics, RetentionMetrics, DeliveryIdentityMetrics, EventIdMetrics, RequestObserver {
+export interface Metrics extends DeliveryMetrics, RetentionMetrics, RelayMetrics, EventIdMetrics, RequestObserver {
   readonly registry: Registry;
   /**
    * Adds the gauges read from Postgres when scraped. Only the API process registers them: every replica would
@@ -131,6 +136,7 @@ export function createMetrics({ processMetrics = false }: MetricsOptions = {}): 
     registry,
     ...deliveryIdentityMetrics(registers),
     ...eventIdMetrics(registers),
+    ...relayLeadMetric(registers),
     deliveryAttempt({ event, outcome, durationMs }) {
       deliveries.inc({ outcome, event });
       attemptDuration.observe({ outcome }, durationMs / 1000);
@@ -177,6 +183,16 @@ function deliveryIdentityMetrics(registers: Registry[]): DeliveryIdentityMetrics
     deliveryHealed: (status) => healed.inc({ status }),
     foreignDeliveryWorkflow: () => foreign.inc(),
   };
+}
+
+/** One gauge per process, summed over the delivery replicas 1 while deliveries run (docs/observability.md). */
+function relayLeadMetric(registers: Registry[]): Pick<RelayMetrics, 'relayLeading'> {
+  const leading = new Gauge({
+    name: 'webhook_relay_leading',
+    help: "1 while this process's outbox relay holds the lead: it claims each new event at once, the other relays only events left waiting",
+    registers,
+  });
+  return { relayLeading: (lead) => leading.set(lead ? 1 : 0) };
 }
 
 /** The gauges of the last event id check at start: what Temporal held, and where the sequence stands after it. */

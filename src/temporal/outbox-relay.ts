@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
-import type { DeliveryIdentityMetrics } from '../observability/metrics';
+import type { DeliveryIdentityMetrics, RelayMetrics } from '../observability/metrics';
 import { createWakeUp } from '../shared/wake-up';
-import { type EventListener, listenForNewEvents } from '../webhook-events/outbox';
 import { claimUnstartedEvents, endClaim } from '../webhook-events/relay-claims';
+import { openRelaySession, type RelaySession } from '../webhook-events/relay-session';
 import { DeliveryWorkflowConflict } from './delivery-identity';
 import { type SweepOptions, startDeliverySweep } from './delivery-sweep';
 import { deliveryQueueOf, startDeliveryWorkflow } from './delivery-workflows';
@@ -29,10 +29,20 @@ export interface RelayPassOptions {
   eagerStart?: boolean | (() => boolean);
   /** Counts workflow id conflicts (and, in the sweep, healed deliveries). */
   metrics?: DeliveryIdentityMetrics;
+  /** Claim only events written at least this long ago: what a relay without the lead takes. */
+  waitedMs?: number;
 }
 
 export interface OutboxRelayOptions extends RelayPassOptions {
   log: Logger;
+  /** Also says whether this relay holds the lead. */
+  metrics?: RelayMetrics;
+  /**
+   * How long an event must have waited before a relay without the lead claims it: the leading relay claims each
+   * event within milliseconds, so one it left this long is stuck there (a frozen process, a Temporal it cannot
+   * reach) or behind a burst, where a second relay helps.
+   */
+  leftWaitingMs?: number;
   /** Fallback poll when no notification arrives (missed while reconnecting, or another writer without the trigger). */
   pollIntervalMs?: number;
   /** Longest pause between tries while Temporal or Postgres is unreachable. */
@@ -50,7 +60,7 @@ export interface OutboxRelay {
   stop(): Promise<void>;
 }
 
-const DEFAULTS = { batchSize: 100, pollIntervalMs: 1_000, maxBackoffMs: 30_000, startTimeoutMs: 5_000, maxConcurrentPasses: 4 };
+const DEFAULTS = { batchSize: 100, pollIntervalMs: 1_000, maxBackoffMs: 30_000, startTimeoutMs: 5_000, maxConcurrentPasses: 4, leftWaitingMs: 3_000 };
 
 /** A claim lasts this many start deadlines: a pass ends its claims long before, a dead relay's run out in 30 s. */
 const CLAIM_TO_START_TIMEOUT = 6;
@@ -85,10 +95,11 @@ export async function relayPendingEvents({
   log,
   eagerStart = false,
   metrics,
+  waitedMs = 0,
 }: RelayPassOptions): Promise<number> {
   const queue = await deliveryQueueOf(db, taskQueue);
   // Longer than any pass can take, so that only a relay that died leaves a claim to run out.
-  const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT);
+  const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT, waitedMs);
   const { events } = claim;
   const eager = typeof eagerStart === 'function' ? eagerStart() : eagerStart;
   const deadline = Date.now() + startTimeoutMs;
@@ -133,9 +144,12 @@ export async function relayPendingEvents({
 }
 
 /**
- * Runs the relay until `stop()`: a pass whenever the insert trigger notifies, and every `pollIntervalMs` anyway, up to
- * `maxConcurrentPasses` at once. At least once: an event whose start failed (Temporal down) stays in the outbox and is
- * tried again with backoff, and the workflow id makes a repeated start harmless.
+ * Runs the relay until `stop()`. While it holds the lead (src/webhook-events/relay-session.ts), or has no session to
+ * wait for it on, a pass takes every event: whenever the insert trigger notifies, and every `pollIntervalMs` anyway,
+ * up to `maxConcurrentPasses` at once. While another relay leads, a pass every `pollIntervalMs` takes only the events
+ * left waiting `leftWaitingMs`, and the lead passes to this relay the moment the leader's session ends. At least once:
+ * an event whose start failed (Temporal down) stays in the outbox and is tried again with backoff, and the workflow id
+ * makes a repeated start harmless.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const {
@@ -144,10 +158,11 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     maxBackoffMs = DEFAULTS.maxBackoffMs,
     batchSize = DEFAULTS.batchSize,
     maxConcurrentPasses = DEFAULTS.maxConcurrentPasses,
+    leftWaitingMs = DEFAULTS.leftWaitingMs,
   } = options;
   const sweep = options.sweep === false ? undefined : startDeliverySweep({ ...options, ...options.sweep, batchSize: options.sweep?.batchSize });
   const wakeUp = createWakeUp();
-  const listener = keepListening(options.db, log, wakeUp.notify);
+  const session = keepSession(options.db, log, wakeUp.notify, options.metrics);
   const backoffMs = (failures: number) => Math.min(maxBackoffMs, pollIntervalMs * 2 ** (failures - 1));
   const passes = new Set<Promise<void>>();
   let failures = 0;
@@ -155,7 +170,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   const pass = async () => {
     try {
-      const started = await relayPendingEvents({ ...options, batchSize });
+      const waitedMs = session.takesEveryEvent() ? 0 : leftWaitingMs;
+      const started = await relayPendingEvents({ ...options, batchSize, waitedMs });
       if (started > 0) log.debug({ started }, 'outbox relay started delivery workflows');
       failures = 0;
       if (started === batchSize) wakeUp.notify(); // more may be waiting
@@ -166,7 +182,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   };
   const loop = (async () => {
     while (!stopped) {
-      await listener.ensure();
+      await session.ensure();
       if (stopped) break;
       if (passes.size >= maxConcurrentPasses) {
         await Promise.race(passes);
@@ -187,35 +203,47 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       stopped = true;
       wakeUp.stop();
       await Promise.all([loop, sweep?.stop()]);
-      await listener.close();
+      await session.close();
     },
   };
 }
 
 /**
- * The relay's LISTEN, made again after it is lost: a lost connection may have missed notifications, so losing it
- * counts as one. While it cannot be made, the relay polls.
+ * The relay's session, opened again after it is lost: a lost session may have missed notifications and has given up
+ * the lead, so losing it counts as a notification. While it cannot be opened, the relay takes every event by polling:
+ * with no session to wait for the lead on, it cannot tell whether another relay leads.
  */
-function keepListening(db: Db, log: Logger, notify: () => void) {
-  let listener: EventListener | undefined;
+function keepSession(db: Db, log: Logger, notify: () => void, metrics?: RelayMetrics) {
+  let session: RelaySession | undefined;
   let closed = false;
   return {
+    takesEveryEvent: () => !session?.open || session.leading,
     async ensure() {
-      if (listener || closed) return;
+      if (session?.open || closed) return;
       try {
-        listener = await listenForNewEvents(db, notify, (err) => {
-          if (closed) return;
-          log.warn({ err }, 'outbox relay lost its LISTEN connection; reconnecting');
-          listener = undefined;
-          notify();
+        session = await openRelaySession(db, {
+          onInserted: notify,
+          onLead: () => {
+            log.info('outbox relay took the lead: it claims new events at once');
+            metrics?.relayLeading(true);
+            notify();
+          },
+          onLost: (err) => {
+            if (closed) return;
+            log.warn({ err }, 'outbox relay lost its session and any lead; reconnecting');
+            session = undefined;
+            metrics?.relayLeading(false);
+            notify();
+          },
         });
       } catch (err) {
-        log.warn({ err }, 'outbox relay could not LISTEN; polling until it can');
+        log.warn({ err }, 'outbox relay could not open its session; polling until it can');
       }
     },
     async close() {
       closed = true;
-      await listener?.close();
+      metrics?.relayLeading(false);
+      await session?.close();
     },
   };
 }

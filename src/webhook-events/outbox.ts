@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import pg from 'pg';
 import { currentTraceContext } from '../tracing';
 import type { RenderedPayload } from '../webhooks/envelope';
 import { EVENTS, REFERENCES, type WebhookEventRow } from './tables';
@@ -10,7 +9,7 @@ import { EVENTS, REFERENCES, type WebhookEventRow } from './tables';
  */
 
 /** Channel of the insert trigger of migration 008 (kept literal there: migrations do not change with the code). */
-const EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
+export const EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
 
 export type NewWebhookEvent = Pick<WebhookEventRow, 'id' | 'endpoint_id' | 'event_type' | 'payload_version' | 'source_key' | 'created_at'> &
   Partial<Pick<WebhookEventRow, 'test'>> & {
@@ -69,36 +68,4 @@ export async function insertEvent(trx: Knex.Transaction, { payload, ...event }: 
     ],
   );
   return inserted ? { workflowId: inserted.workflow_id } : undefined;
-}
-
-export interface EventListener {
-  /** Safe at any time, also after the connection was lost. */
-  close(): Promise<void>;
-}
-
-/**
- * Calls `onInserted` whenever a transaction that inserted events commits (NOTIFY from the insert trigger), on a
- * connection of its own; `onLost` when that connection fails, after which it is closed.
- */
-export async function listenForNewEvents(db: Knex, onInserted: () => void, onLost: (err: Error) => void): Promise<EventListener> {
-  const connection = new pg.Client(db.client.connectionSettings as pg.ClientConfig);
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await connection.end().catch(() => undefined);
-  };
-  connection.on('notification', onInserted);
-  connection.on('error', (err) => {
-    void close();
-    onLost(err);
-  });
-  try {
-    await connection.connect();
-    await connection.query(`LISTEN ${EVENT_INSERTED_CHANNEL}`);
-  } catch (err) {
-    await close();
-    throw err;
-  }
-  return { close };
 }

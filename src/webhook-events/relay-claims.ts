@@ -12,7 +12,7 @@ export interface RelayClaim {
   claimedAt: string | null;
 }
 
-// $1 how long a claim lasts (ms), $2 the batch size.
+// $1 how long a claim lasts (ms), $2 the batch size, $3 how long an event must have waited (ms).
 const CLAIM_UNSTARTED_EVENTS = preparedStatement(
   'claim-unstarted-events',
   `WITH claimed AS (
@@ -20,6 +20,7 @@ const CLAIM_UNSTARTED_EVENTS = preparedStatement(
      WHERE id IN (
        SELECT id FROM ${EVENTS}
        WHERE workflow_started_at IS NULL AND (relay_claimed_at IS NULL OR relay_claimed_at < now() - $1 * interval '1 millisecond')
+         AND created_at <= now() - $3 * interval '1 millisecond'
        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
      )
      RETURNING ${returnedForSelect(DELIVERY_FACTS_COLUMNS)}, relay_claimed_at
@@ -33,10 +34,11 @@ const CLAIM_UNSTARTED_EVENTS = preparedStatement(
  * Claims up to `batchSize` events whose delivery workflow is not started yet and that no relay claimed within the
  * last `claimMs`, oldest first, in one statement: SKIP LOCKED lets parallel relays claim different rows, and no lock
  * outlives the statement. A relay that dies holding a claim leaves the event to the next relay once the claim runs
- * out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice).
+ * out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice). With
+ * `waitedMs`, only events written at least that long ago: what a relay without the lead takes.
  */
-export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number): Promise<RelayClaim> {
-  const rows = await runPrepared<DeliveryFactsRow & { claimed_at: string }>(db, CLAIM_UNSTARTED_EVENTS, [claimMs, batchSize]);
+export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number, waitedMs = 0): Promise<RelayClaim> {
+  const rows = await runPrepared<DeliveryFactsRow & { claimed_at: string }>(db, CLAIM_UNSTARTED_EVENTS, [claimMs, batchSize, waitedMs]);
   return { events: rows.map(eventToStartOf), claimedAt: rows[0]?.claimed_at ?? null };
 }
 

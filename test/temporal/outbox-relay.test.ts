@@ -5,6 +5,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
 import type { Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
+import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTemporalClient } from '../../src/temporal/client';
 import { claimUnstartedEvents, endClaim } from '../../src/webhook-events/relay-claims';
@@ -82,7 +83,7 @@ test('a committed event wakes the relay through NOTIFY and is delivered (the pol
   }
 });
 
-test('after losing its LISTEN connection the relay listens again and still reacts at once', async () => {
+test('after losing its session (its LISTEN, and the lead) the relay opens another, leads again and still reacts at once', async () => {
   const taskQueue = newTaskQueue();
   const relay = startOutboxRelay({ db, client: env.client, taskQueue, log, pollIntervalMs: 60 * 60_000 });
   try {
@@ -99,6 +100,92 @@ test('after losing its LISTEN connection the relay listens again and still react
     const event = await insertEvent(db, endpointId);
     await started(event.id);
   } finally {
+    await relay.stop();
+  }
+});
+
+/** A client on the test server's connection that notes the workflow id of every start it makes. */
+function recordingClient() {
+  const startedIds: string[] = [];
+  const client = new Client({
+    connection: env.client.connection,
+    interceptors: { workflow: [{ startWithDetails: async (input, next) => (startedIds.push(input.options.workflowId), next(input)) }] },
+  });
+  return { client, startedIds };
+}
+
+/** Whether the relay that reports to `metrics` says it leads. */
+const leads = async (metrics: Metrics) => (await metrics.registry.getSingleMetric('webhook_relay_leading')!.get()).values[0]?.value === 1;
+
+/** The lead's lock held by the test itself: a leader that relays nothing (frozen, or cut off from Temporal). */
+async function holdTheLead() {
+  const connection = await db.client.acquireConnection();
+  await db.raw(`SELECT pg_advisory_lock(hashtextextended('webhook outbox relay lead', 0))`).connection(connection);
+  let held = true;
+  return async () => {
+    if (!held) return;
+    held = false;
+    await db.raw(`SELECT pg_advisory_unlock(hashtextextended('webhook outbox relay lead', 0))`).connection(connection);
+    await db.client.releaseConnection(connection);
+  };
+}
+
+test('of two relays on one database, the leading one starts every new event; when its session ends, the other leads at once', async () => {
+  const taskQueue = newTaskQueue();
+  // Polls an hour apart: every pass after the first is a notification's or the lead's.
+  const [a, b] = [recordingClient(), recordingClient()];
+  const [metricsA, metricsB] = [createMetrics(), createMetrics()];
+  const relayA = startOutboxRelay({ db, client: a.client, taskQueue, log, pollIntervalMs: 60 * 60_000, metrics: metricsA });
+  await eventually(() => leads(metricsA), { what: 'relay A to lead' });
+  const relayB = startOutboxRelay({ db, client: b.client, taskQueue, log, pollIntervalMs: 60 * 60_000, metrics: metricsB });
+  try {
+    await withWorker(taskQueue, async () => {
+      const first = [];
+      for (let i = 0; i < 10; i += 1) {
+        const event = await insertEvent(db, endpointId);
+        first.push(event);
+        await started(event.id);
+      }
+      expect(a.startedIds).toEqual(first.map((event) => event.workflowId));
+      expect(b.startedIds).toEqual([]);
+      expect(await leads(metricsB)).toBe(false);
+
+      // A's session cut as a crash cuts it: Postgres gives the lead to B's waiting session, no poll needed.
+      await db.raw(
+        `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
+      await eventually(() => leads(metricsB), { what: 'relay B to lead' });
+      const next = await insertEvent(db, endpointId);
+      await started(next.id);
+      expect(b.startedIds).toEqual([next.workflowId]);
+      expect(await leads(metricsA)).toBe(false);
+      // One at a time: the test server's time skipping loses count of results awaited at once.
+      for (const event of [...first, next]) await env.client.workflow.getHandle(event.workflowId).result();
+    });
+    expect(subscriber.requests).toHaveLength(11);
+  } finally {
+    await Promise.all([relayA.stop(), relayB.stop()]);
+  }
+});
+
+test('a relay without the lead starts an event the leader left waiting, once it has waited leftWaitingMs', async () => {
+  const taskQueue = newTaskQueue();
+  const release = await holdTheLead();
+  const metrics = createMetrics();
+  const relay = startOutboxRelay({ db, client: env.client, taskQueue, log, pollIntervalMs: 50, leftWaitingMs: 1_500, metrics });
+  try {
+    const event = await insertEvent(db, endpointId);
+    await withWorker(taskQueue, async () => {
+      await started(event.id);
+      await env.client.workflow.getHandle(event.workflowId).result();
+    });
+    const { rows } = await db.raw(`SELECT extract(epoch FROM relay_claimed_at - created_at) * 1000 AS waited_ms FROM webhook_events WHERE id = ?`, [event.id]);
+    expect(Number(rows[0].waited_ms)).toBeGreaterThanOrEqual(1_500);
+    expect(await leads(metrics)).toBe(false);
+    await release();
+    await eventually(() => leads(metrics), { what: 'the relay to lead once the lock is free' });
+  } finally {
+    await release();
     await relay.stop();
   }
 });
