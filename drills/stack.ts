@@ -188,7 +188,9 @@ async function deliveryKill(stage: StackStage): Promise<DrillOutcome> {
   const passed =
     common.passed &&
     leadAtStart[victim] === 1 &&
+    // Postgres sees a killed process's connections close at once; the rest is the exposure window and the look.
     ledAfterS !== null &&
+    ledAfterS <= SUBSCRIBER_DELAY_MS[DRILL] / 1000 + 5 &&
     victims.length > 0 &&
     finishedElsewhere.length === victims.length &&
     takenOverClaims.every(({ started }) => started !== null) &&

@@ -52,8 +52,8 @@ export async function buildDrillRelease(dir: string, name: string, changes: Rele
   if (changes.extraStepBeforeFirstAttempt) {
     await change(
       path.join(dist, 'workflows', 'deliver-event.js'),
-      'const delivery = new delivery_1.Delivery(eventId,',
-      'await delivery_1.Delivery.resume(eventId);\n    const delivery = new delivery_1.Delivery(eventId,',
+      /return (new delivery_1\.Delivery\(eventId,.*\.keepToSchedule\(1\));/,
+      'return delivery_1.Delivery.resume(eventId).then(() => $1);',
     );
   }
   const { code } = await bundleWorkflowCode({ workflowsPath: path.join(dist, 'workflows', 'index.js'), logger: new DefaultLogger('WARN') });

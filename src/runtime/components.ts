@@ -150,8 +150,12 @@ export async function startWorker(
   return { client, startsEagerly: watch.isCurrent };
 }
 
-/** `eagerStart` only with the client startWorker returned: it needs the worker's NativeConnection. */
-export function startRelay({ config, log, lifecycle, metrics }: Runtime, db: Db, client: Client, { eagerStart = (): boolean => false } = {}): void {
-  const relay = startOutboxRelay({ db, client, taskQueue: config.temporal.taskQueue, log, eagerStart, metrics });
+/**
+ * `eagerStart` only with the client startWorker returned: it needs the worker's NativeConnection. Such a relay leads
+ * only while its starts are eager, that is while its worker's version is current (docs/delivery.md#the-path-of-an-event:
+ * one relay leads).
+ */
+export function startRelay({ config, log, lifecycle, metrics }: Runtime, db: Db, client: Client, { eagerStart }: { eagerStart?: () => boolean } = {}): void {
+  const relay = startOutboxRelay({ db, client, taskQueue: config.temporal.taskQueue, log, eagerStart: eagerStart ?? false, mayLead: eagerStart, metrics });
   lifecycle.onStop(() => relay.stop());
 }

@@ -3,7 +3,7 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { DeliveryIdentityMetrics, RelayMetrics } from '../observability/metrics';
 import { createWakeUp } from '../shared/wake-up';
-import { claimUnstartedEvents, endClaim } from '../webhook-events/relay-claims';
+import { claimUnstartedEvents, endClaim, highestEventId } from '../webhook-events/relay-claims';
 import { openRelaySession, type RelaySession } from '../webhook-events/relay-session';
 import { DeliveryWorkflowConflict } from './delivery-identity';
 import { type SweepOptions, startDeliverySweep } from './delivery-sweep';
@@ -29,8 +29,8 @@ export interface RelayPassOptions {
   eagerStart?: boolean | (() => boolean);
   /** Counts workflow id conflicts (and, in the sweep, healed deliveries). */
   metrics?: DeliveryIdentityMetrics;
-  /** Claim only events written at least this long ago: what a relay without the lead takes. */
-  waitedMs?: number;
+  /** Claim only events up to this id: what a relay without the lead takes. */
+  upToId?: number | null;
 }
 
 export interface OutboxRelayOptions extends RelayPassOptions {
@@ -43,6 +43,12 @@ export interface OutboxRelayOptions extends RelayPassOptions {
    * reach) or behind a burst, where a second relay helps.
    */
   leftWaitingMs?: number;
+  /**
+   * Whether this relay may hold the lead now, asked at each pass: a versioned delivery process's only while its
+   * worker's version is current, so that in a deploy the lead goes to the release whose workers run new deliveries
+   * and whose starts are eager (src/runtime/components.ts). Always, when not given.
+   */
+  mayLead?: () => boolean;
   /** Fallback poll when no notification arrives (missed while reconnecting, or another writer without the trigger). */
   pollIntervalMs?: number;
   /** Longest pause between tries while Temporal or Postgres is unreachable. */
@@ -95,11 +101,11 @@ export async function relayPendingEvents({
   log,
   eagerStart = false,
   metrics,
-  waitedMs = 0,
+  upToId = null,
 }: RelayPassOptions): Promise<number> {
   const queue = await deliveryQueueOf(db, taskQueue);
   // Longer than any pass can take, so that only a relay that died leaves a claim to run out.
-  const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT, waitedMs);
+  const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT, upToId);
   const { events } = claim;
   const eager = typeof eagerStart === 'function' ? eagerStart() : eagerStart;
   const deadline = Date.now() + startTimeoutMs;
@@ -162,7 +168,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   } = options;
   const sweep = options.sweep === false ? undefined : startDeliverySweep({ ...options, ...options.sweep, batchSize: options.sweep?.batchSize });
   const wakeUp = createWakeUp();
-  const session = keepSession(options.db, log, wakeUp.notify, options.metrics);
+  const session = keepSession(options.db, log, wakeUp.notify, options);
+  const waited = eventsLeftWaiting(options.db, leftWaitingMs);
   const backoffMs = (failures: number) => Math.min(maxBackoffMs, pollIntervalMs * 2 ** (failures - 1));
   const passes = new Set<Promise<void>>();
   let failures = 0;
@@ -170,8 +177,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   const pass = async () => {
     try {
-      const waitedMs = session.takesEveryEvent() ? 0 : leftWaitingMs;
-      const started = await relayPendingEvents({ ...options, batchSize, waitedMs });
+      const upToId = session.takesEveryEvent() ? null : await waited.upToId();
+      // Without the lead, nothing has waited long enough until the first note is that old.
+      if (upToId === undefined) return;
+      const started = await relayPendingEvents({ ...options, batchSize, upToId });
       if (started > 0) log.debug({ started }, 'outbox relay started delivery workflows');
       failures = 0;
       if (started === batchSize) wakeUp.notify(); // more may be waiting
@@ -202,8 +211,28 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     async stop() {
       stopped = true;
       wakeUp.stop();
-      await Promise.all([loop, sweep?.stop()]);
+      // The lead first: the next relay takes the events that come meanwhile, while this one ends its passes.
       await session.close();
+      await Promise.all([loop, sweep?.stop()]);
+    },
+  };
+}
+
+/**
+ * What a relay without the lead may take: the events that were there `leftWaitingMs` ago. It notes the highest event
+ * id at each pass and answers the newest note at least that old; undefined while none is. Ids, not the rows'
+ * `created_at`: that is the writing process's clock, not Postgres's.
+ */
+function eventsLeftWaiting(db: Db, leftWaitingMs: number) {
+  let notes: Array<{ at: number; highestId: number }> = [];
+  return {
+    async upToId(): Promise<number | undefined> {
+      const now = Date.now();
+      notes.push({ at: now, highestId: await highestEventId(db) });
+      const old = notes.filter(({ at }) => at <= now - leftWaitingMs).length;
+      if (old === 0) return undefined;
+      notes = notes.slice(old - 1);
+      return notes[0].highestId;
     },
   };
 }
@@ -211,15 +240,29 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 /**
  * The relay's session, opened again after it is lost: a lost session may have missed notifications and has given up
  * the lead, so losing it counts as a notification. While it cannot be opened, the relay takes every event by polling:
- * with no session to wait for the lead on, it cannot tell whether another relay leads.
+ * with no session to wait for the lead on, it cannot tell whether another relay leads. While the relay may not lead
+ * (`mayLead`), it holds no session and takes only what was left waiting.
  */
-function keepSession(db: Db, log: Logger, notify: () => void, metrics?: RelayMetrics) {
+function keepSession(db: Db, log: Logger, notify: () => void, { metrics, mayLead = () => true }: Pick<OutboxRelayOptions, 'metrics' | 'mayLead'>) {
   let session: RelaySession | undefined;
+  let standingBack = false;
   let closed = false;
+  const giveUp = async () => {
+    metrics?.relayLeading(false);
+    await session?.close();
+    session = undefined;
+  };
   return {
-    takesEveryEvent: () => !session?.open || session.leading,
+    takesEveryEvent: () => !standingBack && (!session?.open || session.leading),
     async ensure() {
-      if (session?.open || closed) return;
+      if (closed) return;
+      standingBack = !mayLead();
+      if (standingBack) {
+        if (session) log.info('outbox relay stands back from the lead: its worker version is not current');
+        await giveUp();
+        return;
+      }
+      if (session?.open) return;
       try {
         session = await openRelaySession(db, {
           onInserted: notify,
@@ -242,8 +285,7 @@ function keepSession(db: Db, log: Logger, notify: () => void, metrics?: RelayMet
     },
     async close() {
       closed = true;
-      metrics?.relayLeading(false);
-      await session?.close();
+      await giveUp();
     },
   };
 }

@@ -12,7 +12,7 @@ export interface RelayClaim {
   claimedAt: string | null;
 }
 
-// $1 how long a claim lasts (ms), $2 the batch size, $3 how long an event must have waited (ms).
+// $1 how long a claim lasts (ms), $2 the batch size, $3 the highest event id to take (null: any).
 const CLAIM_UNSTARTED_EVENTS = preparedStatement(
   'claim-unstarted-events',
   `WITH claimed AS (
@@ -20,7 +20,7 @@ const CLAIM_UNSTARTED_EVENTS = preparedStatement(
      WHERE id IN (
        SELECT id FROM ${EVENTS}
        WHERE workflow_started_at IS NULL AND (relay_claimed_at IS NULL OR relay_claimed_at < now() - $1 * interval '1 millisecond')
-         AND created_at <= now() - $3 * interval '1 millisecond'
+         AND ($3::bigint IS NULL OR id <= $3::bigint)
        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
      )
      RETURNING ${returnedForSelect(DELIVERY_FACTS_COLUMNS)}, relay_claimed_at
@@ -35,10 +35,10 @@ const CLAIM_UNSTARTED_EVENTS = preparedStatement(
  * last `claimMs`, oldest first, in one statement: SKIP LOCKED lets parallel relays claim different rows, and no lock
  * outlives the statement. A relay that dies holding a claim leaves the event to the next relay once the claim runs
  * out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice). With
- * `waitedMs`, only events written at least that long ago: what a relay without the lead takes.
+ * `upToId`, only events up to that id: what a relay without the lead takes (src/temporal/outbox-relay.ts).
  */
-export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number, waitedMs = 0): Promise<RelayClaim> {
-  const rows = await runPrepared<DeliveryFactsRow & { claimed_at: string }>(db, CLAIM_UNSTARTED_EVENTS, [claimMs, batchSize, waitedMs]);
+export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number, upToId: number | null = null): Promise<RelayClaim> {
+  const rows = await runPrepared<DeliveryFactsRow & { claimed_at: string }>(db, CLAIM_UNSTARTED_EVENTS, [claimMs, batchSize, upToId]);
   return { events: rows.map(eventToStartOf), claimedAt: rows[0]?.claimed_at ?? null };
 }
 
@@ -65,4 +65,12 @@ const END_CLAIM = preparedStatement(
 export async function endClaim(db: Knex, claim: RelayClaim, started: number[], held: number[] = []): Promise<void> {
   if (claim.events.length === 0) return;
   await runPrepared(db, END_CLAIM, [claim.events.map((event) => event.identity.eventId), started, held, claim.claimedAt]);
+}
+
+const HIGHEST_EVENT_ID = preparedStatement('highest-event-id', `SELECT coalesce(max(id), 0) AS id FROM ${EVENTS}`);
+
+/** The highest id of the events committed so far (0: none); a relay without the lead notes it to know what waited. */
+export async function highestEventId(db: Knex): Promise<number> {
+  const [{ id }] = await runPrepared<{ id: string }>(db, HIGHEST_EVENT_ID, []);
+  return Number(id);
 }

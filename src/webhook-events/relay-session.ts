@@ -34,11 +34,35 @@ export interface RelaySessionEvents {
 const TAKE_LEAD = `SELECT pg_advisory_lock(hashtextextended('webhook outbox relay lead', 0))`;
 
 /**
+ * The session's settings, each only where the server has it (older servers lack some). No time limit a database or
+ * role may set ends the wait for the lead or the leader's idle session. And a session whose client is gone (a host
+ * that vanished, a connection a firewall dropped) ends within some 25 s, idle or waiting, so that it neither keeps
+ * the lead nor a place in the queue for it.
+ */
+const SESSION_SETTINGS: Record<string, string> = {
+  statement_timeout: '0',
+  lock_timeout: '0',
+  idle_session_timeout: '0',
+  transaction_timeout: '0',
+  tcp_keepalives_idle: '10',
+  tcp_keepalives_interval: '5',
+  tcp_keepalives_count: '3',
+  client_connection_check_interval: '5000',
+};
+const SET_SESSION = `SELECT set_config(wanted.name, wanted.setting, false)
+  FROM json_each_text($1::json) AS wanted(name, setting) JOIN pg_settings USING (name)`;
+
+/**
  * Opens the relay's session and asks for the lead, which it waits for without a time limit: resolves once connected,
  * and calls `onLead` when the lead is taken (at once where no other relay holds it).
  */
 export async function openRelaySession(db: Knex, { onInserted, onLead, onLost }: RelaySessionEvents): Promise<RelaySession> {
-  const connection = new pg.Client({ ...(db.client.connectionSettings as pg.ClientConfig), keepAlive: true });
+  const connection = new pg.Client({
+    ...(db.client.connectionSettings as pg.ClientConfig),
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   let closed = false;
   let leading = false;
   const close = async () => {
@@ -56,8 +80,7 @@ export async function openRelaySession(db: Knex, { onInserted, onLead, onLost }:
   connection.on('error', lose);
   try {
     await connection.connect();
-    // A time limit set for the database or its role would end the wait for the lead and, with it, the session.
-    await connection.query('SET statement_timeout = 0; SET lock_timeout = 0');
+    await connection.query(SET_SESSION, [JSON.stringify(SESSION_SETTINGS)]);
   } catch (err) {
     await close();
     throw err;

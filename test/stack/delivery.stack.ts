@@ -199,11 +199,10 @@ test('platform calls through the balancer produce events that reach the subscrib
     stack.ports.delivery.map((port) => metricSum(`http://127.0.0.1:${port}/metrics`, 'webhook_deliveries_total', 'outcome="delivered"')),
   );
   expect(deliveredBy.reduce((a, b) => a + b, 0)).toBe(EVENTS);
-  // One relay leads and starts the workflows eagerly on its own worker, which therefore runs most first attempts;
-  // the other replica's worker runs what Temporal hands it (docs/delivery.md, "One relay leads").
+  // One relay leads (docs/delivery.md#the-path-of-an-event); where its starts are eager its own worker runs their
+  // first attempts, the other's worker what Temporal hands it.
   const leading = await Promise.all(stack.ports.delivery.map((port) => metricSum(`http://127.0.0.1:${port}/metrics`, 'webhook_relay_leading', '')));
-  expect(leading.reduce((a, b) => a + b, 0)).toBe(1);
-  expect(deliveredBy[leading.indexOf(1)]).toBeGreaterThan(EVENTS / 2);
+  expect([...leading].sort((a, b) => a - b)).toEqual([0, 1]);
   // Caddy spread the calls over both API replicas.
   const servedBy = await Promise.all(
     stack.ports.api.map((port) => metricSum(`http://127.0.0.1:${port}/metrics`, 'http_request_duration_seconds_count', 'checkouts')),

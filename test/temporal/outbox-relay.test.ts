@@ -3,7 +3,7 @@ import net from 'node:net';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
-import type { Db } from '../../src/db/knex';
+import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
@@ -21,13 +21,14 @@ const log = createLogger('silent');
 let env: TestWorkflowEnvironment;
 let workflowBundle: WorkflowBundle;
 let db: Db;
+let databaseUrl: string;
 let subscriber: Subscriber;
 let endpointId: number;
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
   workflowBundle = await bundleDeliveryWorkflows();
-  ({ db } = await createTestDatabase());
+  ({ db, url: databaseUrl } = await createTestDatabase());
   subscriber = await startSubscriber();
   endpointId = await insertEndpoint(db, { url: subscriber.url });
 });
@@ -165,6 +166,61 @@ test('of two relays on one database, the leading one starts every new event; whe
     expect(subscriber.requests).toHaveLength(11);
   } finally {
     await Promise.all([relayA.stop(), relayB.stop()]);
+  }
+});
+
+test('a relay that may not lead (its worker version is not current) gives the lead up to one that may', async () => {
+  const taskQueue = newTaskQueue();
+  let current = true;
+  const [a, b] = [recordingClient(), recordingClient()];
+  const [metricsA, metricsB] = [createMetrics(), createMetrics()];
+  const relayA = startOutboxRelay({ db, client: a.client, taskQueue, log, pollIntervalMs: 50, metrics: metricsA, mayLead: () => current });
+  await eventually(() => leads(metricsA), { what: 'relay A to lead' });
+  const relayB = startOutboxRelay({ db, client: b.client, taskQueue, log, pollIntervalMs: 60 * 60_000, metrics: metricsB });
+  try {
+    current = false;
+    await eventually(() => leads(metricsB), { what: 'relay B to lead' });
+    expect(await leads(metricsA)).toBe(false);
+    const event = await insertEvent(db, endpointId);
+    await withWorker(taskQueue, async () => {
+      await started(event.id);
+      await env.client.workflow.getHandle(event.workflowId).result();
+    });
+    expect(b.startedIds).toEqual([event.workflowId]);
+    expect(a.startedIds).toEqual([]);
+  } finally {
+    await Promise.all([relayA.stop(), relayB.stop()]);
+  }
+});
+
+test('time limits set for its connections end neither its wait for the lead nor its idle lead', async () => {
+  const limits = new URL(databaseUrl);
+  limits.searchParams.set('options', '-c statement_timeout=200 -c idle_session_timeout=300');
+  const limited = createDb({ connectionString: limits.toString() });
+  const taskQueue = newTaskQueue();
+  const release = await holdTheLead();
+  const metrics = createMetrics();
+  const relay = startOutboxRelay({ db: limited, client: env.client, taskQueue, log, pollIntervalMs: 60 * 60_000, metrics });
+  const sessionPid = async () => {
+    const { rows } = await db.raw(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`);
+    return rows.map((row: { pid: number }) => row.pid) as number[];
+  };
+  try {
+    const [waiting] = await eventually(async () => ((await sessionPid()).length === 1 ? sessionPid() : undefined), { what: 'the relay to wait for the lead' });
+    // Past both limits, several times over: the same session still waits.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await sessionPid()).toEqual([waiting]);
+    await release();
+    await eventually(() => leads(metrics), { what: 'the relay to lead' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await leads(metrics)).toBe(true);
+    const event = await insertEvent(db, endpointId);
+    await started(event.id);
+    await env.client.workflow.getHandle(event.workflowId).terminate('test done');
+  } finally {
+    await release();
+    await relay.stop();
+    await limited.destroy();
   }
 });
 
