@@ -7,6 +7,7 @@ import type { ChildProcessEntry } from '../stack/child-process';
 import { isRunning } from '../stack/process';
 import { sleep, waitFor } from './support/wait';
 import { buildDrillRelease } from './support/release';
+import { WATCH_INTERVAL_MS } from '../src/temporal/worker-deployment';
 import { runDrill } from './support/report';
 import { setUpDrill } from './support/stage';
 import { verifyDeliveries, waitUntilAllFinal } from './support/verify';
@@ -110,7 +111,13 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
     switchedAt = Date.now();
     log('release B started, release A stopped (a deploy without versioning)');
   }
-  const loadB = await recordCheckouts(cluster, { count: EVENTS, concurrency: 10, prefix: 'release-b', deadlineMs: 120_000 });
+  // Half of B's load at once, where A's relay, which leads, may start events eagerly on A before it sees B current; the
+  // other half once A has looked (every 2 s) and stood back from the lead, which B's relay then holds: those run on B.
+  const firstHalfOfB = await recordCheckouts(cluster, { count: Math.ceil(EVENTS / 2), concurrency: 10, prefix: 'release-b', deadlineMs: 120_000 });
+  if (MODE === 'versioned') await sleep(Math.max(0, switchedAt + WATCH_INTERVAL_MS + 2_000 - Date.now()));
+  const lastEventOfFirstHalf = Number((await cluster.db('webhook_events').max({ id: 'id' }))[0].id);
+  const secondHalfOfB = await recordCheckouts(cluster, { count: Math.floor(EVENTS / 2), concurrency: 10, prefix: 'release-b-later', deadlineMs: 120_000 });
+  const loadB = { succeeded: firstHalfOfB.succeeded + secondHalfOfB.succeeded };
   log(`release B: ${loadB.succeeded} events`);
 
   const finalOfB = async () =>
@@ -139,6 +146,9 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
   const retryingTask: number[] = [];
   /** Events of B's load that started on A: eagerly by A's relay before it saw B current, or routed before the switch reached matching. */
   const lateStartsOnA: Array<{ eager: boolean; afterSwitchMs: number }> = [];
+  /** Events of B's second half that ran on A, or started without eager start: none may, once B's relay leads. */
+  const secondHalfOnA: number[] = [];
+  const secondHalfNotEager: number[] = [];
   let firstHistoryOfA: temporal.api.history.v1.IHistory | undefined;
   for (const { id, workflow_id } of events) {
     const handle = client.workflow.getHandle(workflow_id);
@@ -147,7 +157,9 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
     (byVersion[release] ??= []).push(id);
     const history = await handle.fetchHistory();
     const [started] = history.events ?? [];
+    if (id > lastEventOfFirstHalf && !started?.workflowExecutionStartedEventAttributes?.eagerExecutionAccepted) secondHalfNotEager.push(id);
     if (release === 'B event on drill-a') {
+      if (id > lastEventOfFirstHalf) secondHalfOnA.push(id);
       lateStartsOnA.push({
         eager: started?.workflowExecutionStartedEventAttributes?.eagerExecutionAccepted ?? false,
         afterSwitchMs: Number(started?.eventTime?.seconds ?? 0) * 1000 + Math.round((started?.eventTime?.nanos ?? 0) / 1e6) - switchedAt,
@@ -210,6 +222,8 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
     nonDeterministic.length === 0 &&
     (byVersion['A event on drill-a'] ?? []).length === aEvents.length &&
     (byVersion['B event on drill-b'] ?? []).length > 0 &&
+    secondHalfOnA.length === 0 &&
+    secondHalfNotEager.length === 0 &&
     drainage.drainedAfterSwitchMs !== undefined &&
     earliestMs > -100 &&
     latestMs < ON_TIME_MS &&
@@ -236,7 +250,9 @@ void runDrill(`deploy-${MODE}`, async (onCleanup) => {
         eager: lateStartsOnA.filter((start) => start.eager).length,
         notEager: lateStartsOnA.filter((start) => !start.eager).length,
         latestAfterSwitchMs: Math.max(0, ...lateStartsOnA.map((start) => start.afterSwitchMs)),
+        ofTheSecondHalf: secondHalfOnA.length,
       },
+      secondHalfOfBStartedNotEager: secondHalfNotEager.length,
       nonDeterminismFailures: nonDeterministic.length,
       workflowTasksFailingAgainAndAgain: retryingTask.length,
       stuckEventsOfA: stuckOfA.length,

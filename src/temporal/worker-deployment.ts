@@ -41,7 +41,7 @@ export interface CurrentVersionWatch {
   stop: () => void;
 }
 
-const WATCH_INTERVAL_MS = 2_000;
+export const WATCH_INTERVAL_MS = 2_000;
 /** gRPC status codes: the deployment is not registered yet; another worker changed it since this one read it. */
 const NOT_FOUND = 5;
 const FAILED_PRECONDITION = 9;
