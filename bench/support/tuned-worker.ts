@@ -8,7 +8,7 @@ import { connectDatabase, connectTemporal } from '../../src/runtime/infrastructu
 import { Lifecycle } from '../../src/runtime/lifecycle';
 import { connectNativeTemporal } from '../../src/temporal/connection';
 import { installTemporalRuntime } from '../../src/temporal/sdk-runtime';
-import { createDeliveryWorker, roomForDeliveries, type WorkerTuning } from '../../src/temporal/worker';
+import { createDeliveryWorker, type WorkerTuning } from '../../src/temporal/worker';
 import { urlPolicyFor } from '../../src/webhooks/subscriber-url';
 
 /**
@@ -50,7 +50,7 @@ async function main() {
     await running.catch(() => undefined);
   });
   if (withRelay) {
-    startRelay(runtime, db, client, { eagerStart: roomForDeliveries(worker, tuning) });
+    startRelay(runtime, db, client, { eagerStart: () => true });
     await startMetricsListener(runtime, db);
   }
   log.info({ taskQueue: config.temporal.taskQueue, tuning, withRelay }, 'delivery worker running');

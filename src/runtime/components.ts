@@ -14,7 +14,7 @@ import type { TemporalConnectionOptions } from '../temporal/connection-settings'
 import type { TemporalSdkMetrics } from '../temporal/sdk-runtime';
 import { advanceEventIdsPastTemporal } from '../temporal/event-id-floor';
 import { refuseTaskQueueOfAnotherInstallation } from '../temporal/task-queue-installations';
-import { createDeliveryWorker, roomForDeliveries } from '../temporal/worker';
+import { createDeliveryWorker } from '../temporal/worker';
 import { deliveryWorkerDeployment, watchCurrentVersion } from '../temporal/worker-deployment';
 import { ensureRetentionSchedule } from '../temporal/retention-schedule';
 import { urlPolicyFor } from '../webhooks/subscriber-url';
@@ -90,10 +90,7 @@ export async function startMetricsListener({ config, log, lifecycle, metrics, te
 /** A running delivery worker: a client on its connection, and whether starts through it should be eager. */
 export interface StartedWorker {
   client: Client;
-  /**
-   * Eager starts hand the first task to this worker: only while it has room for more deliveries and its version is
-   * current (or it is unversioned).
-   */
+  /** Eager starts hand the first task to this worker: only while its version is current (or it is unversioned). */
   startsEagerly: () => boolean;
 }
 
@@ -146,18 +143,17 @@ export async function startWorker(
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running.catch(() => undefined);
   });
-  const hasRoom = roomForDeliveries(worker);
-  if (!deployment) return { client, startsEagerly: hasRoom };
+  if (!deployment) return { client, startsEagerly: () => true };
   log.info(deployment, 'delivery worker serves this worker deployment version');
   const watch = watchCurrentVersion(client, deployment, log);
   lifecycle.onStop(async () => watch.stop());
-  return { client, startsEagerly: () => hasRoom() && watch.isCurrent() };
+  return { client, startsEagerly: watch.isCurrent };
 }
 
 /**
  * `eagerStart` only with the client startWorker returned: it needs the worker's NativeConnection. Such a relay leads
- * only while its starts are eager, that is while its worker has room and its version is current
- * (docs/delivery.md#the-path-of-an-event: one relay leads).
+ * only while its starts are eager, that is while its worker's version is current (docs/delivery.md#the-path-of-an-event:
+ * one relay leads).
  */
 export function startRelay({ config, log, lifecycle, metrics }: Runtime, db: Db, client: Client, { eagerStart }: { eagerStart?: () => boolean } = {}): void {
   const relay = startOutboxRelay({ db, client, taskQueue: config.temporal.taskQueue, log, eagerStart: eagerStart ?? false, mayLead: eagerStart, metrics });

@@ -44,10 +44,9 @@ export interface OutboxRelayOptions extends RelayPassOptions {
    */
   leftWaitingMs?: number;
   /**
-   * Whether this relay may hold the lead now, asked at each pass. A delivery process's relay only while its worker
-   * takes new deliveries (src/runtime/components.ts): while it has attempt slots to spare, so that a slow subscriber
-   * filling them sends the lead and new deliveries to another replica; and while its version is current, so that in a
-   * deploy the lead goes to the release whose workers run new deliveries. Always, when not given.
+   * Whether this relay may hold the lead now, asked at each pass: a versioned delivery process's only while its
+   * worker's version is current, so that in a deploy the lead goes to the release whose workers run new deliveries
+   * and whose starts are eager (src/runtime/components.ts). Always, when not given.
    */
   mayLead?: () => boolean;
   /** Fallback poll when no notification arrives (missed while reconnecting, or another writer without the trigger). */
@@ -259,7 +258,7 @@ function keepSession(db: Db, log: Logger, notify: () => void, { metrics, mayLead
       if (closed) return;
       standingBack = !mayLead();
       if (standingBack) {
-        if (session) log.info('outbox relay stands back from the lead: its worker takes no new deliveries now (version not current, or attempt slots nearly full)');
+        if (session) log.info('outbox relay stands back from the lead: its worker version is not current');
         await giveUp();
         return;
       }

@@ -6,7 +6,6 @@ import { type NativeConnection, Worker, type WorkerOptions, type WorkflowBundle 
 import { createDeliveryActivities, type DeliveryActivityDependencies } from '../../activities/delivery-activities';
 import { createRecoveryActivities } from '../../activities/recovery-activities';
 import { createRetentionActivities } from '../../activities/retention-activities';
-import { attemptRoom } from '../delivery-rules/attempt-room';
 import type { DeliveryMetrics, RetentionMetrics } from '../observability/metrics';
 import { resendForRecovery } from './held-resend';
 import { readInstallation } from '../webhook-events/installation';
@@ -89,12 +88,6 @@ export function deliveryWorkerSettings(tuning: WorkerTuning = {}): WorkerTuning 
     if (value !== undefined) Object.assign(settings, { [name]: value });
   }
   return settings;
-}
-
-/** Whether `worker`, made with `tuning`, has room for more deliveries (src/delivery-rules/attempt-room.ts). */
-export function roomForDeliveries(worker: Worker, tuning?: WorkerTuning): () => boolean {
-  const slots = deliveryWorkerSettings(tuning).maxConcurrentLocalActivityExecutions ?? CONCURRENT_ATTEMPTS;
-  return attemptRoom(slots, () => worker.getStatus().numInFlightLocalActivities);
 }
 
 export interface DeliveryWorkerOptions extends Omit<DeliveryActivityDependencies, 'metrics'> {
