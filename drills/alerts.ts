@@ -4,6 +4,8 @@ import { recordCheckouts } from './support/platform-load';
 import { runDrill } from './support/report';
 import { setUpStackDrill, stackDrillFlags } from './support/stack-stage';
 import { waitFor } from './support/wait';
+import type { Db } from '../src/db/knex';
+import { RELAY_LEAD_KEY } from '../src/webhook-events/relay-session';
 
 /*
  * The alert drill on the production-like stack of `npm run stack`: Prometheus and Alertmanager as docker-compose.yml
@@ -20,6 +22,9 @@ import { waitFor } from './support/wait';
  *    step, to keep the drill within half an hour): both alerts of step 1 clear and their resolved notifications
  *    arrive; WebhookEndpointFailing fires (the drill sets ENDPOINT_FAILING_AFTER_MINUTES=1), then
  *    WebhookDeliveriesFailing after its 15 min `for:`.
+ * 3. The subscriber well again, the relays' lead taken by a session of the drill (a leader that relays nothing: a
+ *    frozen process, or one cut off from Temporal): five checkouts are still delivered, each claimed by a relay only
+ *    once it waited 3 s; WebhookRelayLeaderless fires after its 5 min `for:`, and resolves once the drill lets go.
  * Each notification is timed from the start of its step; the verdict (JSON) goes to RELIABILITY.md.
  */
 
@@ -80,13 +85,54 @@ void runDrill('alerts', async (onCleanup) => {
   await expectNotification(step, restarted, 'WebhookDeliveriesFailing', 'firing', 2 * 60 + 15 * 60 + SCRAPE_EVALUATE_AND_GROUP_S);
   subscriber.answerWith(undefined);
 
+  const held = Date.now();
+  log("3: the relays' lead held by a session of the drill; five checkouts");
+  const release = await takeTheLead(stage.db);
+  await recordCheckouts(api, { count: 5, concurrency: 1, prefix: 'alerts-leaderless', deadlineMs: 2 * MINUTE });
+  const leaderless = () =>
+    stage.db('webhook_events').whereLike('transaction_id', 'alerts-leaderless-%').select<Array<{ status: string; waited_s: number }>>(
+      'status',
+      stage.db.raw('extract(epoch FROM relay_claimed_at - created_at)::float AS waited_s'),
+    );
+  await waitFor('the five events delivered without a leading relay', async () => (await leaderless()).filter(({ status }) => status === 'delivered').length === 5, 2 * MINUTE);
+  const claimedAfterS = (await leaderless()).map(({ waited_s }) => Number(waited_s.toFixed(1)));
+  log(`3: delivered, each claimed after waiting ${claimedAfterS.join(', ')} s`);
+  await expectNotification('3 lead held outside', held, 'WebhookRelayLeaderless', 'firing', 5 * 60 + SCRAPE_EVALUATE_AND_GROUP_S);
+  const released = Date.now();
+  await release();
+  await expectNotification('3 lead let go', released, 'WebhookRelayLeaderless', 'resolved', 5 * 60 + SCRAPE_EVALUATE_AND_GROUP_S);
+
   return {
-    passed: notified.every(({ secondsAfterStep, limitSeconds }) => secondsAfterStep <= limitSeconds),
+    passed: notified.every(({ secondsAfterStep, limitSeconds }) => secondsAfterStep <= limitSeconds) && claimedAfterS.every((waited) => waited >= 3),
     details: {
       settings: 'scrape and evaluation 15 s, group_wait 30 s, group_interval 5 min; DELIVERY_STUCK_AFTER_MINUTES=1, ENDPOINT_FAILING_AFTER_MINUTES=1',
       notified,
+      leaderlessEventsClaimedAfterS: claimedAfterS,
       notifications: receiver.notifications.length,
       requestsAtSubscriber: subscriber.total(),
     },
   };
 });
+
+/**
+ * Takes the relays' lead on a connection of the drill's own and holds it until the returned function lets go. The
+ * relays' sessions (the holder's and the waiting one's) are ended first, so that the drill's try comes before their
+ * new sessions queue for the lock again. Returns once the drill holds it.
+ */
+async function takeTheLead(db: Db): Promise<() => Promise<void>> {
+  const connection = await db.client.acquireConnection();
+  const onConnection = (sql: string) => db.raw(sql).connection(connection);
+  for (let tries = 1; ; tries += 1) {
+    await onConnection(
+      `SELECT pg_terminate_backend(pid) FROM pg_locks
+        WHERE locktype = 'advisory' AND pid <> pg_backend_pid() AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
+    const { rows } = await onConnection(`SELECT pg_try_advisory_lock(${RELAY_LEAD_KEY}) AS taken`);
+    if (rows[0].taken) break;
+    if (tries === 20) throw new Error("the drill could not take the relays' lead in 20 tries");
+  }
+  return async () => {
+    await onConnection(`SELECT pg_advisory_unlock(${RELAY_LEAD_KEY})`);
+    await db.client.releaseConnection(connection);
+  };
+}

@@ -30,8 +30,9 @@ export interface RelaySessionEvents {
   onLost: (err: Error) => void;
 }
 
-// The lock's key, computed by Postgres from a name as the newsletter's locks are (src/newsletter/newsletter-store.ts).
-const TAKE_LEAD = `SELECT pg_advisory_lock(hashtextextended('webhook outbox relay lead', 0))`;
+/** The lead's lock key, computed by Postgres from a name as the newsletter's locks are (src/newsletter/newsletter-store.ts). */
+export const RELAY_LEAD_KEY = `hashtextextended('webhook outbox relay lead', 0)`;
+const TAKE_LEAD = `SELECT pg_advisory_lock(${RELAY_LEAD_KEY})`;
 
 /**
  * The session's settings, each only where the server has it (older servers lack some). No time limit a database or

@@ -9,6 +9,7 @@ import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTemporalClient } from '../../src/temporal/client';
 import { claimUnstartedEvents, endClaim } from '../../src/webhook-events/relay-claims';
+import { RELAY_LEAD_KEY } from '../../src/webhook-events/relay-session';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
@@ -121,12 +122,12 @@ const leads = async (metrics: Metrics) => (await metrics.registry.getSingleMetri
 /** The lead's lock held by the test itself: a leader that relays nothing (frozen, or cut off from Temporal). */
 async function holdTheLead() {
   const connection = await db.client.acquireConnection();
-  await db.raw(`SELECT pg_advisory_lock(hashtextextended('webhook outbox relay lead', 0))`).connection(connection);
+  await db.raw(`SELECT pg_advisory_lock(${RELAY_LEAD_KEY})`).connection(connection);
   let held = true;
   return async () => {
     if (!held) return;
     held = false;
-    await db.raw(`SELECT pg_advisory_unlock(hashtextextended('webhook outbox relay lead', 0))`).connection(connection);
+    await db.raw(`SELECT pg_advisory_unlock(${RELAY_LEAD_KEY})`).connection(connection);
     await db.client.releaseConnection(connection);
   };
 }
