@@ -114,7 +114,7 @@ export function ceilingStarter(client: Client, taskQueue: string, template: Enve
 export async function relayFromOutbox(client: Client, taskQueue: string, db: Db, eager: () => boolean): Promise<() => Promise<void>> {
   const wakeUp = createWakeUp();
   // The relay's session, as the service's relay opens it; the only relay on its database, it leads at once.
-  const listener = await openRelaySession(db, { onInserted: wakeUp.notify, onLead: wakeUp.notify, onLost: () => undefined });
+  const session = await openRelaySession(db, { onInserted: wakeUp.notify, onLead: wakeUp.notify, onLost: () => undefined });
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
@@ -140,6 +140,6 @@ export async function relayFromOutbox(client: Client, taskQueue: string, db: Db,
     stopped = true;
     wakeUp.stop();
     await loop;
-    await listener.close();
+    await session.close();
   };
 }

@@ -185,7 +185,7 @@ function deliveryIdentityMetrics(registers: Registry[]): DeliveryIdentityMetrics
   };
 }
 
-/** One gauge per process, summed over the delivery replicas 1 while deliveries run (docs/observability.md). */
+/** One gauge per process; summed over the relays, normally 1 (docs/observability.md says when it is not). */
 function relayLeadMetric(registers: Registry[]): Pick<RelayMetrics, 'relayLeading'> {
   const leading = new Gauge({
     name: 'webhook_relay_leading',
