@@ -18,7 +18,7 @@ import type { Keyring } from '../src/secrets/keyring';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { traceAttempt } from '../src/tracing';
 import { classifyExchange, exchangeErrorType, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
-import { keySpellings } from '../src/webhooks/secret-redaction';
+import { keySpellings, redactionNeedles } from '../src/webhooks/secret-redaction';
 import { openEndpointSecrets } from '../src/webhook-endpoint/endpoint-store';
 import {
   type DeliveryProgress,
@@ -87,19 +87,55 @@ function secretsOf(endpoint: EndpointForAttempt): string[] {
   ];
 }
 
-function requestHeaders(eventId: number, payload: string, endpoint: EndpointForAttempt, http: HttpSettings, now: Date, test: boolean): Record<string, string> {
+/** An endpoint with its secrets opened, the Authorization header made of them, and what redaction looks for. */
+interface OpenedEndpoint {
+  endpoint: EndpointForAttempt;
+  authorization: string | undefined;
+  needles: string[];
+}
+
+const sameStoredEndpoint = (a: EndpointForAttempt, b: EndpointForAttempt) =>
+  a.url === b.url &&
+  a.active === b.active &&
+  a.basic_auth_username === b.basic_auth_username &&
+  a.basic_auth_password === b.basic_auth_password &&
+  a.signing_secret === b.signing_secret;
+
+/**
+ * Opens an endpoint's stored secrets, remembering the last endpoint opened while its stored row stays the same: a
+ * platform has one endpoint, and opening its secrets and preparing their redaction at every attempt cost more than
+ * the rest of the attempt's own code (BENCHMARKS.md, issue 29). A changed row (new settings, secrets sealed again
+ * with another key) is opened anew; one that does not open throws every time, and is not remembered.
+ */
+function endpointOpener(keyring: Keyring): (stored: EndpointForAttempt) => OpenedEndpoint {
+  let last: { stored: EndpointForAttempt; opened: OpenedEndpoint } | undefined;
+  return (stored) => {
+    if (last && sameStoredEndpoint(last.stored, stored)) return last.opened;
+    const endpoint = openEndpointSecrets(stored, keyring);
+    const opened = {
+      endpoint,
+      authorization: endpoint.basic_auth_username ? `Basic ${basicCredentials(endpoint)}` : undefined,
+      needles: redactionNeedles(secretsOf(endpoint)),
+    };
+    last = { stored, opened };
+    return opened;
+  };
+}
+
+function requestHeaders(eventId: number, payload: string, opened: OpenedEndpoint, http: HttpSettings, now: Date, test: boolean): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
   // A test event sent from the admin page (docs/webhooks.md#test-events); real events never carry it.
   if (test) headers['webhook-test'] = '1';
-  if (endpoint.basic_auth_username) headers.authorization = `Basic ${basicCredentials(endpoint)}`;
-  if (endpoint.signing_secret) {
+  if (opened.authorization) headers.authorization = opened.authorization;
+  const secret = opened.endpoint.signing_secret;
+  if (secret) {
     Object.assign(
       headers,
       signatureHeaders({
         messageId: String(eventId),
         timestampSeconds: Math.floor(now.getTime() / 1000),
         body: payload,
-        secret: endpoint.signing_secret,
+        secret,
       }),
     );
   }
@@ -111,7 +147,7 @@ type NotSent = Extract<HttpExchange, { kind: 'not-sent' }>;
 /** A request ready to be POSTed: the endpoint with its secrets opened, and the headers made with them. */
 interface ReadyRequest {
   kind: 'ready';
-  endpoint: EndpointForAttempt;
+  opened: OpenedEndpoint;
   headers: Record<string, string>;
 }
 
@@ -121,11 +157,17 @@ interface ReadyRequest {
  * ends the attempt as failed with its reason, recorded and shown, so that the schedule and max retries apply. A retry
  * by Temporal is only for errors that can pass by themselves (Postgres or the network down).
  */
-function prepareRequest(eventId: number, event: EventForAttempt, keyring: Keyring, http: HttpSettings, now: Date): ReadyRequest | NotSent {
+function prepareRequest(
+  eventId: number,
+  event: EventForAttempt,
+  open: (stored: EndpointForAttempt) => OpenedEndpoint,
+  http: HttpSettings,
+  now: Date,
+): ReadyRequest | NotSent {
   if (!event.endpoint.active) return { kind: 'not-sent', reason: 'the webhook endpoint is switched off' };
   try {
-    const endpoint = openEndpointSecrets(event.endpoint, keyring);
-    return { kind: 'ready', endpoint, headers: requestHeaders(eventId, event.payload, endpoint, http, now, event.test) };
+    const opened = open(event.endpoint);
+    return { kind: 'ready', opened, headers: requestHeaders(eventId, event.payload, opened, http, now, event.test) };
   } catch (err) {
     // The keyring's and the signer's messages name a column, a key id or the cure, never a secret's value.
     return { kind: 'not-sent', reason: (err as Error).message };
@@ -157,6 +199,7 @@ export function createDeliveryActivities({
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
   const connections = new SubscriberConnections();
+  const openEndpoint = endpointOpener(keyring);
 
   const stateOf = ({ status, nextAttemptAt }: DeliveryProgress): RecordedState => {
     const nextAttemptAtMs = nextAttemptAt?.getTime() ?? null;
@@ -220,12 +263,12 @@ export function createDeliveryActivities({
       return { ...result, recorded: stateOf({ status, nextAttemptAt }) };
     }
 
-    const prepared = prepareRequest(eventId, event, keyring, http, startedAt);
+    const prepared = prepareRequest(eventId, event, openEndpoint, http, startedAt);
     const exchange =
       prepared.kind === 'ready'
-        ? await traceAttempt(prepared.endpoint.url, { eventId, attempt: attemptNumber }, async (span) => {
+        ? await traceAttempt(prepared.opened.endpoint.url, { eventId, attempt: attemptNumber }, async (span) => {
             const headers = sendTraceparent ? { ...prepared.headers, ...span.propagationHeaders() } : prepared.headers;
-            const sent = await postRequest(prepared.endpoint.url, headers, Buffer.from(event.payload, 'utf8'), {
+            const sent = await postRequest(prepared.opened.endpoint.url, headers, Buffer.from(event.payload, 'utf8'), {
               timeoutMs: http.timeoutMs,
               maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
               addresses,
@@ -235,9 +278,9 @@ export function createDeliveryActivities({
             return sent;
           })
         : prepared;
-    const secrets = prepared.kind === 'ready' ? secretsOf(prepared.endpoint) : [];
+    const needles = prepared.kind === 'ready' ? prepared.opened.needles : [];
     const bodyCut = exchange.kind === 'response' && !exchange.complete;
-    const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), secrets, { bodyCut });
+    const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), needles, { bodyCut });
     const result: AttemptResult = { ...outcome, startedAtMs: startedAt.getTime(), durationMs: Math.round(performance.now() - started) };
     metrics?.deliveryAttempt({ event: event.eventType, outcome: result.outcome, durationMs: result.durationMs });
     const attemptFields = {

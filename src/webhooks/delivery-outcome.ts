@@ -1,5 +1,5 @@
 import type { AttemptOutcome } from '../delivery-rules/delivery-status';
-import { redactionNeedles, redactNeedles } from './secret-redaction';
+import { redactNeedles } from './secret-redaction';
 
 /** At most this much of a subscriber's answer is read and stored, whatever it sends. */
 export const RESPONSE_BODY_LIMIT_BYTES = 16 * 1024;
@@ -44,10 +44,9 @@ export function storableResponseBody(bytes: Uint8Array): string {
  * request (a debugging endpoint, a proxy error page) would otherwise put the basic-auth password into the admin's
  * view, where it is write-only by design. Each secret of 6 characters or more, in the spellings of
  * src/webhooks/secret-redaction.ts, and the start of one where a text was cut (the body: `bodyCut`, see
- * HttpExchange's `complete`).
+ * HttpExchange's `complete`). `needles`: the secrets as redactionNeedles prepares them, once per endpoint.
  */
-export function withoutSecrets(outcome: DeliveryOutcome, secrets: readonly string[], { bodyCut = false } = {}): DeliveryOutcome {
-  const needles = redactionNeedles(secrets);
+export function withoutSecrets(outcome: DeliveryOutcome, needles: readonly string[], { bodyCut = false } = {}): DeliveryOutcome {
   if (needles.length === 0) return outcome;
   const { responseBody: body, error } = outcome;
   // Either text may have been cut through a secret: a body that did not arrive whole (`bodyCut`), an error text

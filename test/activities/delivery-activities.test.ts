@@ -16,6 +16,7 @@ import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
 import { type ReceivedRequest, type Reply, startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createKeyring, generateSecretKey } from '../../src/secrets/keyring';
+import { sealEndpointSecrets } from '../../src/webhook-endpoint/endpoint-store';
 import { spellingsOf } from '../support/secret-spellings';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { findEventWithAttempts } from '../../src/webhook-events/admin-queries';
@@ -226,6 +227,21 @@ describe('attemptDelivery', () => {
     expect(lines.length).toBe(4 * Object.keys(spellingsOf(password)).length);
     for (const line of lines) expect(line).toMatch(/^[^:]+: \[redacted\]$/);
     expect((await eventRow(db, event.id)).last_response_body).toBe(stored);
+  });
+
+  test('credentials changed on the endpoint between two attempts: the next attempt sends and cuts out the new ones', async () => {
+    const credentials = (password: string) => `Basic ${Buffer.from(`crm:${password}`).toString('base64')}`;
+    replies = (request) => ({ status: 500, body: `you sent ${String(request.headers.authorization)}` });
+    const endpointId = await insertEndpoint(db, { url: subscriber.url, basicAuth: { username: 'crm', password: 'first password' } });
+    const event = await insertEvent(db, endpointId);
+    await run(activities.attemptDelivery, firstAttempt(event.id));
+    await db('webhook_endpoints')
+      .where({ id: endpointId })
+      .update(sealEndpointSecrets({ basic_auth_password: 'second password', signing_secret: null }, TEST_KEYRING));
+    await run(activities.attemptDelivery, { ...firstAttempt(event.id), attemptNumber: 2 });
+
+    expect(subscriber.requests.map((request) => request.headers.authorization)).toEqual([credentials('first password'), credentials('second password')]);
+    expect((await attemptRows(db, event.id)).map((row) => row.response_body)).toEqual(['you sent Basic [redacted]', 'you sent Basic [redacted]']);
   });
 
   test('the signing key echoed as base64url, unpadded base64 or hex (any case) is cut out too', async () => {

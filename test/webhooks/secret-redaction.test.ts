@@ -1,14 +1,15 @@
 import { classifyExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../../src/webhooks/delivery-outcome';
-import { base64Forms } from '../../src/webhooks/secret-redaction';
+import { base64Forms, redactionNeedles } from '../../src/webhooks/secret-redaction';
 import { spellingsOf } from '../support/secret-spellings';
 
 const PASSWORD = 'Pässwort "mit" Leer/zeichen & 1+1';
 const HEADER = Buffer.from(`crm:${PASSWORD}`, 'utf8').toString('base64');
 const SECRET = `whsec_${Buffer.from('a signing key of thirty-two byte').toString('base64')}`;
 const SECRETS = [HEADER, PASSWORD, SECRET, SECRET.slice('whsec_'.length)];
+const NEEDLES = redactionNeedles(SECRETS);
 
 const redacted = (body: string, secrets: readonly string[] = SECRETS) =>
-  withoutSecrets({ outcome: 'failed', responseCode: 400, responseBody: body, error: null }, secrets).responseBody;
+  withoutSecrets({ outcome: 'failed', responseCode: 400, responseBody: body, error: null }, redactionNeedles(secrets)).responseBody;
 
 describe('every spelling of each credential is cut out', () => {
   for (const [name, secret] of Object.entries({ password: PASSWORD, 'basic header value': HEADER, 'signing secret': SECRET })) {
@@ -60,7 +61,7 @@ describe('nothing else is touched', () => {
   test('the error text is redacted too (a redirect’s Location may carry the password)', () => {
     const outcome = withoutSecrets(
       { outcome: 'failed', responseCode: 302, responseBody: null, error: `Redirect not followed (Location: /login?pw=${encodeURIComponent(PASSWORD)})` },
-      SECRETS,
+      NEEDLES,
     );
     expect(outcome.error).toBe('Redirect not followed (Location: /login?pw=[redacted])');
   });
@@ -71,7 +72,7 @@ describe('nothing else is touched', () => {
       // The limit falls in the middle of the spelling: its first half is stored, the rest was never read.
       const filler = 'x'.repeat(RESPONSE_BODY_LIMIT_BYTES - Math.floor(bytes.length / 2));
       const outcome = classifyExchange({ kind: 'response', status: 500, body: Buffer.concat([Buffer.from(filler), bytes]), complete: false });
-      const { responseBody } = withoutSecrets(outcome, SECRETS, { bodyCut: true });
+      const { responseBody } = withoutSecrets(outcome, NEEDLES, { bodyCut: true });
       expect([form, responseBody!.replace(filler, '<filler>')]).toEqual([form, '<filler>[redacted]']);
     }
   });
@@ -79,7 +80,7 @@ describe('nothing else is touched', () => {
   test('what is left of a secret where an error text is cut after 1000 characters is cut out too', () => {
     for (const cutAfter of [3, 10, PASSWORD.length - 1]) {
       const location = `/login?x=${'a'.repeat(1000 - 'Redirect not followed (Location: /login?x='.length - cutAfter)}${PASSWORD}`;
-      const { error } = withoutSecrets(classifyExchange({ kind: 'response', status: 302, location, body: Buffer.alloc(0), complete: true }), SECRETS);
+      const { error } = withoutSecrets(classifyExchange({ kind: 'response', status: 302, location, body: Buffer.alloc(0), complete: true }), NEEDLES);
       expect([cutAfter, error!.slice(-14)]).toEqual([cutAfter, 'aaa[redacted]…']);
     }
   });
