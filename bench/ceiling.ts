@@ -12,7 +12,7 @@ import { deliveredEvents, sample, stageRows, workflowTimes } from './support/del
 import { machineInfo } from './support/machine';
 import { type Phase, phaseName, runPhase } from './support/phase-report';
 import { answered, EventLoad, type Offer, platformCall, settle, untilArrived } from './support/platform-load';
-import { CpuMeter } from './support/processes';
+import { CpuMeter, untilCalm } from './support/processes';
 import { Receiver } from './support/receiver';
 import { type BenchRole, startStack } from './support/stack';
 import { OtlpSink } from './support/otlp-sink';
@@ -243,6 +243,12 @@ async function measureDeliveries(
   return run;
 }
 
+/**
+ * Before each probe of --sustained: the system's processes below a fifth of a core over 2 s (an idle stack uses a few
+ * hundredths), for two minutes at most.
+ */
+const SUSTAINED_PROBE_CALM = { cores: 0.2, windowS: 2, timeoutS: 120 };
+
 /** --sustained: the highest open-loop rate this system keeps up with; undefined when not asked for. */
 async function searchSustainedRate(load: EventLoad, receiver: Receiver, meter: () => CpuMeter): Promise<SustainedRate | undefined> {
   if (!options.sustained) return undefined;
@@ -253,6 +259,7 @@ async function searchSustainedRate(load: EventLoad, receiver: Receiver, meter: (
       return (await runPhase({ rate, durationS: options.duration, leadInS: options['lead-in'] }, load, meter, untilArrived(receiver, options['settle-timeout']))).report;
     },
     { low, high, probes },
+    () => untilCalm(meter, SUSTAINED_PROBE_CALM),
   );
 }
 

@@ -222,3 +222,30 @@ export class CpuMeter {
     return Object.fromEntries([...trees, ...parts, ...threads].map(([name, seconds]) => [name, { seconds, cores: seconds / elapsedS }]));
   }
 }
+
+/** What `untilCalm` waits for: the processes together below `cores`, measured over `windowS`; `timeoutS` at most. */
+export interface Calm {
+  cores: number;
+  windowS: number;
+  timeoutS: number;
+}
+
+/**
+ * Waits until the measured processes (the bench's own and the per-thread figures left out) use less than `cores`
+ * together over one window of `windowS`, or `timeoutS` passed. Answers the seconds waited. What a probe leaves behind
+ * once its events have arrived (workflows completing, Temporal's visibility and history tasks, Postgres's vacuum) is
+ * then worked off before the next probe, which would otherwise pay for it.
+ */
+export async function untilCalm(meter: () => CpuMeter, { cores, windowS, timeoutS }: Calm): Promise<number> {
+  const started = performance.now();
+  const waitedS = () => (performance.now() - started) / 1000;
+  while (waitedS() < timeoutS) {
+    const window = meter();
+    await new Promise((resolve) => setTimeout(resolve, windowS * 1000));
+    const busy = Object.entries(window.used())
+      .filter(([name]) => name !== 'bench' && !name.includes('['))
+      .reduce((sum, [, used]) => sum + used.cores, 0);
+    if (busy < cores) break;
+  }
+  return waitedS();
+}

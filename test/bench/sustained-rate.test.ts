@@ -57,6 +57,25 @@ test('a phase that lost an event is not kept up with, whatever its latency', asy
   expect((await highestSustainedRate(systemOf(500, { losesEvents: true }).probe, { low: 10, high: 80, probes: 6 })).rate).toBe(0);
 });
 
+test('every probe waits for the system to calm down first, and records how long that took', async () => {
+  const { probe } = systemOf(37);
+  const order: string[] = [];
+  let waits = 0;
+  const found = await highestSustainedRate(
+    async (rate) => {
+      order.push(`probe ${rate}`);
+      return probe(rate);
+    },
+    { low: 10, high: 80, probes: 3 },
+    async () => {
+      order.push('calm');
+      return ++waits;
+    },
+  );
+  expect(order).toEqual(['calm', 'probe 10', 'calm', 'probe 80', 'calm', 'probe 45']);
+  expect(found.probes.map(({ calmAfterS }) => calmAfterS)).toEqual([1, 2, 3]);
+});
+
 test('keyValues: benchmark environment as KEY=value pairs split on semicolons only', () => {
   expect(keyValues(' A=1; B=x=y,z ;;C=')).toEqual({ A: '1', B: 'x=y,z', C: '' });
   expect(keyValues('')).toEqual({});
