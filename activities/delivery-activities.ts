@@ -18,7 +18,7 @@ import type { Keyring } from '../src/secrets/keyring';
 import { SERVICE_NAME, SERVICE_VERSION } from '../src/service-info';
 import { traceAttempt } from '../src/tracing';
 import { classifyExchange, exchangeErrorType, type HttpExchange, RESPONSE_BODY_LIMIT_BYTES, withoutSecrets } from '../src/webhooks/delivery-outcome';
-import { keySpellings, redactionNeedles } from '../src/webhooks/secret-redaction';
+import { keySpellings, type RedactionNeedles, redactionNeedles } from '../src/webhooks/secret-redaction';
 import { openEndpointSecrets } from '../src/webhook-endpoint/endpoint-store';
 import {
   type DeliveryProgress,
@@ -70,72 +70,87 @@ export const DEFAULT_HTTP_SETTINGS: HttpSettings = {
 const eventMissing = (eventId: number) =>
   ApplicationFailure.nonRetryable(`Webhook event ${eventId} does not exist`, 'WebhookEventNotFound');
 
-const basicCredentials = (endpoint: EndpointForAttempt) =>
-  Buffer.from(`${endpoint.basic_auth_username}:${endpoint.basic_auth_password ?? ''}`, 'utf8').toString('base64');
+/** An endpoint's credentials, as stored (sealed) or opened. */
+type Credentials = Pick<EndpointForAttempt, 'basic_auth_username' | 'basic_auth_password' | 'signing_secret'>;
+
+const basicCredentials = (credentials: Credentials) =>
+  Buffer.from(`${credentials.basic_auth_username}:${credentials.basic_auth_password ?? ''}`, 'utf8').toString('base64');
 
 /**
  * What must never come back out through a stored response: the password, the header made of it, the signing secret
  * and its key in the spellings tools print it (base64, what a subscriber configures without the `whsec_`; base64url;
  * hex).
  */
-function secretsOf(endpoint: EndpointForAttempt): string[] {
-  const { basic_auth_username: username, basic_auth_password: password, signing_secret: secret } = endpoint;
+function secretsOf(credentials: Credentials): string[] {
+  const { basic_auth_username: username, basic_auth_password: password, signing_secret: secret } = credentials;
   return [
-    ...(username ? [basicCredentials(endpoint)] : []),
+    ...(username ? [basicCredentials(credentials)] : []),
     ...(password ? [password] : []),
     ...(secret ? [secret, ...keySpellings(signingKey(secret))] : []),
   ];
 }
 
-/** An endpoint with its secrets opened, the Authorization header made of them, and what redaction looks for. */
-interface OpenedEndpoint {
-  endpoint: EndpointForAttempt;
+/** An endpoint's credentials opened: the Authorization header made of them, the signing secret, and what redaction looks for. */
+interface OpenedCredentials {
   authorization: string | undefined;
-  needles: string[];
+  signingSecret: string | null;
+  needles: RedactionNeedles;
 }
 
-const sameStoredEndpoint = (a: EndpointForAttempt, b: EndpointForAttempt) =>
-  a.url === b.url &&
-  a.active === b.active &&
-  a.basic_auth_username === b.basic_auth_username &&
-  a.basic_auth_password === b.basic_auth_password &&
-  a.signing_secret === b.signing_secret;
+interface CredentialsOpener {
+  open(stored: Credentials): OpenedCredentials;
+  /** Lets go of the credentials it keeps (the endpoint is switched off: no attempt needs them). */
+  forget(): void;
+}
+
+const sameCredentials = (a: Credentials, b: Credentials) =>
+  a.basic_auth_username === b.basic_auth_username && a.basic_auth_password === b.basic_auth_password && a.signing_secret === b.signing_secret;
 
 /**
- * Opens an endpoint's stored secrets, remembering the last endpoint opened while its stored row stays the same: a
- * platform has one endpoint, and opening its secrets and preparing their redaction at every attempt cost more than
- * the rest of the attempt's own code (BENCHMARKS.md, issue 29). A changed row (new settings, secrets sealed again
- * with another key) is opened anew; one that does not open throws every time, and is not remembered.
+ * Opens an endpoint's stored credentials, keeping the last ones opened for the next attempt while they are stored
+ * unchanged: a platform has one endpoint, and opening its secrets and preparing their redaction at every attempt cost
+ * more than the rest of the attempt's own code (BENCHMARKS.md, issue 29). Every save seals with a new nonce, so new
+ * credentials, or the same sealed again with another key, are opened anew; the ones kept before are let go first,
+ * whether the new ones open or not, and ones that do not open throw every time.
  */
-function endpointOpener(keyring: Keyring): (stored: EndpointForAttempt) => OpenedEndpoint {
-  let last: { stored: EndpointForAttempt; opened: OpenedEndpoint } | undefined;
-  return (stored) => {
-    if (last && sameStoredEndpoint(last.stored, stored)) return last.opened;
-    const endpoint = openEndpointSecrets(stored, keyring);
-    const opened = {
-      endpoint,
-      authorization: endpoint.basic_auth_username ? `Basic ${basicCredentials(endpoint)}` : undefined,
-      needles: redactionNeedles(secretsOf(endpoint)),
-    };
-    last = { stored, opened };
-    return opened;
+/** Nothing was sent, so nothing of ours can come back. */
+const NO_NEEDLES = redactionNeedles([]);
+
+function credentialsOpener(keyring: Keyring): CredentialsOpener {
+  let last: { stored: Credentials; opened: OpenedCredentials } | undefined;
+  return {
+    open(stored) {
+      if (last && sameCredentials(last.stored, stored)) return last.opened;
+      last = undefined;
+      const credentials = openEndpointSecrets(stored, keyring);
+      const opened = {
+        authorization: credentials.basic_auth_username ? `Basic ${basicCredentials(credentials)}` : undefined,
+        signingSecret: credentials.signing_secret,
+        needles: redactionNeedles(secretsOf(credentials)),
+      };
+      const { basic_auth_username, basic_auth_password, signing_secret } = stored;
+      last = { stored: { basic_auth_username, basic_auth_password, signing_secret }, opened };
+      return opened;
+    },
+    forget() {
+      last = undefined;
+    },
   };
 }
 
-function requestHeaders(eventId: number, payload: string, opened: OpenedEndpoint, http: HttpSettings, now: Date, test: boolean): Record<string, string> {
+function requestHeaders(eventId: number, payload: string, opened: OpenedCredentials, http: HttpSettings, now: Date, test: boolean): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': http.userAgent };
   // A test event sent from the admin page (docs/webhooks.md#test-events); real events never carry it.
   if (test) headers['webhook-test'] = '1';
   if (opened.authorization) headers.authorization = opened.authorization;
-  const secret = opened.endpoint.signing_secret;
-  if (secret) {
+  if (opened.signingSecret) {
     Object.assign(
       headers,
       signatureHeaders({
         messageId: String(eventId),
         timestampSeconds: Math.floor(now.getTime() / 1000),
         body: payload,
-        secret,
+        secret: opened.signingSecret,
       }),
     );
   }
@@ -144,10 +159,10 @@ function requestHeaders(eventId: number, payload: string, opened: OpenedEndpoint
 
 type NotSent = Extract<HttpExchange, { kind: 'not-sent' }>;
 
-/** A request ready to be POSTed: the endpoint with its secrets opened, and the headers made with them. */
+/** A request ready to be POSTed: the endpoint's credentials opened, and the headers made with them. */
 interface ReadyRequest {
   kind: 'ready';
-  opened: OpenedEndpoint;
+  opened: OpenedCredentials;
   headers: Record<string, string>;
 }
 
@@ -160,13 +175,16 @@ interface ReadyRequest {
 function prepareRequest(
   eventId: number,
   event: EventForAttempt,
-  open: (stored: EndpointForAttempt) => OpenedEndpoint,
+  credentials: CredentialsOpener,
   http: HttpSettings,
   now: Date,
 ): ReadyRequest | NotSent {
-  if (!event.endpoint.active) return { kind: 'not-sent', reason: 'the webhook endpoint is switched off' };
+  if (!event.endpoint.active) {
+    credentials.forget();
+    return { kind: 'not-sent', reason: 'the webhook endpoint is switched off' };
+  }
   try {
-    const opened = open(event.endpoint);
+    const opened = credentials.open(event.endpoint);
     return { kind: 'ready', opened, headers: requestHeaders(eventId, event.payload, opened, http, now, event.test) };
   } catch (err) {
     // The keyring's and the signer's messages name a column, a key id or the cure, never a secret's value.
@@ -199,7 +217,7 @@ export function createDeliveryActivities({
   const http: HttpSettings = { ...DEFAULT_HTTP_SETTINGS, ...httpOverrides };
   const addresses = { resolve, allowPrivateAddresses };
   const connections = new SubscriberConnections();
-  const openEndpoint = endpointOpener(keyring);
+  const credentials = credentialsOpener(keyring);
 
   const stateOf = ({ status, nextAttemptAt }: DeliveryProgress): RecordedState => {
     const nextAttemptAtMs = nextAttemptAt?.getTime() ?? null;
@@ -263,12 +281,12 @@ export function createDeliveryActivities({
       return { ...result, recorded: stateOf({ status, nextAttemptAt }) };
     }
 
-    const prepared = prepareRequest(eventId, event, openEndpoint, http, startedAt);
+    const prepared = prepareRequest(eventId, event, credentials, http, startedAt);
     const exchange =
       prepared.kind === 'ready'
-        ? await traceAttempt(prepared.opened.endpoint.url, { eventId, attempt: attemptNumber }, async (span) => {
+        ? await traceAttempt(event.endpoint.url, { eventId, attempt: attemptNumber }, async (span) => {
             const headers = sendTraceparent ? { ...prepared.headers, ...span.propagationHeaders() } : prepared.headers;
-            const sent = await postRequest(prepared.opened.endpoint.url, headers, Buffer.from(event.payload, 'utf8'), {
+            const sent = await postRequest(event.endpoint.url, headers, Buffer.from(event.payload, 'utf8'), {
               timeoutMs: http.timeoutMs,
               maxBodyBytes: RESPONSE_BODY_LIMIT_BYTES,
               addresses,
@@ -278,7 +296,7 @@ export function createDeliveryActivities({
             return sent;
           })
         : prepared;
-    const needles = prepared.kind === 'ready' ? prepared.opened.needles : [];
+    const needles = prepared.kind === 'ready' ? prepared.opened.needles : NO_NEEDLES;
     const bodyCut = exchange.kind === 'response' && !exchange.complete;
     const { responseBody, ...outcome } = withoutSecrets(classifyExchange(exchange), needles, { bodyCut });
     const result: AttemptResult = { ...outcome, startedAtMs: startedAt.getTime(), durationMs: Math.round(performance.now() - started) };

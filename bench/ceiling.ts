@@ -244,10 +244,10 @@ async function measureDeliveries(
 }
 
 /**
- * Before each probe of --sustained: the system's processes below a fifth of a core over 2 s (an idle stack uses a few
- * hundredths), for two minutes at most.
+ * Before each probe of --sustained: the system's processes below a fifth of a core in two windows of 2 s in a row, for
+ * two minutes at most (in the runs of 29 November every system was calm within the first window after its probe).
  */
-const SUSTAINED_PROBE_CALM = { cores: 0.2, windowS: 2, timeoutS: 120 };
+const SUSTAINED_PROBE_CALM = { cores: 0.2, windowS: 2, windows: 2, timeoutS: 120 };
 
 /** --sustained: the highest open-loop rate this system keeps up with; undefined when not asked for. */
 async function searchSustainedRate(load: EventLoad, receiver: Receiver, meter: () => CpuMeter): Promise<SustainedRate | undefined> {

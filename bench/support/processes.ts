@@ -223,29 +223,35 @@ export class CpuMeter {
   }
 }
 
-/** What `untilCalm` waits for: the processes together below `cores`, measured over `windowS`; `timeoutS` at most. */
+/**
+ * What `untilCalm` waits for: the processes together below `cores` in `windows` windows of `windowS` in a row;
+ * `timeoutS` at most.
+ */
 export interface Calm {
   cores: number;
   windowS: number;
+  windows: number;
   timeoutS: number;
 }
 
 /**
  * Waits until the measured processes (the bench's own and the per-thread figures left out) use less than `cores`
- * together over one window of `windowS`, or `timeoutS` passed. Answers the seconds waited. What a probe leaves behind
- * once its events have arrived (workflows completing, Temporal's visibility and history tasks, Postgres's vacuum) is
- * then worked off before the next probe, which would otherwise pay for it.
+ * together in `windows` windows in a row, or `timeoutS` passed; answers the seconds waited and whether it was calm.
+ * What a probe leaves behind once its events have arrived (workflows completing, Temporal's visibility and history
+ * tasks, Postgres's vacuum) is then worked off before the next probe, which would otherwise pay for it. Work that is
+ * only scheduled (a retry's timer) uses no CPU yet and is not waited for.
  */
-export async function untilCalm(meter: () => CpuMeter, { cores, windowS, timeoutS }: Calm): Promise<number> {
+export async function untilCalm(meter: () => Pick<CpuMeter, 'used'>, { cores, windowS, windows, timeoutS }: Calm): Promise<{ waitedS: number; calm: boolean }> {
   const started = performance.now();
   const waitedS = () => (performance.now() - started) / 1000;
-  while (waitedS() < timeoutS) {
+  let calmWindows = 0;
+  while (calmWindows < windows && waitedS() < timeoutS) {
     const window = meter();
     await new Promise((resolve) => setTimeout(resolve, windowS * 1000));
     const busy = Object.entries(window.used())
       .filter(([name]) => name !== 'bench' && !name.includes('['))
       .reduce((sum, [, used]) => sum + used.cores, 0);
-    if (busy < cores) break;
+    calmWindows = busy < cores ? calmWindows + 1 : 0;
   }
-  return waitedS();
+  return { waitedS: waitedS(), calm: calmWindows >= windows };
 }

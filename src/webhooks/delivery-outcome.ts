@@ -1,5 +1,5 @@
 import type { AttemptOutcome } from '../delivery-rules/delivery-status';
-import { redactNeedles } from './secret-redaction';
+import { type RedactionNeedles, redactNeedles } from './secret-redaction';
 
 /** At most this much of a subscriber's answer is read and stored, whatever it sends. */
 export const RESPONSE_BODY_LIMIT_BYTES = 16 * 1024;
@@ -46,7 +46,7 @@ export function storableResponseBody(bytes: Uint8Array): string {
  * src/webhooks/secret-redaction.ts, and the start of one where a text was cut (the body: `bodyCut`, see
  * HttpExchange's `complete`). `needles`: the secrets as redactionNeedles prepares them, once per endpoint.
  */
-export function withoutSecrets(outcome: DeliveryOutcome, needles: readonly string[], { bodyCut = false } = {}): DeliveryOutcome {
+export function withoutSecrets(outcome: DeliveryOutcome, needles: RedactionNeedles, { bodyCut = false } = {}): DeliveryOutcome {
   if (needles.length === 0) return outcome;
   const { responseBody: body, error } = outcome;
   // Either text may have been cut through a secret: a body that did not arrive whole (`bodyCut`), an error text

@@ -236,17 +236,25 @@ function replaceRanges(text: string, ranges: Array<[number, number]>): string {
   return out + text.slice(position);
 }
 
+declare const needlesMadeHere: unique symbol;
+
+/**
+ * What redaction looks for, made by redactionNeedles alone: the raw secrets have the same shape, but would be found
+ * only as written (not in another case, nor in base64), so they do not type-check here.
+ */
+export type RedactionNeedles = readonly string[] & { readonly [needlesMadeHere]: true };
+
 /** The secrets (6 characters or more) and their base64, as the views compare them. */
-export function redactionNeedles(secrets: readonly string[]): string[] {
+export function redactionNeedles(secrets: readonly string[]): RedactionNeedles {
   const needles = secrets.filter((secret) => secret.length >= MIN_REDACTED_LENGTH).flatMap((secret) => [secret, ...base64Forms(secret)]);
-  return [...new Set(needles.map(folded))];
+  return [...new Set(needles.map(folded))] as unknown as RedactionNeedles;
 }
 
 /**
  * `text` with every spelling of the secrets' needles replaced by REDACTED; with `cut` (the text is the start of a
  * longer one), also what it ends with of a needle's start.
  */
-export function redactNeedles(text: string, needles: readonly string[], { cut = false } = {}): string {
+export function redactNeedles(text: string, needles: RedactionNeedles, { cut = false } = {}): string {
   if (needles.length === 0 || (text.length < MIN_REDACTED_LENGTH && !cut)) return text;
   // The answer as it stands (a secret may itself hold `%41` or `\n`), and decoded where it holds anything to decode.
   const views: View[] = [{ units: folded(text) }];

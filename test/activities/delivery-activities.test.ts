@@ -229,19 +229,56 @@ describe('attemptDelivery', () => {
     expect((await eventRow(db, event.id)).last_response_body).toBe(stored);
   });
 
-  test('credentials changed on the endpoint between two attempts: the next attempt sends and cuts out the new ones', async () => {
+  test('credentials changed on the endpoint between attempts: the next attempt signs with, sends and cuts out the new ones', async () => {
     const credentials = (password: string) => `Basic ${Buffer.from(`crm:${password}`).toString('base64')}`;
+    const [firstKey, secondKey] = [Buffer.alloc(32, 1), Buffer.alloc(32, 2)];
+    const sealed = (secrets: { basic_auth_password?: string; signing_secret?: string }) =>
+      Object.fromEntries(
+        Object.entries(sealEndpointSecrets({ basic_auth_password: null, signing_secret: null, ...secrets }, TEST_KEYRING)).filter(([column]) => column in secrets),
+      );
     replies = (request) => ({ status: 500, body: `you sent ${String(request.headers.authorization)}` });
-    const endpointId = await insertEndpoint(db, { url: subscriber.url, basicAuth: { username: 'crm', password: 'first password' } });
+    const endpointId = await insertEndpoint(db, {
+      url: subscriber.url,
+      basicAuth: { username: 'crm', password: 'first password' },
+      signingSecret: `whsec_${firstKey.toString('base64')}`,
+    });
+    const event = await insertEvent(db, endpointId);
+    const attempt = (attemptNumber: number) => run(activities.attemptDelivery, { ...firstAttempt(event.id), attemptNumber });
+    await attempt(1);
+    // One column at a time: the signing secret, then the password.
+    await db('webhook_endpoints').where({ id: endpointId }).update(sealed({ signing_secret: `whsec_${secondKey.toString('base64')}` }));
+    await attempt(2);
+    await db('webhook_endpoints').where({ id: endpointId }).update(sealed({ basic_auth_password: 'second password' }));
+    await attempt(3);
+
+    const signedWith = (key: Buffer, body: Buffer) =>
+      `v1,${createHmac('sha256', key).update(`${event.id}.${signedAt.getTime() / 1000}.`).update(body).digest('base64')}`;
+    const [first, second, third] = subscriber.requests;
+    expect([first, second, third].map((request) => request.headers['webhook-signature'])).toEqual([
+      signedWith(firstKey, first.body),
+      signedWith(secondKey, second.body),
+      signedWith(secondKey, third.body),
+    ]);
+    expect([first, second, third].map((request) => request.headers.authorization)).toEqual([
+      credentials('first password'),
+      credentials('first password'),
+      credentials('second password'),
+    ]);
+    expect((await attemptRows(db, event.id)).map((row) => row.response_body)).toEqual(Array(3).fill('you sent Basic [redacted]'));
+  });
+
+  test('credentials sealed again with a key the worker lacks, after an attempt that opened them: nothing is sent', async () => {
+    const endpointId = await insertEndpoint(db, { url: subscriber.url, basicAuth: { username: 'crm', password: 'a password' } });
     const event = await insertEvent(db, endpointId);
     await run(activities.attemptDelivery, firstAttempt(event.id));
+    const unknownKey = createKeyring([generateSecretKey()]);
     await db('webhook_endpoints')
       .where({ id: endpointId })
-      .update(sealEndpointSecrets({ basic_auth_password: 'second password', signing_secret: null }, TEST_KEYRING));
-    await run(activities.attemptDelivery, { ...firstAttempt(event.id), attemptNumber: 2 });
+      .update(sealEndpointSecrets({ basic_auth_password: 'a password', signing_secret: null }, unknownKey));
+    const result = await run(activities.attemptDelivery, { ...firstAttempt(event.id), attemptNumber: 2 });
 
-    expect(subscriber.requests.map((request) => request.headers.authorization)).toEqual([credentials('first password'), credentials('second password')]);
-    expect((await attemptRows(db, event.id)).map((row) => row.response_body)).toEqual(['you sent Basic [redacted]', 'you sent Basic [redacted]']);
+    expect(result).toMatchObject({ outcome: 'failed', error: expect.stringContaining(`sealed with key ${unknownKey.sealingKeyId}`) });
+    expect(subscriber.requests).toHaveLength(1);
   });
 
   test('the signing key echoed as base64url, unpadded base64 or hex (any case) is cut out too', async () => {

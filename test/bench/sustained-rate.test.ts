@@ -1,4 +1,5 @@
 import type { PhaseReport } from '../../bench/support/phase-report';
+import { untilCalm } from '../../bench/support/processes';
 import { highestSustainedRate, SUSTAINED_P95_MS } from '../../bench/support/sustained-rate';
 import { keyValues } from '../../stack/cli';
 
@@ -69,11 +70,41 @@ test('every probe waits for the system to calm down first, and records how long 
     { low: 10, high: 80, probes: 3 },
     async () => {
       order.push('calm');
-      return ++waits;
+      return { waitedS: ++waits, calm: waits < 3 };
     },
   );
   expect(order).toEqual(['calm', 'probe 10', 'calm', 'probe 80', 'calm', 'probe 45']);
-  expect(found.probes.map(({ calmAfterS }) => calmAfterS)).toEqual([1, 2, 3]);
+  expect(found.probes.map(({ calmAfterS, calm }) => [calmAfterS, calm])).toEqual([
+    [1, true],
+    [2, true],
+    [3, false],
+  ]);
+});
+
+describe('untilCalm', () => {
+  /** A meter whose windows read these cores in turn: the system's, the bench's own and a thread's, which do not count. */
+  const meterReading = (busy: number[]) => {
+    let window = 0;
+    return () => {
+      const cores = busy[Math.min(window++, busy.length - 1)];
+      return { used: () => ({ temporal: { seconds: 0, cores: cores / 2 }, delivery: { seconds: 0, cores: cores / 2 }, bench: { seconds: 0, cores: 5 }, 'delivery[busiest thread]': { seconds: 0, cores: 5 } }) };
+    };
+  };
+
+  test('waits for the windows in a row below the threshold: a single quiet window between busy ones is not calm', async () => {
+    const meter = meterReading([0.9, 0.1, 0.9, 0.1, 0.1, 0.9]);
+    let windows = 0;
+    const counted = () => {
+      windows++;
+      return meter();
+    };
+    expect(await untilCalm(counted, { cores: 0.2, windowS: 0, windows: 2, timeoutS: 60 })).toMatchObject({ calm: true });
+    expect(windows).toBe(5);
+  });
+
+  test('gives up at its time limit and says it did', async () => {
+    expect(await untilCalm(meterReading([0.9]), { cores: 0.2, windowS: 0, windows: 2, timeoutS: 0.05 })).toMatchObject({ calm: false });
+  });
 });
 
 test('keyValues: benchmark environment as KEY=value pairs split on semicolons only', () => {
