@@ -57,6 +57,8 @@ export function watchCurrentVersion(client: Client, version: WorkerDeploymentVer
   const { namespace } = client.options;
   const { deploymentName, buildId } = version;
   let current = false;
+  // What the log said last: nothing until the first look that answers, which logs either way.
+  let reported: boolean | undefined;
   let stopped = false;
 
   const look = async () => {
@@ -72,12 +74,24 @@ export function watchCurrentVersion(client: Client, version: WorkerDeploymentVer
         identity: `${SERVICE_NAME} worker ${buildId}: the deployment's first version`,
       });
       log.info({ deploymentName, buildId }, 'worker deployment had no current version; this one is current now');
-      current = true;
+      current = reported = true;
       return;
     }
-    const isCurrent = routing.currentDeploymentVersion?.buildId === buildId;
-    if (isCurrent !== current) log.info({ deploymentName, buildId, current: isCurrent }, isCurrent ? 'this worker version is current' : 'this worker version is not current');
+    const currentBuildId = routing.currentDeploymentVersion?.buildId ?? null;
+    const isCurrent = currentBuildId === buildId;
     current = isCurrent;
+    if (isCurrent === reported) return;
+    reported = isCurrent;
+    if (isCurrent) {
+      log.info({ deploymentName, buildId, current: true }, 'this worker version is current');
+      return;
+    }
+    // A warning, also at a start: until this version is made current, new deliveries start on the current one, and
+    // wait there should its workers be gone (a release started after its predecessor was stopped).
+    log.warn(
+      { deploymentName, buildId, current: false, currentBuildId },
+      'this worker version is not current: new deliveries start on the current version until this one is made current (docs/deploying.md)',
+    );
   };
 
   // Logged once until the next good look: a server without Worker Deployments would otherwise log every 2 s.

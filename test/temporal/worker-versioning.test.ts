@@ -77,8 +77,8 @@ async function startWorker(taskQueue: string, deployment?: WorkerDeploymentVersi
   return worker;
 }
 
-function watch(deployment: WorkerDeploymentVersion): CurrentVersionWatch {
-  const watching = watchCurrentVersion(client, deployment, log);
+function watch(deployment: WorkerDeploymentVersion, logger = log): CurrentVersionWatch {
+  const watching = watchCurrentVersion(client, deployment, logger);
   watches.push(watching);
   return watching;
 }
@@ -150,16 +150,22 @@ test('the first version of a deployment makes itself current; a later one waits 
   const watchA = watch(a);
   await eventually(async () => watchA.isCurrent(), { what: 'release A to become current' });
   await startWorker(taskQueue, b);
-  const watchB = watch(b);
+  const logLines: Array<{ level: number; msg: string; currentBuildId?: string }> = [];
+  const watchB = watch(b, createLogger('info', 'test', { write: (line: string) => logLines.push(JSON.parse(line)) }));
   await eventually(async () => (await client.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName: taskQueue })).workerDeploymentInfo?.versionSummaries?.length === 2, {
     what: 'release B to poll',
   });
   await new Promise((resolve) => setTimeout(resolve, 5_000));
   // B's relay does not start workflows eagerly (they would run on B): Temporal routes them to A, the current one.
   expect([watchA.isCurrent(), watchB.isCurrent()]).toEqual([true, false]);
+  // Its log says so from its first look, once, naming the version that is current.
+  expect(logLines.map(({ level, msg, currentBuildId }) => ({ level, msg: msg.split(':')[0], currentBuildId }))).toEqual([
+    { level: 40, msg: 'this worker version is not current', currentBuildId: 'release-a' },
+  ]);
 
   await makeCurrent(b);
   await eventually(async () => watchB.isCurrent() && !watchA.isCurrent(), { what: 'B current, A not' });
+  expect(logLines.at(-1)).toMatchObject({ level: 30, msg: 'this worker version is current' });
 });
 
 test('a delivery sleeping on release A finishes on A after B became current; a new one runs on B', async () => {
