@@ -106,6 +106,9 @@ interface CredentialsOpener {
 const sameCredentials = (a: Credentials, b: Credentials) =>
   a.basic_auth_username === b.basic_auth_username && a.basic_auth_password === b.basic_auth_password && a.signing_secret === b.signing_secret;
 
+/** Nothing was sent, so nothing of ours can come back. */
+const NO_NEEDLES = redactionNeedles([]);
+
 /**
  * Opens an endpoint's stored credentials, keeping the last ones opened for the next attempt while they are stored
  * unchanged: a platform has one endpoint, and opening its secrets and preparing their redaction at every attempt cost
@@ -113,9 +116,6 @@ const sameCredentials = (a: Credentials, b: Credentials) =>
  * credentials, or the same sealed again with another key, are opened anew; the ones kept before are let go first,
  * whether the new ones open or not, and ones that do not open throw every time.
  */
-/** Nothing was sent, so nothing of ours can come back. */
-const NO_NEEDLES = redactionNeedles([]);
-
 function credentialsOpener(keyring: Keyring): CredentialsOpener {
   let last: { stored: Credentials; opened: OpenedCredentials } | undefined;
   return {
