@@ -24,6 +24,7 @@ import * as m021 from './021_store_webhook_event_environment';
 import * as m022 from './022_record_webhook_attempt_starts';
 import * as m023 from './023_store_webhook_event_trace_context';
 import * as m024 from './024_count_webhook_events_by_status';
+import * as m025 from './025_notify_webhook_event_facts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -61,6 +62,7 @@ const migrations: ReadonlyArray<[string, Migration]> = [
   ['022_record_webhook_attempt_starts', m022],
   ['023_store_webhook_event_trace_context', m023],
   ['024_count_webhook_events_by_status', m024],
+  ['025_notify_webhook_event_facts', m025],
 ];
 
 /**

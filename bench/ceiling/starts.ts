@@ -5,6 +5,8 @@ import type { DeliveryFacts } from '../../src/delivery-rules/delivery-texts';
 import type { Db } from '../../src/db/knex';
 import { createWakeUp } from '../../src/shared/wake-up';
 import { describedAs } from '../../src/temporal/delivery-workflows';
+import type { EventToStart } from '../../src/webhook-events/event-deliveries';
+import { notifiedEvent } from '../../src/webhook-events/outbox';
 import { openRelaySession } from '../../src/webhook-events/relay-session';
 import { claimUnstartedEvents } from '../../src/webhook-events/relay-claims';
 
@@ -105,20 +107,38 @@ export function ceilingStarter(client: Client, taskQueue: string, template: Enve
 }
 
 /**
- * The `floor-outbox` relay: at each notification of a new event (and every second), claims the unstarted events with
- * the relay's statement and starts their view workflows, eagerly where asked; each first attempt marks its event
- * started (src/webhook-events/attempts.ts), as the service's eager starts leave it to; each start carries what the
- * view's does. None of the relay's bookkeeping beyond that: no end of the claim, no backoff, no sweep, no memo.
- * `eager` is asked at each pass, as the relay asks it. Returns what stops it.
+ * The `floor-outbox` relay: starts each event its notification names (migration 025) with the facts it carries, and
+ * when it takes the lead or a notification names none, claims the unstarted events with the relay's statement and
+ * starts those, as the service's leading relay does (src/temporal/outbox-relay.ts); eagerly where asked. Each first
+ * attempt marks its event started (src/webhook-events/attempts.ts), as the service's eager starts leave it to; each
+ * start carries what the view's does. None of the relay's bookkeeping beyond that: no end of the claim, no backoff,
+ * no sweep, no memo, and no poll (the service's claims once a second, leaving alone what it is starting). `eager` is
+ * asked at each pass, as the relay asks it. Returns what stops it.
  */
 export async function relayFromOutbox(client: Client, taskQueue: string, db: Db, eager: () => boolean): Promise<() => Promise<void>> {
   const wakeUp = createWakeUp();
+  let notified: EventToStart[] = [];
+  let claim = true;
   // The relay's session, as the service's relay opens it; the only relay on its database, it leads at once.
-  const session = await openRelaySession(db, { onInserted: wakeUp.notify, onLead: wakeUp.notify, onLost: () => undefined });
+  const session = await openRelaySession(db, {
+    onInserted: (payload) => {
+      const event = notifiedEvent(payload);
+      if (event) notified.push(event);
+      else claim = true;
+      wakeUp.notify();
+    },
+    onLead: wakeUp.notify,
+    onLost: () => undefined,
+  });
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const { events } = await claimUnstartedEvents(db, 100, 30_000);
+      let events = notified;
+      notified = [];
+      if (claim) {
+        claim = false;
+        ({ events } = await claimUnstartedEvents(db, 100, 30_000));
+      }
       await Promise.allSettled(
         events.map(({ identity, facts }) =>
           client.workflow.start('ceilingDeliveryFromOutbox', {
@@ -133,7 +153,7 @@ export async function relayFromOutbox(client: Client, taskQueue: string, db: Db,
           }),
         ),
       );
-      await wakeUp.wait(1_000, { early: true });
+      await wakeUp.wait(60_000, { early: true });
     }
   })();
   return async () => {

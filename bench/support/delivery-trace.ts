@@ -82,12 +82,13 @@ export function readRelayTrace(file: string): Map<string, TracedStart> {
 }
 
 /**
- * The relay's passes over these events: each pass claims its events in one statement, whose `now()` every event it
- * claimed got as `relay_claimed_at` (kept once the event is started). Returns each event's pass and workflow start,
- * and a summary of the passes.
+ * The relay's passes over these events: a claiming pass claims its events in one statement, whose `now()` every
+ * event it claimed got as `relay_claimed_at` (kept once the event is started). A pass over notified events claims
+ * none (src/temporal/outbox-relay.ts): the sending of its traced start stands for its beginning, and an untraced one
+ * is left out. Returns each event's pass and workflow start, and a summary of the passes.
  */
 export async function relayPasses(db: Db, eventIds: number[], trace: Map<string, TracedStart>) {
-  const rows: Array<{ id: number; workflow_id: string; began_ms: number; created_ms: number; attempt_ms: number | null }> = (
+  const rows: Array<{ id: number; workflow_id: string; began_ms: number | null; created_ms: number; attempt_ms: number | null }> = (
     await db.raw(
       `SELECT e.id, e.workflow_id, extract(epoch FROM e.relay_claimed_at) * 1000 AS began_ms, extract(epoch FROM e.created_at) * 1000 AS created_ms,
               extract(epoch FROM a.started_at) * 1000 AS attempt_ms
@@ -99,8 +100,9 @@ export async function relayPasses(db: Db, eventIds: number[], trace: Map<string,
   const passes = new Map<number, { began: number; lastAnswered: number; size: number }>();
   const byEvent = new Map<number, RelaySide>();
   for (const row of rows) {
-    const began = Number(row.began_ms);
     const start = trace.get(row.workflow_id);
+    const began = row.began_ms === null ? start?.sentAtMs : Number(row.began_ms);
+    if (began === undefined) continue;
     const pass = passes.get(began) ?? { began, lastAnswered: Number.NaN, size: 0 };
     pass.size += 1;
     if (start) pass.lastAnswered = Number.isNaN(pass.lastAnswered) ? start.answeredAtMs : Math.max(pass.lastAnswered, start.answeredAtMs);

@@ -3,11 +3,13 @@ import type { Db } from '../db/knex';
 import type { Logger } from '../logger';
 import type { DeliveryIdentityMetrics, RelayMetrics } from '../observability/metrics';
 import { createWakeUp } from '../shared/wake-up';
-import { claimUnstartedEvents, endClaim, highestEventId } from '../webhook-events/relay-claims';
+import type { EventToStart } from '../webhook-events/event-deliveries';
+import { notifiedEvent } from '../webhook-events/outbox';
+import { claimUnstartedEvents, endClaim, endNotifiedStarts, highestEventId } from '../webhook-events/relay-claims';
 import { openRelaySession, type RelaySession } from '../webhook-events/relay-session';
 import { DeliveryWorkflowConflict } from './delivery-identity';
 import { type SweepOptions, startDeliverySweep } from './delivery-sweep';
-import { deliveryQueueOf, startDeliveryWorkflow } from './delivery-workflows';
+import { type DeliveryQueue, deliveryQueueOf, startDeliveryWorkflow } from './delivery-workflows';
 import { reportWorkflowConflict } from './workflow-conflicts';
 
 export interface RelayPassOptions {
@@ -31,6 +33,8 @@ export interface RelayPassOptions {
   metrics?: DeliveryIdentityMetrics;
   /** Claim only events up to this id: what a relay without the lead takes. */
   upToId?: number | null;
+  /** Claim none of these: the events a leading relay started from their notification, without a claim. */
+  notClaimed?: number[];
 }
 
 export interface OutboxRelayOptions extends RelayPassOptions {
@@ -102,60 +106,117 @@ export async function relayPendingEvents({
   eagerStart = false,
   metrics,
   upToId = null,
+  notClaimed = [],
 }: RelayPassOptions): Promise<number> {
   const queue = await deliveryQueueOf(db, taskQueue);
   // Longer than any pass can take, so that only a relay that died leaves a claim to run out.
-  const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT, upToId);
-  const { events } = claim;
+  const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT, { upToId, notClaimed });
+  const starts = await startEvents(client, queue, claim.events, { eagerStart, startTimeoutMs, log });
+  await endClaim(
+    db,
+    { ...claim, events: claim.events.filter((event) => !starts.leftToAttempt.has(event.identity.eventId)) },
+    starts.started,
+    starts.conflicts.map((conflict) => conflict.identity.eventId),
+  );
+  return passEnded({ db, log, metrics }, starts);
+}
+
+/**
+ * A pass of the leading relay over events it was notified of (migration 025), which it starts without claiming them
+ * first: the relay keeps every other pass of its own off them meanwhile (`notClaimed`), and a relay without the lead
+ * takes only events left waiting for seconds, which an eager start's first attempt has marked long before. Its end
+ * is a claim's (relayPendingEvents), without the claim: one statement, only where some start was not eager, marks
+ * started the events it started or found started and claims those whose workflow id another event holds; an event
+ * whose start failed stays unclaimed, for the next pass, which is told about it (`notStarted`). Throws as a pass does
+ * when no start succeeded.
+ */
+export async function startNotifiedEvents(
+  { db, client, taskQueue, startTimeoutMs = DEFAULTS.startTimeoutMs, log, eagerStart = false, metrics }: RelayPassOptions,
+  events: EventToStart[],
+  notStarted: (eventIds: number[]) => void,
+): Promise<number> {
+  const queue = await deliveryQueueOf(db, taskQueue);
+  const starts = await startEvents(client, queue, events, { eagerStart, startTimeoutMs, log });
+  notStarted(starts.failed);
+  await endNotifiedStarts(
+    db,
+    starts.started,
+    starts.conflicts.map((conflict) => conflict.identity.eventId),
+  );
+  return passEnded({ db, log, metrics }, starts);
+}
+
+interface Starts {
+  /** Started eagerly: their first attempt, in this process, marks them started. */
+  leftToAttempt: Set<number>;
+  /** Started the usual way, or found started: the pass marks them. */
+  started: number[];
+  /** Their workflow id is held by another event's workflow. */
+  conflicts: DeliveryWorkflowConflict[];
+  /** Not started (an error, or the deadline): taken again by a later pass. */
+  failed: number[];
+  failure?: unknown;
+}
+
+/** Starts the events' workflows at once, each within the same deadline, and sorts what came of each start. */
+async function startEvents(
+  client: Client,
+  queue: DeliveryQueue,
+  events: EventToStart[],
+  { eagerStart, startTimeoutMs, log }: Required<Pick<RelayPassOptions, 'eagerStart' | 'startTimeoutMs'>> & Pick<RelayPassOptions, 'log'>,
+): Promise<Starts> {
   const eager = typeof eagerStart === 'function' ? eagerStart() : eagerStart;
   const deadline = Date.now() + startTimeoutMs;
-  const starts = await Promise.allSettled(
+  const results = await Promise.allSettled(
     events.map((event) => client.connection.withDeadline(deadline, () => startDeliveryWorkflow(client, queue, event, { eager }))),
   );
-  const leftToAttempt = new Set<number>();
-  const started: number[] = [];
-  const conflicts: DeliveryWorkflowConflict[] = [];
-  let failure: unknown;
-  starts.forEach((start, index) => {
+  const starts: Starts = { leftToAttempt: new Set(), started: [], conflicts: [], failed: [] };
+  results.forEach((start, index) => {
     const { eventId, workflowId } = events[index].identity;
     if (start.status === 'fulfilled') {
-      if (start.value === 'started-eagerly') leftToAttempt.add(eventId);
-      else started.push(eventId);
+      if (start.value === 'started-eagerly') starts.leftToAttempt.add(eventId);
+      else starts.started.push(eventId);
       // A new workflow's line would be one more per event on the delivery path, its attempt's line follows within
       // milliseconds; a workflow that ran already (an earlier pass whose end was lost, or an eager start whose first
       // attempt did not begin within the claim) is worth an operator's eye.
       const level = start.value === 'already-started' ? 'info' : 'debug';
       log?.[level]({ eventId, workflowId, start: start.value }, 'delivery workflow started');
     } else if (start.reason instanceof DeliveryWorkflowConflict) {
-      conflicts.push(start.reason);
+      starts.conflicts.push(start.reason);
     } else {
-      failure ??= start.reason;
+      starts.failure ??= start.reason;
+      starts.failed.push(eventId);
       log?.debug({ eventId, workflowId, err: start.reason }, 'delivery workflow not started; the event stays queued');
     }
   });
-  await endClaim(
-    db,
-    { ...claim, events: events.filter((event) => !leftToAttempt.has(event.identity.eventId)) },
-    started,
-    conflicts.map((conflict) => conflict.identity.eventId),
-  );
+  return starts;
+}
+
+/** Reports the pass's conflicts, and answers how many events it started; throws its failure when it started none. */
+async function passEnded(
+  { db, log, metrics }: Pick<RelayPassOptions, 'db' | 'log' | 'metrics'>,
+  { leftToAttempt, started, conflicts, failed, failure }: Starts,
+): Promise<number> {
   for (const conflict of conflicts) await reportWorkflowConflict({ db, log, metrics }, conflict, 'relay');
   const startedCount = leftToAttempt.size + started.length;
   if (failure && startedCount === 0) throw failure;
   if (failure) {
-    const notStarted = events.length - startedCount - conflicts.length;
-    log?.warn({ err: failure, started: startedCount, notStarted }, 'some delivery workflows not started; the next pass takes their events again');
+    log?.warn({ err: failure, started: startedCount, notStarted: failed.length }, 'some delivery workflows not started; the next pass takes their events again');
   }
   return startedCount;
 }
 
 /**
- * Runs the relay until `stop()`. While it holds the lead (src/webhook-events/relay-session.ts), or has no session to
- * wait for it on, a pass takes every event: whenever the insert trigger notifies, and every `pollIntervalMs` anyway,
- * up to `maxConcurrentPasses` at once. While another relay leads, a pass every `pollIntervalMs` takes only the events
- * left waiting `leftWaitingMs`, and the lead passes to this relay the moment the leader's session ends. At least once:
- * an event whose start failed (Temporal down) stays in the outbox and is tried again with backoff, and the workflow id
- * makes a repeated start harmless.
+ * Runs the relay until `stop()`. While it holds the lead (src/webhook-events/relay-session.ts), each notification of
+ * the insert trigger names an event with what its start needs (migration 025), and a pass starts the events notified
+ * since the last without claiming them (startNotifiedEvents). Every `pollIntervalMs` a pass claims instead
+ * (relayPendingEvents): whatever no notification named (one missed while reconnecting, facts too long to notify,
+ * another writer without the trigger) and whatever was not started, all but the events this relay started from their
+ * notification within a claim's time. Up to `maxConcurrentPasses` at once. A relay with no session to wait for the
+ * lead on claims every event at each poll; while another relay leads, a pass every `pollIntervalMs` takes only the
+ * events left waiting `leftWaitingMs`, and the lead passes to this relay the moment the leader's session ends. At
+ * least once: an event whose start failed (Temporal down) stays in the outbox and is tried again with backoff, and
+ * the workflow id makes a repeated start harmless.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const {
@@ -165,26 +226,56 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     batchSize = DEFAULTS.batchSize,
     maxConcurrentPasses = DEFAULTS.maxConcurrentPasses,
     leftWaitingMs = DEFAULTS.leftWaitingMs,
+    startTimeoutMs = DEFAULTS.startTimeoutMs,
   } = options;
   const sweep = options.sweep === false ? undefined : startDeliverySweep({ ...options, ...options.sweep, batchSize: options.sweep?.batchSize });
   const wakeUp = createWakeUp();
-  const session = keepSession(options.db, log, wakeUp.notify, options);
+  const notified = notifiedEvents(batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT);
+  const session = keepSession(
+    options.db,
+    log,
+    {
+      inserted: (payload) => {
+        notified.add(payload);
+        wakeUp.notify();
+      },
+      missed: () => {
+        notified.claimWanted();
+        wakeUp.notify();
+      },
+    },
+    options,
+  );
   const waited = eventsLeftWaiting(options.db, leftWaitingMs);
   const backoffMs = (failures: number) => Math.min(maxBackoffMs, pollIntervalMs * 2 ** (failures - 1));
   const passes = new Set<Promise<void>>();
   let failures = 0;
   let stopped = false;
+  let nextClaimAt = 0;
 
+  /** Notified events while leading and starting; a claim of the table at each poll, after a failure, or when asked. */
   const pass = async () => {
+    const leading = session.takesEveryEvent();
+    const notifiedOnly = leading && failures === 0 && Date.now() < nextClaimAt ? notified.take() : undefined;
     try {
-      const upToId = session.takesEveryEvent() ? null : await waited.upToId();
-      // Without the lead, nothing has waited long enough until the first note is that old.
-      if (upToId === undefined) return;
-      const started = await relayPendingEvents({ ...options, batchSize, upToId });
+      let started: number;
+      if (notifiedOnly) {
+        if (notifiedOnly.length === 0) return;
+        started = await startNotifiedEvents({ ...options, batchSize }, notifiedOnly, notified.forget);
+      } else {
+        nextClaimAt = Date.now() + pollIntervalMs;
+        notified.drop(); // the claim takes them from the table
+        const upToId = leading ? null : await waited.upToId();
+        // Without the lead, nothing has waited long enough until the first note is that old.
+        if (upToId === undefined) return;
+        started = await relayPendingEvents({ ...options, batchSize, upToId, notClaimed: notified.startedLately() });
+        if (started === batchSize) notified.claimWanted(); // more may be waiting
+      }
       if (started > 0) log.debug({ started }, 'outbox relay started delivery workflows');
       failures = 0;
-      if (started === batchSize) wakeUp.notify(); // more may be waiting
+      if (notified.pending()) wakeUp.notify();
     } catch (err) {
+      if (notifiedOnly) notified.forget(notifiedOnly.map((event) => event.identity.eventId));
       failures += 1;
       log.warn({ err, retryInMs: backoffMs(failures) }, 'outbox relay could not start delivery workflows; the events stay queued');
     }
@@ -202,7 +293,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       // A failed pass is waited for, so that its backoff starts from its end; while backing off, new events must not
       // shorten the pause.
       if (failures > 0) await running;
-      await wakeUp.wait(failures === 0 ? pollIntervalMs : backoffMs(failures), { early: failures === 0 });
+      const untilNextClaim = Math.max(1, nextClaimAt - Date.now());
+      await wakeUp.wait(failures === 0 ? untilNextClaim : backoffMs(failures), { early: failures === 0 });
     }
     await Promise.all(passes);
   })();
@@ -214,6 +306,56 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       // The lead first: the next relay takes the events that come meanwhile, while this one ends its passes.
       await session.close();
       await Promise.all([loop, sweep?.stop()]);
+    },
+  };
+}
+
+/**
+ * The leading relay's notified events: those named since the last pass took them, and those it started from their
+ * notification within a claim's time (`claimMs`), which its claims leave alone meanwhile (an eager start's first
+ * attempt marks its event started within milliseconds; until then the row looks unstarted). More than `batchSize`
+ * waiting, or a notification that names no event, asks for a claim instead, which takes them all from the table.
+ */
+function notifiedEvents(batchSize: number, claimMs: number) {
+  let waiting: EventToStart[] = [];
+  let claim = false;
+  const startedAt = new Map<number, number>();
+  const forget = (eventIds: number[]) => eventIds.forEach((eventId) => startedAt.delete(eventId));
+  return {
+    add(payload: string | undefined) {
+      const event = notifiedEvent(payload);
+      if (event && waiting.length < batchSize) waiting.push(event);
+      else claim = true;
+    },
+    claimWanted: () => {
+      claim = true;
+    },
+    /** Whether a pass has something to do: notified events, or a claim asked for. */
+    pending: () => waiting.length > 0 || claim,
+    /** The notified events, noted as started now; undefined when a claim is wanted. */
+    take(): EventToStart[] | undefined {
+      if (claim) return undefined;
+      const now = Date.now();
+      const events = waiting;
+      waiting = [];
+      for (const event of events) startedAt.set(event.identity.eventId, now);
+      return events;
+    },
+    /** Events whose start failed: the next claim takes them. */
+    forget,
+    /** A claim is under way: it takes the waiting events from the table. */
+    drop() {
+      waiting = [];
+      claim = false;
+    },
+    /** The events started from their notification within the last `claimMs`, oldest first. */
+    startedLately(): number[] {
+      const oldest = Date.now() - claimMs;
+      for (const [eventId, at] of startedAt) {
+        if (at >= oldest) break;
+        startedAt.delete(eventId);
+      }
+      return [...startedAt.keys()];
     },
   };
 }
@@ -243,7 +385,12 @@ function eventsLeftWaiting(db: Db, leftWaitingMs: number) {
  * with no session to wait for the lead on, it cannot tell whether another relay leads. While the relay may not lead
  * (`mayLead`), it holds no session and takes only what was left waiting.
  */
-function keepSession(db: Db, log: Logger, notify: () => void, { metrics, mayLead = () => true }: Pick<OutboxRelayOptions, 'metrics' | 'mayLead'>) {
+function keepSession(
+  db: Db,
+  log: Logger,
+  { inserted, missed }: { inserted: (payload: string | undefined) => void; missed: () => void },
+  { metrics, mayLead = () => true }: Pick<OutboxRelayOptions, 'metrics' | 'mayLead'>,
+) {
   let session: RelaySession | undefined;
   let standingBack = false;
   let closed = false;
@@ -265,18 +412,18 @@ function keepSession(db: Db, log: Logger, notify: () => void, { metrics, mayLead
       if (session?.open) return;
       try {
         session = await openRelaySession(db, {
-          onInserted: notify,
+          onInserted: inserted,
           onLead: () => {
-            log.info('outbox relay took the lead: it claims new events at once');
+            log.info('outbox relay took the lead: it starts new events at once');
             metrics?.relayLeading(true);
-            notify();
+            missed();
           },
           onLost: (err) => {
             if (closed) return;
             log.warn({ err }, 'outbox relay lost its session and any lead; reconnecting');
             session = undefined;
             metrics?.relayLeading(false);
-            notify();
+            missed();
           },
         });
       } catch (err) {

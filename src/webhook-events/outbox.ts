@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { currentTraceContext } from '../tracing';
 import type { RenderedPayload } from '../webhooks/envelope';
+import { type DeliveryFactsRow, type EventToStart, eventToStartOf } from './event-deliveries';
 import { EVENTS, REFERENCES, type WebhookEventRow } from './tables';
 
 /**
@@ -8,8 +9,25 @@ import { EVENTS, REFERENCES, type WebhookEventRow } from './tables';
  * when a transaction that wrote some commits.
  */
 
-/** Channel of the insert trigger of migration 008 (kept literal there: migrations do not change with the code). */
+/** Channel of the insert trigger of migrations 008 and 025 (kept literal there: migrations do not change with the code). */
 export const EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
+
+/**
+ * The event a notification names, with the facts its delivery workflow is started with (the trigger of migration 025
+ * sends them as a claim reads them); undefined for a notification that only says events came (an empty payload:
+ * facts too long for a notification, or a database migrated only up to 008), which the relay claims from the table.
+ */
+export function notifiedEvent(payload: string | undefined): EventToStart | undefined {
+  if (!payload) return undefined;
+  let facts: Partial<DeliveryFactsRow>;
+  try {
+    facts = JSON.parse(payload) as Partial<DeliveryFactsRow>;
+  } catch {
+    return undefined; // not the trigger's (a NOTIFY by hand): the table says what came
+  }
+  const named = Number.isSafeInteger(facts.id) && typeof facts.uuid === 'string' && typeof facts.workflow_id === 'string' && typeof facts.url === 'string';
+  return named ? eventToStartOf(facts as DeliveryFactsRow) : undefined;
+}
 
 export type NewWebhookEvent = Pick<WebhookEventRow, 'id' | 'endpoint_id' | 'event_type' | 'payload_version' | 'source_key' | 'created_at'> &
   Partial<Pick<WebhookEventRow, 'test'>> & {

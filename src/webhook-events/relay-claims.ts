@@ -12,7 +12,7 @@ export interface RelayClaim {
   claimedAt: string | null;
 }
 
-// $1 how long a claim lasts (ms), $2 the batch size, $3 the highest event id to take (null: any).
+// $1 how long a claim lasts (ms), $2 the batch size, $3 the highest event id to take (null: any), $4 ids not to take.
 const CLAIM_UNSTARTED_EVENTS = preparedStatement(
   'claim-unstarted-events',
   `WITH claimed AS (
@@ -20,7 +20,7 @@ const CLAIM_UNSTARTED_EVENTS = preparedStatement(
      WHERE id IN (
        SELECT id FROM ${EVENTS}
        WHERE workflow_started_at IS NULL AND (relay_claimed_at IS NULL OR relay_claimed_at < now() - $1 * interval '1 millisecond')
-         AND ($3::bigint IS NULL OR id <= $3::bigint)
+         AND ($3::bigint IS NULL OR id <= $3::bigint) AND id <> ALL($4::bigint[])
        ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED
      )
      RETURNING ${returnedForSelect(DELIVERY_FACTS_COLUMNS)}, relay_claimed_at
@@ -35,10 +35,16 @@ const CLAIM_UNSTARTED_EVENTS = preparedStatement(
  * last `claimMs`, oldest first, in one statement: SKIP LOCKED lets parallel relays claim different rows, and no lock
  * outlives the statement. A relay that dies holding a claim leaves the event to the next relay once the claim runs
  * out (a second start of the same workflow id is refused by Temporal, so nothing is delivered twice). With
- * `upToId`, only events up to that id: what a relay without the lead takes (src/temporal/outbox-relay.ts).
+ * `upToId`, only events up to that id: what a relay without the lead takes (src/temporal/outbox-relay.ts). Never
+ * the events in `notClaimed`: those the leading relay started from their notification without a claim.
  */
-export async function claimUnstartedEvents(db: Knex, batchSize: number, claimMs: number, upToId: number | null = null): Promise<RelayClaim> {
-  const rows = await runPrepared<DeliveryFactsRow & { claimed_at: string }>(db, CLAIM_UNSTARTED_EVENTS, [claimMs, batchSize, upToId]);
+export async function claimUnstartedEvents(
+  db: Knex,
+  batchSize: number,
+  claimMs: number,
+  { upToId = null, notClaimed = [] }: { upToId?: number | null; notClaimed?: number[] } = {},
+): Promise<RelayClaim> {
+  const rows = await runPrepared<DeliveryFactsRow & { claimed_at: string }>(db, CLAIM_UNSTARTED_EVENTS, [claimMs, batchSize, upToId, notClaimed]);
   return { events: rows.map(eventToStartOf), claimedAt: rows[0]?.claimed_at ?? null };
 }
 
@@ -65,6 +71,26 @@ const END_CLAIM = preparedStatement(
 export async function endClaim(db: Knex, claim: RelayClaim, started: number[], held: number[] = []): Promise<void> {
   if (claim.events.length === 0) return;
   await runPrepared(db, END_CLAIM, [claim.events.map((event) => event.identity.eventId), started, held, claim.claimedAt]);
+}
+
+// $1 the events started, $2 those held.
+const END_NOTIFIED_STARTS = preparedStatement(
+  'end-notified-starts',
+  `UPDATE ${EVENTS} SET
+     workflow_started_at = CASE WHEN id = ANY($1::bigint[]) THEN now() END,
+     relay_claimed_at = CASE WHEN id = ANY($1::bigint[]) THEN relay_claimed_at ELSE now() END
+   WHERE (id = ANY($1::bigint[]) OR id = ANY($2::bigint[])) AND workflow_started_at IS NULL`,
+);
+
+/**
+ * What a claim's end does for events the leading relay started from their notification, unclaimed: those in
+ * `started` are marked started, those in `held` (a workflow id conflict) claimed now, so that no relay tries them
+ * again until the claim runs out. Nothing for an event whose start failed: unclaimed, the next pass takes it. No
+ * statement for no events: an eager start's first attempt marks its event.
+ */
+export async function endNotifiedStarts(db: Knex, started: number[], held: number[]): Promise<void> {
+  if (started.length === 0 && held.length === 0) return;
+  await runPrepared(db, END_NOTIFIED_STARTS, [started, held]);
 }
 
 const HIGHEST_EVENT_ID = preparedStatement('highest-event-id', `SELECT coalesce(max(id), 0) AS id FROM ${EVENTS}`);

@@ -22,8 +22,8 @@ export interface RelaySession {
 }
 
 export interface RelaySessionEvents {
-  /** A transaction that inserted events committed (while leading). */
-  onInserted: () => void;
+  /** A transaction that inserted an event committed (while leading): the notification's payload (migration 025). */
+  onInserted: (payload: string | undefined) => void;
   /** This session took the lead. */
   onLead: () => void;
   /** The connection failed, or the lead could not be taken or listened on; the session is closed. */
@@ -77,7 +77,7 @@ export async function openRelaySession(db: Knex, { onInserted, onLead, onLost }:
     void close();
     onLost(err);
   };
-  connection.on('notification', onInserted);
+  connection.on('notification', ({ payload }) => onInserted(payload));
   connection.on('error', lose);
   try {
     await connection.connect();

@@ -3,11 +3,13 @@ import net from 'node:net';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
+import pg from 'pg';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
 import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTemporalClient } from '../../src/temporal/client';
+import { notifiedEvent } from '../../src/webhook-events/outbox';
 import { claimUnstartedEvents, endClaim } from '../../src/webhook-events/relay-claims';
 import { RELAY_LEAD_KEY } from '../../src/webhook-events/relay-session';
 import { createTestDatabase } from '../support/database';
@@ -25,6 +27,8 @@ let db: Db;
 let databaseUrl: string;
 let subscriber: Subscriber;
 let endpointId: number;
+/** An endpoint whose events' facts are too long for a notification (8000 bytes): the trigger names no event. */
+let longUrlEndpointId: number;
 
 beforeAll(async () => {
   env = await createTimeSkippingEnvironment();
@@ -32,6 +36,7 @@ beforeAll(async () => {
   ({ db, url: databaseUrl } = await createTestDatabase());
   subscriber = await startSubscriber();
   endpointId = await insertEndpoint(db, { url: subscriber.url });
+  longUrlEndpointId = await insertEndpoint(db, { url: `${subscriber.url}?${'x'.repeat(8_000)}` });
 });
 
 beforeEach(async () => {
@@ -83,6 +88,116 @@ test('a committed event wakes the relay through NOTIFY and is delivered (the pol
   } finally {
     await relay.stop();
   }
+});
+
+test('the insert notification names the event with the facts a claim reads; facts too long name none', async () => {
+  const listener = new pg.Client({ connectionString: databaseUrl });
+  await listener.connect();
+  const payloads: Array<string | undefined> = [];
+  listener.on('notification', ({ payload }) => payloads.push(payload));
+  try {
+    await listener.query('LISTEN webhook_event_inserted');
+    const event = await insertEvent(db, endpointId);
+    // The previous release writes no environment: migration 021's trigger gives it one before the facts are sent.
+    const previous = await insertEvent(db, endpointId, { environment: 'stage', asPreviousRelease: true });
+    // Marked started in the transaction that wrote it (a restore, a test): nothing to start, nothing sent.
+    const startedAlready = await db.transaction(async (trx) => {
+      const event = await insertEvent(trx, endpointId);
+      await trx('webhook_events').where({ id: event.id }).update({ workflow_started_at: trx.fn.now() });
+      return event;
+    });
+    const long = await insertEvent(db, longUrlEndpointId);
+    await eventually(async () => payloads.length === 3, { what: 'three notifications' });
+    const claimed = (await claimUnstartedEvents(db, 10, 30_000)).events;
+    expect(claimed.map((claim) => claim.identity.eventId)).toEqual([event.id, previous.id, long.id]);
+    expect(payloads.slice(0, 2).map(notifiedEvent)).toEqual(claimed.slice(0, 2));
+    expect(notifiedEvent(payloads[0])?.facts).toMatchObject({ eventId: event.id, environment: 'prod', eventType: 'donation.completed' });
+    expect(notifiedEvent(payloads[1])?.facts.environment).toBe('stage');
+    expect(payloads[2]).toBe('');
+    expect(notifiedEvent(payloads[2])).toBeUndefined();
+    expect(payloads.map((payload) => notifiedEvent(payload)?.identity.eventId)).not.toContain(startedAlready.id);
+    // A NOTIFY by hand on the channel names nothing either, rather than failing the relay.
+    expect(notifiedEvent('{"id": 1')).toBeUndefined();
+    expect(notifiedEvent('{"id": "1"}')).toBeUndefined();
+  } finally {
+    await listener.end();
+  }
+});
+
+test('the leading relay starts a notified event without claiming it, and claims one the notification did not name', async () => {
+  const taskQueue = newTaskQueue();
+  const relay = startOutboxRelay({ db, client: env.client, taskQueue, log, pollIntervalMs: 60 * 60_000, sweep: false });
+  let notified!: Awaited<ReturnType<typeof insertEvent>>;
+  let long!: Awaited<ReturnType<typeof insertEvent>>;
+  try {
+    await listenerPid();
+    [notified, long] = [await insertEvent(db, endpointId), await insertEvent(db, longUrlEndpointId)];
+    await started(notified.id);
+    await started(long.id);
+    expect((await eventRow(db, notified.id)).relay_claimed_at).toBeNull();
+    expect((await eventRow(db, long.id)).relay_claimed_at).not.toBeNull();
+  } finally {
+    await relay.stop();
+  }
+  // No worker polls this queue.
+  for (const event of [notified, long]) await env.client.workflow.getHandle(event.workflowId).terminate('test done');
+});
+
+test("the leader's claims leave alone an event it is starting from its notification, unclaimed", async () => {
+  const taskQueue = newTaskQueue();
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  const startedIds: string[] = [];
+  // Temporal answering the first start only when the test says so: meanwhile its row looks unstarted and unclaimed.
+  const client = new Client({
+    connection: env.client.connection,
+    interceptors: {
+      workflow: [{ startWithDetails: async (input, next) => (startedIds.push(input.options.workflowId), startedIds.length === 1 ? answered.then(() => next(input)) : next(input)) }],
+    },
+  });
+  const relay = startOutboxRelay({ db, client, taskQueue, log, pollIntervalMs: 60 * 60_000, sweep: false });
+  let slow!: Awaited<ReturnType<typeof insertEvent>>;
+  let long!: Awaited<ReturnType<typeof insertEvent>>;
+  try {
+    await listenerPid();
+    slow = await insertEvent(db, endpointId);
+    await eventually(async () => startedIds.length === 1, { what: 'the notified start to be asked' });
+    // A notification that names no event: the relay claims the table while the slow start is under way.
+    long = await insertEvent(db, longUrlEndpointId);
+    await started(long.id);
+    expect((await eventRow(db, slow.id)).relay_claimed_at).toBeNull();
+    answer();
+    await started(slow.id);
+    expect(startedIds).toEqual([slow.workflowId, long.workflowId]);
+  } finally {
+    answer();
+    await relay.stop();
+  }
+  for (const event of [slow, long]) await env.client.workflow.getHandle(event.workflowId).terminate('test done');
+});
+
+test('a notified event whose start failed is claimed and started by a later pass', async () => {
+  const taskQueue = newTaskQueue();
+  const startedIds: string[] = [];
+  const client = new Client({
+    connection: env.client.connection,
+    interceptors: {
+      workflow: [{ startWithDetails: async (input, next) => (startedIds.push(input.options.workflowId), startedIds.length === 1 ? Promise.reject(new Error('deadline exceeded')) : next(input)) }],
+    },
+  });
+  // The failed pass's events are retried at the next claim, a poll away: within 30 s only if the relay let them go.
+  const relay = startOutboxRelay({ db, client, taskQueue, log, pollIntervalMs: 100, sweep: false });
+  let event!: Awaited<ReturnType<typeof insertEvent>>;
+  try {
+    await listenerPid();
+    event = await insertEvent(db, endpointId);
+    await started(event.id);
+    expect(startedIds).toEqual([event.workflowId, event.workflowId]);
+    expect((await eventRow(db, event.id)).relay_claimed_at).not.toBeNull();
+  } finally {
+    await relay.stop();
+  }
+  await env.client.workflow.getHandle(event.workflowId).terminate('test done');
 });
 
 test('after losing its session (its LISTEN, and the lead) the relay opens another, leads again and still reacts at once', async () => {
