@@ -63,7 +63,8 @@ export function sample<T>(items: readonly T[], count: number): T[] {
 
 /** The relay's side of an event of the service: its pass (the claim's time) and its workflow start. */
 export interface RelaySide {
-  passBeganMs: number;
+  /** Undefined for an event started from its notification, unclaimed, whose start was not traced. */
+  passBeganMs?: number;
   /** The pass's last start answered: the pass commits right after it. */
   passLastAnsweredMs?: number;
   start?: TracedStart;
@@ -102,14 +103,15 @@ export async function relayPasses(db: Db, eventIds: number[], trace: Map<string,
   for (const row of rows) {
     const start = trace.get(row.workflow_id);
     const began = row.began_ms === null ? start?.sentAtMs : Number(row.began_ms);
-    if (began === undefined) continue;
-    const pass = passes.get(began) ?? { began, lastAnswered: Number.NaN, size: 0 };
-    pass.size += 1;
-    if (start) pass.lastAnswered = Number.isNaN(pass.lastAnswered) ? start.answeredAtMs : Math.max(pass.lastAnswered, start.answeredAtMs);
-    passes.set(began, pass);
+    if (began !== undefined) {
+      const pass = passes.get(began) ?? { began, lastAnswered: Number.NaN, size: 0 };
+      pass.size += 1;
+      if (start) pass.lastAnswered = Number.isNaN(pass.lastAnswered) ? start.answeredAtMs : Math.max(pass.lastAnswered, start.answeredAtMs);
+      passes.set(began, pass);
+    }
     byEvent.set(Number(row.id), { passBeganMs: began, start, attemptStartedMs: row.attempt_ms === null ? undefined : Number(row.attempt_ms) });
   }
-  for (const side of byEvent.values()) side.passLastAnsweredMs = passes.get(side.passBeganMs)?.lastAnswered;
+  for (const side of byEvent.values()) side.passLastAnsweredMs = side.passBeganMs === undefined ? undefined : passes.get(side.passBeganMs)?.lastAnswered;
   const ordered = [...passes.values()].sort((a, b) => a.began - b.began);
   const gaps = ordered.slice(1).map((pass, index) => pass.began - ordered[index].lastAnswered).filter(Number.isFinite);
   const summary = {
@@ -140,11 +142,12 @@ export interface StageEvent {
 export function stageRows(events: StageEvent[]) {
   const stages: Array<[string, (event: StageEvent) => number | undefined]> = [
     ['offer: due → answered (platform call / workflow start)', (e) => e.timing.answeredAt! - e.timing.sentAt],
-    ['offer answered → relay pass began (its claim)', (e) => e.relay && e.relay.passBeganMs - wallClock(e.timing.answeredAt!)],
-    ['relay pass began → its workflow start sent', (e) => e.relay?.start && e.relay.start.sentAtMs - e.relay.passBeganMs],
+    ['offer answered → Temporal recorded the start (notification or claim, and the start)', (e) => e.temporal && e.temporal.startedMs - wallClock(e.timing.answeredAt!)],
+    ['offer answered → relay pass began (its claim)', (e) => e.relay?.passBeganMs && e.relay.passBeganMs - wallClock(e.timing.answeredAt!)],
+    ['relay pass began → its workflow start sent', (e) => e.relay?.start && e.relay.passBeganMs && e.relay.start.sentAtMs - e.relay.passBeganMs],
     ['start sent → answered by Temporal', (e) => e.relay?.start && e.relay.start.answeredAtMs - e.relay.start.sentAtMs],
     ['start answered → pass commits (its slowest start)', (e) => e.relay?.start && e.relay.passLastAnsweredMs! - e.relay.start.answeredAtMs],
-    ['relay pass began → Temporal recorded the start', (e) => e.relay && e.temporal && e.temporal.startedMs - e.relay.passBeganMs],
+    ['relay pass began → Temporal recorded the start', (e) => e.relay?.passBeganMs && e.temporal && e.temporal.startedMs - e.relay.passBeganMs],
     ['Temporal recorded the start → first workflow task picked up', (e) => e.temporal && e.temporal.taskStartedMs - e.temporal.startedMs],
     ['first workflow task picked up → POST starts', (e) => e.relay?.attemptStartedMs && e.temporal && e.relay.attemptStartedMs - e.temporal.taskStartedMs],
     ['first workflow task picked up → subscriber has the body', (e) => e.temporal && wallClock(e.receivedMs) - e.temporal.taskStartedMs],

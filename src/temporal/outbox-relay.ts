@@ -42,7 +42,7 @@ export interface OutboxRelayOptions extends RelayPassOptions {
   /** Also says whether this relay holds the lead. */
   metrics?: RelayMetrics;
   /**
-   * How long an event must have waited before a relay without the lead claims it: the leading relay claims each
+   * How long an event must have waited before a relay without the lead claims it: the leading relay starts each
    * event within milliseconds, so one it left this long is stuck there (a frozen process, a Temporal it cannot
    * reach) or behind a burst, where a second relay helps.
    */
@@ -253,19 +253,19 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let stopped = false;
   let nextClaimAt = 0;
 
-  /** Notified events while leading and starting; a claim of the table at each poll, after a failure, or when asked. */
+  /** The notified events while it takes every event; a claim at each poll, after a failure, or when one is wanted. */
   const pass = async () => {
-    const leading = session.takesEveryEvent();
-    const notifiedOnly = leading && failures === 0 && Date.now() < nextClaimAt ? notified.take() : undefined;
+    const takesEvery = session.takesEveryEvent();
+    const notifiedOnly = takesEvery && failures === 0 && Date.now() < nextClaimAt ? notified.take() : undefined;
     try {
       let started: number;
       if (notifiedOnly) {
         if (notifiedOnly.length === 0) return;
-        started = await startNotifiedEvents({ ...options, batchSize }, notifiedOnly, notified.forget);
+        started = await startNotifiedEvents(options, notifiedOnly, notified.forget);
       } else {
         nextClaimAt = Date.now() + pollIntervalMs;
         notified.drop(); // the claim takes them from the table
-        const upToId = leading ? null : await waited.upToId();
+        const upToId = takesEvery ? null : await waited.upToId();
         // Without the lead, nothing has waited long enough until the first note is that old.
         if (upToId === undefined) return;
         started = await relayPendingEvents({ ...options, batchSize, upToId, notClaimed: notified.startedLately() });
