@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { up as notifyWithoutFacts } from './008_notify_webhook_event_inserted';
 
 /**
  * The insert notification carries what the outbox relay needs to start the event's delivery workflow, so that the
@@ -41,18 +42,9 @@ export async function up(knex: Knex): Promise<void> {
   `);
 }
 
+/** Back to the notification of migration 008: its function and trigger as it created them. */
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('DROP TRIGGER webhook_event_inserted ON webhook_events');
-  await knex.raw(`
-    CREATE OR REPLACE FUNCTION notify_webhook_event_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM pg_notify('webhook_event_inserted', '');
-      RETURN NULL;
-    END
-    $$
-  `);
-  await knex.raw(`
-    CREATE TRIGGER webhook_event_inserted AFTER INSERT ON webhook_events
-    FOR EACH STATEMENT EXECUTE FUNCTION notify_webhook_event_inserted()
-  `);
+  await knex.raw('DROP FUNCTION notify_webhook_event_inserted()');
+  await notifyWithoutFacts(knex);
 }
