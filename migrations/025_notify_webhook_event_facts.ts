@@ -11,6 +11,10 @@ import { up as notifyWithoutFacts } from './008_notify_webhook_event_inserted';
  *   (a restore, a test) sends nothing for it, as a claim would then find nothing.
  * - A notification carries at most 8000 bytes: facts that do not fit (a very long URL) go as an empty payload, which
  *   tells the relay only that events came, as every notification did before; it then claims them from the table.
+ * - Not while Postgres's notification queue is half full: a session that LISTENs and stopped reading (a frozen
+ *   leader) holds back every notification after it, and a full queue would fail the commit of every platform call.
+ *   Each notification now carries some 500 bytes, so the 8 GB queue fills some ten times sooner than with empty
+ *   ones. Meanwhile the relays without the lead take the events that waited 3 s.
  * - Only sessions on this database hear it, and each of them may read the table anyway.
  * - The previous release's relay reads no payload: any notification wakes it, as before.
  */
@@ -28,7 +32,7 @@ export async function up(knex: Knex): Promise<void> {
         INTO facts
         FROM webhook_events AS e JOIN webhook_endpoints AS p ON p.id = e.endpoint_id
        WHERE e.id = NEW.id AND e.workflow_started_at IS NULL;
-      IF FOUND THEN
+      IF FOUND AND pg_notification_queue_usage() < 0.5 THEN
         PERFORM pg_notify('webhook_event_inserted', CASE WHEN octet_length(facts) <= 7900 THEN facts ELSE '' END);
       END IF;
       RETURN NULL;

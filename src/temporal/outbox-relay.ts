@@ -35,6 +35,8 @@ export interface RelayPassOptions {
   upToId?: number | null;
   /** Claim none of these: the events a leading relay started from their notification, without a claim. */
   notClaimed?: number[];
+  /** Told the events claimed, before their starts: the relay's notified passes leave them to this one. */
+  onClaimed?: (eventIds: number[]) => void;
 }
 
 export interface OutboxRelayOptions extends RelayPassOptions {
@@ -72,6 +74,12 @@ export interface OutboxRelay {
 
 const DEFAULTS = { batchSize: 100, pollIntervalMs: 1_000, maxBackoffMs: 30_000, startTimeoutMs: 5_000, maxConcurrentPasses: 4, leftWaitingMs: 3_000 };
 
+/**
+ * How long a claim's events are not taken from their notification: a notification is delivered at its commit, so one
+ * that arrives after the claim that took its event does so within milliseconds.
+ */
+const CLAIMED_KEPT_MS = 5_000;
+
 /** A claim lasts this many start deadlines: a pass ends its claims long before, a dead relay's run out in 30 s. */
 const CLAIM_TO_START_TIMEOUT = 6;
 
@@ -107,10 +115,12 @@ export async function relayPendingEvents({
   metrics,
   upToId = null,
   notClaimed = [],
+  onClaimed,
 }: RelayPassOptions): Promise<number> {
   const queue = await deliveryQueueOf(db, taskQueue);
   // Longer than any pass can take, so that only a relay that died leaves a claim to run out.
   const claim = await claimUnstartedEvents(db, batchSize, startTimeoutMs * CLAIM_TO_START_TIMEOUT, { upToId, notClaimed });
+  onClaimed?.(claim.events.map((event) => event.identity.eventId));
   const starts = await startEvents(client, queue, claim.events, { eagerStart, startTimeoutMs, log });
   await endClaim(
     db,
@@ -127,22 +137,20 @@ export async function relayPendingEvents({
  * takes only events left waiting for seconds, which an eager start's first attempt has marked long before. Its end
  * is a claim's (relayPendingEvents), without the claim: one statement, only where some start was not eager, marks
  * started the events it started or found started and claims those whose workflow id another event holds; an event
- * whose start failed stays unclaimed, for the next pass, which is told about it (`notStarted`). Throws as a pass does
- * when no start succeeded.
+ * whose start failed stays unclaimed, for the next claim. The relay is told which events its claims need no longer
+ * leave alone (`released`): all but those left to their first attempt. Throws as a pass does when no start succeeded.
  */
 export async function startNotifiedEvents(
   { db, client, taskQueue, startTimeoutMs = DEFAULTS.startTimeoutMs, log, eagerStart = false, metrics }: RelayPassOptions,
   events: EventToStart[],
-  notStarted: (eventIds: number[]) => void,
+  released: (eventIds: number[]) => void,
 ): Promise<number> {
   const queue = await deliveryQueueOf(db, taskQueue);
   const starts = await startEvents(client, queue, events, { eagerStart, startTimeoutMs, log });
-  notStarted(starts.failed);
-  await endNotifiedStarts(
-    db,
-    starts.started,
-    starts.conflicts.map((conflict) => conflict.identity.eventId),
-  );
+  released(starts.failed);
+  const held = starts.conflicts.map((conflict) => conflict.identity.eventId);
+  await endNotifiedStarts(db, starts.started, held);
+  released([...starts.started, ...held]);
   return passEnded({ db, log, metrics }, starts);
 }
 
@@ -251,31 +259,32 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const passes = new Set<Promise<void>>();
   let failures = 0;
   let stopped = false;
+  // Monotonic: a clock set back must not put the next claim off.
   let nextClaimAt = 0;
 
   /** The notified events while it takes every event; a claim at each poll, after a failure, or when one is wanted. */
   const pass = async () => {
     const takesEvery = session.takesEveryEvent();
-    const notifiedOnly = takesEvery && failures === 0 && Date.now() < nextClaimAt ? notified.take() : undefined;
+    const notifiedOnly = takesEvery && failures === 0 && performance.now() < nextClaimAt ? notified.take() : undefined;
     try {
       let started: number;
       if (notifiedOnly) {
         if (notifiedOnly.length === 0) return;
-        started = await startNotifiedEvents(options, notifiedOnly, notified.forget);
+        started = await startNotifiedEvents(options, notifiedOnly, notified.released);
       } else {
-        nextClaimAt = Date.now() + pollIntervalMs;
+        nextClaimAt = performance.now() + pollIntervalMs;
         notified.drop(); // the claim takes them from the table
         const upToId = takesEvery ? null : await waited.upToId();
         // Without the lead, nothing has waited long enough until the first note is that old.
         if (upToId === undefined) return;
-        started = await relayPendingEvents({ ...options, batchSize, upToId, notClaimed: notified.startedLately() });
+        started = await relayPendingEvents({ ...options, batchSize, upToId, notClaimed: notified.startedLately(), onClaimed: notified.claimed });
         if (started === batchSize) notified.claimWanted(); // more may be waiting
       }
       if (started > 0) log.debug({ started }, 'outbox relay started delivery workflows');
       failures = 0;
       if (notified.pending()) wakeUp.notify();
     } catch (err) {
-      if (notifiedOnly) notified.forget(notifiedOnly.map((event) => event.identity.eventId));
+      if (notifiedOnly) notified.released(notifiedOnly.map((event) => event.identity.eventId));
       failures += 1;
       log.warn({ err, retryInMs: backoffMs(failures) }, 'outbox relay could not start delivery workflows; the events stay queued');
     }
@@ -293,7 +302,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       // A failed pass is waited for, so that its backoff starts from its end; while backing off, new events must not
       // shorten the pause.
       if (failures > 0) await running;
-      const untilNextClaim = Math.max(1, nextClaimAt - Date.now());
+      const untilNextClaim = Math.max(1, nextClaimAt - performance.now());
       await wakeUp.wait(failures === 0 ? untilNextClaim : backoffMs(failures), { early: failures === 0 });
     }
     await Promise.all(passes);
@@ -314,13 +323,22 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
  * The leading relay's notified events: those named since the last pass took them, and those it started from their
  * notification within a claim's time (`claimMs`), which its claims leave alone meanwhile (an eager start's first
  * attempt marks its event started within milliseconds; until then the row looks unstarted). More than `batchSize`
- * waiting, or a notification that names no event, asks for a claim instead, which takes them all from the table.
+ * waiting, or a notification that names no event, asks for a claim instead, which takes them all from the table. An
+ * event a claim of this relay took is not taken from a notification that arrives after it (`CLAIMED_KEPT_MS`).
  */
 function notifiedEvents(batchSize: number, claimMs: number) {
   let waiting: EventToStart[] = [];
   let claim = false;
   const startedAt = new Map<number, number>();
-  const forget = (eventIds: number[]) => eventIds.forEach((eventId) => startedAt.delete(eventId));
+  const claimedAt = new Map<number, number>();
+  /** Drops the entries older than `ms` from a map kept in the order of its times. */
+  const prune = (times: Map<number, number>, ms: number) => {
+    const oldest = performance.now() - ms;
+    for (const [eventId, at] of times) {
+      if (at >= oldest) break;
+      times.delete(eventId);
+    }
+  };
   return {
     add(payload: string | undefined) {
       const event = notifiedEvent(payload);
@@ -332,29 +350,35 @@ function notifiedEvents(batchSize: number, claimMs: number) {
     },
     /** Whether a pass has something to do: notified events, or a claim asked for. */
     pending: () => waiting.length > 0 || claim,
-    /** The notified events, noted as started now; undefined when a claim is wanted. */
+    /** The notified events no claim took, noted as started now; undefined when a claim is wanted. */
     take(): EventToStart[] | undefined {
       if (claim) return undefined;
-      const now = Date.now();
-      const events = waiting;
+      prune(claimedAt, CLAIMED_KEPT_MS);
+      const now = performance.now();
+      const events = waiting.filter((event) => !claimedAt.has(event.identity.eventId));
       waiting = [];
-      for (const event of events) startedAt.set(event.identity.eventId, now);
+      for (const { identity } of events) {
+        startedAt.delete(identity.eventId); // kept in the order of their times
+        startedAt.set(identity.eventId, now);
+      }
       return events;
     },
-    /** Events whose start failed: the next claim takes them. */
-    forget,
+    /** Events its claims need no longer leave alone: marked started, held, or not started (the next claim takes them). */
+    released: (eventIds: number[]) => eventIds.forEach((eventId) => startedAt.delete(eventId)),
     /** A claim is under way: it takes the waiting events from the table. */
     drop() {
       waiting = [];
       claim = false;
     },
+    /** What a claim took: a notification of one of them arriving after the claim names nothing to start. */
+    claimed: (eventIds: number[]) => {
+      const now = performance.now();
+      for (const eventId of eventIds) claimedAt.set(eventId, now);
+      waiting = waiting.filter((event) => !claimedAt.has(event.identity.eventId));
+    },
     /** The events started from their notification within the last `claimMs`, oldest first. */
     startedLately(): number[] {
-      const oldest = Date.now() - claimMs;
-      for (const [eventId, at] of startedAt) {
-        if (at >= oldest) break;
-        startedAt.delete(eventId);
-      }
+      prune(startedAt, claimMs);
       return [...startedAt.keys()];
     },
   };

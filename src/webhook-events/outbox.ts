@@ -19,14 +19,28 @@ export const EVENT_INSERTED_CHANNEL = 'webhook_event_inserted';
  */
 export function notifiedEvent(payload: string | undefined): EventToStart | undefined {
   if (!payload) return undefined;
-  let facts: Partial<DeliveryFactsRow>;
+  let facts: unknown;
   try {
-    facts = JSON.parse(payload) as Partial<DeliveryFactsRow>;
+    facts = JSON.parse(payload);
   } catch {
     return undefined; // not the trigger's (a NOTIFY by hand): the table says what came
   }
-  const named = Number.isSafeInteger(facts.id) && typeof facts.uuid === 'string' && typeof facts.workflow_id === 'string' && typeof facts.url === 'string';
-  return named ? eventToStartOf(facts as DeliveryFactsRow) : undefined;
+  return isDeliveryFactsRow(facts) ? eventToStartOf(facts) : undefined;
+}
+
+const textOrNull = (value: unknown) => value === null || typeof value === 'string';
+
+/** The trigger's payload, field by field: anything else on the channel names no event. */
+function isDeliveryFactsRow(facts: unknown): facts is DeliveryFactsRow {
+  if (typeof facts !== 'object' || facts === null) return false;
+  const row = facts as Record<keyof DeliveryFactsRow, unknown>;
+  return (
+    Number.isSafeInteger(row.id) &&
+    [row.uuid, row.workflow_id, row.event_type, row.payload_version, row.url].every((value) => typeof value === 'string') &&
+    textOrNull(row.environment) &&
+    textOrNull(row.transaction_id) &&
+    typeof row.trace_context === 'object' // null included
+  );
 }
 
 export type NewWebhookEvent = Pick<WebhookEventRow, 'id' | 'endpoint_id' | 'event_type' | 'payload_version' | 'source_key' | 'created_at'> &

@@ -77,7 +77,14 @@ export async function openRelaySession(db: Knex, { onInserted, onLead, onLost }:
     void close();
     onLost(err);
   };
-  connection.on('notification', ({ payload }) => onInserted(payload));
+  // Whatever a notification carries, it must not throw into pg's socket handler: that would end the process.
+  connection.on('notification', ({ payload }) => {
+    try {
+      onInserted(payload);
+    } catch (err) {
+      lose(err as Error);
+    }
+  });
   connection.on('error', lose);
   try {
     await connection.connect();

@@ -73,6 +73,17 @@ const listenerPid = () =>
     { what: 'the relay to LISTEN' },
   );
 
+/**
+ * Waits until a relay leads and has made the claim it makes on taking the lead, so that an event inserted next is
+ * started from its notification: a warm-up event, started and its workflow ended.
+ */
+async function afterFirstClaim() {
+  await listenerPid();
+  const warmUp = await insertEvent(db, endpointId);
+  await started(warmUp.id);
+  await env.client.workflow.getHandle(warmUp.workflowId).terminate('warm-up');
+}
+
 test('a committed event wakes the relay through NOTIFY and is delivered (the poll interval is an hour)', async () => {
   const taskQueue = newTaskQueue();
   const relay = startOutboxRelay({ db, client: env.client, taskQueue, log, pollIntervalMs: 60 * 60_000 });
@@ -119,6 +130,9 @@ test('the insert notification names the event with the facts a claim reads; fact
     // A NOTIFY by hand on the channel names nothing either, rather than failing the relay.
     expect(notifiedEvent('{"id": 1')).toBeUndefined();
     expect(notifiedEvent('{"id": "1"}')).toBeUndefined();
+    expect(notifiedEvent('null')).toBeUndefined();
+    expect(notifiedEvent('[]')).toBeUndefined();
+    expect(notifiedEvent(JSON.stringify({ ...JSON.parse(payloads[0]!), trace_context: 'x' }))).toBeUndefined();
   } finally {
     await listener.end();
   }
@@ -130,7 +144,7 @@ test('the leading relay starts a notified event without claiming it, and claims 
   let notified!: Awaited<ReturnType<typeof insertEvent>>;
   let long!: Awaited<ReturnType<typeof insertEvent>>;
   try {
-    await listenerPid();
+    await afterFirstClaim();
     [notified, long] = [await insertEvent(db, endpointId), await insertEvent(db, longUrlEndpointId)];
     await started(notified.id);
     await started(long.id);
@@ -147,19 +161,29 @@ test("the leader's claims leave alone an event it is starting from its notificat
   const taskQueue = newTaskQueue();
   let answer!: () => void;
   const answered = new Promise<void>((resolve) => (answer = resolve));
-  const startedIds: string[] = [];
-  // Temporal answering the first start only when the test says so: meanwhile its row looks unstarted and unclaimed.
+  let startedIds: string[] = [];
+  // After the warm-up, Temporal answers the first start only when the test says so: meanwhile its row looks
+  // unstarted and unclaimed.
+  let warmedUp = false;
   const client = new Client({
     connection: env.client.connection,
     interceptors: {
-      workflow: [{ startWithDetails: async (input, next) => (startedIds.push(input.options.workflowId), startedIds.length === 1 ? answered.then(() => next(input)) : next(input)) }],
+      workflow: [
+        {
+          startWithDetails: async (input, next) => {
+            startedIds.push(input.options.workflowId);
+            return warmedUp && startedIds.length === 1 ? answered.then(() => next(input)) : next(input);
+          },
+        },
+      ],
     },
   });
   const relay = startOutboxRelay({ db, client, taskQueue, log, pollIntervalMs: 60 * 60_000, sweep: false });
   let slow!: Awaited<ReturnType<typeof insertEvent>>;
   let long!: Awaited<ReturnType<typeof insertEvent>>;
   try {
-    await listenerPid();
+    await afterFirstClaim();
+    [warmedUp, startedIds] = [true, []];
     slow = await insertEvent(db, endpointId);
     await eventually(async () => startedIds.length === 1, { what: 'the notified start to be asked' });
     // A notification that names no event: the relay claims the table while the slow start is under way.
@@ -178,18 +202,28 @@ test("the leader's claims leave alone an event it is starting from its notificat
 
 test('a notified event whose start failed is claimed and started by a later pass', async () => {
   const taskQueue = newTaskQueue();
-  const startedIds: string[] = [];
+  let startedIds: string[] = [];
+  // After the warm-up, Temporal refuses the first start.
+  let warmedUp = false;
   const client = new Client({
     connection: env.client.connection,
     interceptors: {
-      workflow: [{ startWithDetails: async (input, next) => (startedIds.push(input.options.workflowId), startedIds.length === 1 ? Promise.reject(new Error('deadline exceeded')) : next(input)) }],
+      workflow: [
+        {
+          startWithDetails: async (input, next) => {
+            startedIds.push(input.options.workflowId);
+            return warmedUp && startedIds.length === 1 ? Promise.reject(new Error('deadline exceeded')) : next(input);
+          },
+        },
+      ],
     },
   });
   // The failed pass's events are retried at the next claim, a poll away: within 30 s only if the relay let them go.
   const relay = startOutboxRelay({ db, client, taskQueue, log, pollIntervalMs: 100, sweep: false });
   let event!: Awaited<ReturnType<typeof insertEvent>>;
   try {
-    await listenerPid();
+    await afterFirstClaim();
+    [warmedUp, startedIds] = [true, []];
     event = await insertEvent(db, endpointId);
     await started(event.id);
     expect(startedIds).toEqual([event.workflowId, event.workflowId]);
