@@ -157,14 +157,13 @@ test('the leading relay starts a notified event without claiming it, and claims 
   for (const event of [notified, long]) await env.client.workflow.getHandle(event.workflowId).terminate('test done');
 });
 
-test("the leader's claims leave alone an event it is starting from its notification, unclaimed", async () => {
-  const taskQueue = newTaskQueue();
-  let answer!: () => void;
-  const answered = new Promise<void>((resolve) => (answer = resolve));
+/**
+ * A client on the test server's connection that notes the workflow id of every start it makes since `arm()`, and
+ * makes the first of them through `first` (held back, or refused).
+ */
+function firstStartAfterWarmUp(first: <T>(start: () => Promise<T>) => Promise<T>) {
+  let armed = false;
   let startedIds: string[] = [];
-  // After the warm-up, Temporal answers the first start only when the test says so: meanwhile its row looks
-  // unstarted and unclaimed.
-  let warmedUp = false;
   const client = new Client({
     connection: env.client.connection,
     interceptors: {
@@ -172,27 +171,43 @@ test("the leader's claims leave alone an event it is starting from its notificat
         {
           startWithDetails: async (input, next) => {
             startedIds.push(input.options.workflowId);
-            return warmedUp && startedIds.length === 1 ? answered.then(() => next(input)) : next(input);
+            return armed && startedIds.length === 1 ? first(() => next(input)) : next(input);
           },
         },
       ],
     },
   });
+  return {
+    client,
+    startedIds: () => startedIds,
+    arm: () => {
+      [armed, startedIds] = [true, []];
+    },
+  };
+}
+
+test("the leader's claims leave alone an event it is starting from its notification, unclaimed", async () => {
+  const taskQueue = newTaskQueue();
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  // After the warm-up, Temporal answers the first start only when the test says so: meanwhile its row looks
+  // unstarted and unclaimed.
+  const { client, startedIds, arm } = firstStartAfterWarmUp((start) => answered.then(start));
   const relay = startOutboxRelay({ db, client, taskQueue, log, pollIntervalMs: 60 * 60_000, sweep: false });
   let slow!: Awaited<ReturnType<typeof insertEvent>>;
   let long!: Awaited<ReturnType<typeof insertEvent>>;
   try {
     await afterFirstClaim();
-    [warmedUp, startedIds] = [true, []];
+    arm();
     slow = await insertEvent(db, endpointId);
-    await eventually(async () => startedIds.length === 1, { what: 'the notified start to be asked' });
+    await eventually(async () => startedIds().length === 1, { what: 'the notified start to be asked' });
     // A notification that names no event: the relay claims the table while the slow start is under way.
     long = await insertEvent(db, longUrlEndpointId);
     await started(long.id);
     expect((await eventRow(db, slow.id)).relay_claimed_at).toBeNull();
     answer();
     await started(slow.id);
-    expect(startedIds).toEqual([slow.workflowId, long.workflowId]);
+    expect(startedIds()).toEqual([slow.workflowId, long.workflowId]);
   } finally {
     answer();
     await relay.stop();
@@ -202,31 +217,17 @@ test("the leader's claims leave alone an event it is starting from its notificat
 
 test('a notified event whose start failed is claimed and started by a later pass', async () => {
   const taskQueue = newTaskQueue();
-  let startedIds: string[] = [];
   // After the warm-up, Temporal refuses the first start.
-  let warmedUp = false;
-  const client = new Client({
-    connection: env.client.connection,
-    interceptors: {
-      workflow: [
-        {
-          startWithDetails: async (input, next) => {
-            startedIds.push(input.options.workflowId);
-            return warmedUp && startedIds.length === 1 ? Promise.reject(new Error('deadline exceeded')) : next(input);
-          },
-        },
-      ],
-    },
-  });
+  const { client, startedIds, arm } = firstStartAfterWarmUp(() => Promise.reject(new Error('deadline exceeded')));
   // The failed pass's events are retried at the next claim, a poll away: within 30 s only if the relay let them go.
   const relay = startOutboxRelay({ db, client, taskQueue, log, pollIntervalMs: 100, sweep: false });
   let event!: Awaited<ReturnType<typeof insertEvent>>;
   try {
     await afterFirstClaim();
-    [warmedUp, startedIds] = [true, []];
+    arm();
     event = await insertEvent(db, endpointId);
     await started(event.id);
-    expect(startedIds).toEqual([event.workflowId, event.workflowId]);
+    expect(startedIds()).toEqual([event.workflowId, event.workflowId]);
     expect((await eventRow(db, event.id)).relay_claimed_at).not.toBeNull();
   } finally {
     await relay.stop();
