@@ -372,8 +372,12 @@ function notifiedEvents(batchSize: number, claimMs: number) {
     },
     /** What a claim took: a notification of one of them arriving after the claim names nothing to start. */
     claimed: (eventIds: number[]) => {
+      prune(claimedAt, CLAIMED_KEPT_MS); // also where no notification comes (a relay polling without a session)
       const now = performance.now();
-      for (const eventId of eventIds) claimedAt.set(eventId, now);
+      for (const eventId of eventIds) {
+        claimedAt.delete(eventId); // kept in the order of their times
+        claimedAt.set(eventId, now);
+      }
       waiting = waiting.filter((event) => !claimedAt.has(event.identity.eventId));
     },
     /** The events started from their notification within the last `claimMs`, oldest first. */
