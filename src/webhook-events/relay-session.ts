@@ -5,7 +5,7 @@ import { EVENT_INSERTED_CHANNEL } from './outbox';
 /**
  * The outbox relay's session: a connection of its own that waits for the relay's lead and, once it holds it, LISTENs
  * for new events. The lead is a session-level advisory lock, one per database: of the relays on one database, the one
- * holding it claims each new event at once, so that every eager start and first attempt lands in one process, and
+ * holding it starts each new event at once, so that every eager start and first attempt lands in one process, and
  * the others wake once per poll only for events left waiting (src/temporal/outbox-relay.ts). Postgres hands the lock
  * to a waiting session the moment the holder's session ends, a replica killed included, so the next relay leads
  * without a poll. Nothing relies on the lock for safety: two relays claiming at once only split the work, as they did
