@@ -147,10 +147,9 @@ export async function startNotifiedEvents(
 ): Promise<number> {
   const queue = await deliveryQueueOf(db, taskQueue);
   const starts = await startEvents(client, queue, events, { eagerStart, startTimeoutMs, log });
-  released(starts.failed);
   const held = starts.conflicts.map((conflict) => conflict.identity.eventId);
   await endNotifiedStarts(db, starts.started, held);
-  released([...starts.started, ...held]);
+  released([...starts.failed, ...starts.started, ...held]);
   return passEnded({ db, log, metrics }, starts);
 }
 

@@ -157,42 +157,13 @@ test('the leading relay starts a notified event without claiming it, and claims 
   for (const event of [notified, long]) await env.client.workflow.getHandle(event.workflowId).terminate('test done');
 });
 
-/**
- * A client on the test server's connection that notes the workflow id of every start it makes since `arm()`, and
- * makes the first of them through `first` (held back, or refused).
- */
-function firstStartAfterWarmUp(first: <T>(start: () => Promise<T>) => Promise<T>) {
-  let armed = false;
-  let startedIds: string[] = [];
-  const client = new Client({
-    connection: env.client.connection,
-    interceptors: {
-      workflow: [
-        {
-          startWithDetails: async (input, next) => {
-            startedIds.push(input.options.workflowId);
-            return armed && startedIds.length === 1 ? first(() => next(input)) : next(input);
-          },
-        },
-      ],
-    },
-  });
-  return {
-    client,
-    startedIds: () => startedIds,
-    arm: () => {
-      [armed, startedIds] = [true, []];
-    },
-  };
-}
-
 test("the leader's claims leave alone an event it is starting from its notification, unclaimed", async () => {
   const taskQueue = newTaskQueue();
   let answer!: () => void;
   const answered = new Promise<void>((resolve) => (answer = resolve));
   // After the warm-up, Temporal answers the first start only when the test says so: meanwhile its row looks
   // unstarted and unclaimed.
-  const { client, startedIds, arm } = firstStartAfterWarmUp((start) => answered.then(start));
+  const { client, startedIds, arm } = recordingClient((start) => answered.then(start));
   const relay = startOutboxRelay({ db, client, taskQueue, log, pollIntervalMs: 60 * 60_000, sweep: false });
   let slow!: Awaited<ReturnType<typeof insertEvent>>;
   let long!: Awaited<ReturnType<typeof insertEvent>>;
@@ -200,14 +171,14 @@ test("the leader's claims leave alone an event it is starting from its notificat
     await afterFirstClaim();
     arm();
     slow = await insertEvent(db, endpointId);
-    await eventually(async () => startedIds().length === 1, { what: 'the notified start to be asked' });
+    await eventually(async () => startedIds.length === 1, { what: 'the notified start to be asked' });
     // A notification that names no event: the relay claims the table while the slow start is under way.
     long = await insertEvent(db, longUrlEndpointId);
     await started(long.id);
     expect((await eventRow(db, slow.id)).relay_claimed_at).toBeNull();
     answer();
     await started(slow.id);
-    expect(startedIds()).toEqual([slow.workflowId, long.workflowId]);
+    expect(startedIds).toEqual([slow.workflowId, long.workflowId]);
   } finally {
     answer();
     await relay.stop();
@@ -218,7 +189,7 @@ test("the leader's claims leave alone an event it is starting from its notificat
 test('a notified event whose start failed is claimed and started by a later pass', async () => {
   const taskQueue = newTaskQueue();
   // After the warm-up, Temporal refuses the first start.
-  const { client, startedIds, arm } = firstStartAfterWarmUp(() => Promise.reject(new Error('deadline exceeded')));
+  const { client, startedIds, arm } = recordingClient(() => Promise.reject(new Error('deadline exceeded')));
   // The failed pass's events are retried at the next claim, a poll away: within 30 s only if the relay let them go.
   const relay = startOutboxRelay({ db, client, taskQueue, log, pollIntervalMs: 100, sweep: false });
   let event!: Awaited<ReturnType<typeof insertEvent>>;
@@ -227,7 +198,7 @@ test('a notified event whose start failed is claimed and started by a later pass
     arm();
     event = await insertEvent(db, endpointId);
     await started(event.id);
-    expect(startedIds()).toEqual([event.workflowId, event.workflowId]);
+    expect(startedIds).toEqual([event.workflowId, event.workflowId]);
     expect((await eventRow(db, event.id)).relay_claimed_at).not.toBeNull();
   } finally {
     await relay.stop();
@@ -256,14 +227,34 @@ test('after losing its session (its LISTEN, and the lead) the relay opens anothe
   }
 });
 
-/** A client on the test server's connection that notes the workflow id of every start it makes. */
-function recordingClient() {
+/**
+ * A client on the test server's connection that notes the workflow id of every start it makes. Given `first`, it
+ * makes the first start after `arm()` (which empties the list) through it: held back, or refused.
+ */
+function recordingClient(first?: <T>(start: () => Promise<T>) => Promise<T>) {
   const startedIds: string[] = [];
+  let armed = false;
   const client = new Client({
     connection: env.client.connection,
-    interceptors: { workflow: [{ startWithDetails: async (input, next) => (startedIds.push(input.options.workflowId), next(input)) }] },
+    interceptors: {
+      workflow: [
+        {
+          startWithDetails: async (input, next) => {
+            startedIds.push(input.options.workflowId);
+            return first && armed && startedIds.length === 1 ? first(() => next(input)) : next(input);
+          },
+        },
+      ],
+    },
   });
-  return { client, startedIds };
+  return {
+    client,
+    startedIds,
+    arm: () => {
+      armed = true;
+      startedIds.length = 0;
+    },
+  };
 }
 
 /** Whether the relay that reports to `metrics` says it leads. */
