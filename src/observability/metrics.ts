@@ -79,14 +79,6 @@ const STUCK_STATUSES = ['waiting', 'failed'] as const satisfies readonly Deliver
 // An attempt takes from about a millisecond (loopback) up to the 30 s limit; timeouts land in +Inf.
 const ATTEMPT_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30];
 const HTTP_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-/**
- * How often the event loop's delay is sampled for the `nodejs_eventloop_lag_*` histogram. prom-client's 10 ms wakes
- * every process a hundred times a second, some 3–5 ms of CPU a second each (1 % of a core over the stack's four
- * application processes, 0.2 ms per event and process at 20 events/s; BENCHMARKS.md, issue 29). Ten samples a second
- * still give the percentiles over a scrape, and a stall of 100 ms or more is always seen. The histogram holds the time
- * between samples, so an idle process reads 0.1 s (docs/observability.md).
- */
-export const EVENT_LOOP_SAMPLE_MS = 100;
 /** A scrape must not hang on a slow database; the gauges are left out of that scrape instead. */
 const SCRAPE_QUERY_LIMIT_MS = 2_000;
 
@@ -96,7 +88,7 @@ const SCRAPE_QUERY_LIMIT_MS = 2_000;
  */
 export function createMetrics({ processMetrics = false }: MetricsOptions = {}): Metrics {
   const registry = new Registry();
-  if (processMetrics) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+  if (processMetrics) collectDefaultMetrics({ register: registry });
   const registers = [registry];
 
   const deliveries = new Counter({
