@@ -7,7 +7,7 @@ import pg from 'pg';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
-import { relayPendingEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
+import { relayPendingEvents, startNotifiedEvents, startOutboxRelay } from '../../src/temporal/outbox-relay';
 import { createTemporalClient } from '../../src/temporal/client';
 import { notifiedEvent } from '../../src/webhook-events/outbox';
 import { claimUnstartedEvents, endClaim } from '../../src/webhook-events/relay-claims';
@@ -523,6 +523,51 @@ test('a pass in which some starts failed while others succeeded counts, and free
   // The next pass takes it again.
   expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(1);
   expect((await eventRow(db, refused.id)).workflow_started_at).not.toBeNull();
+});
+
+test('a notified pass in which some starts failed marks the others started and leaves the failed ones to the next claim', async () => {
+  const taskQueue = newTaskQueue();
+  const listener = new pg.Client({ connectionString: databaseUrl });
+  await listener.connect();
+  const payloads: Array<string | undefined> = [];
+  listener.on('notification', ({ payload }) => payloads.push(payload));
+  let refused!: Awaited<ReturnType<typeof insertEvent>>;
+  let accepted!: Awaited<ReturnType<typeof insertEvent>>;
+  try {
+    await listener.query('LISTEN webhook_event_inserted');
+    [refused, accepted] = [await insertEvent(db, endpointId), await insertEvent(db, endpointId)];
+    await eventually(async () => payloads.length === 2, { what: 'two notifications' });
+    const events = payloads.map(notifiedEvent).filter((event) => event !== undefined);
+    const client = new Client({
+      connection: env.client.connection,
+      interceptors: {
+        workflow: [
+          {
+            startWithDetails: (input, next) => (input.options.workflowId === refused.workflowId ? Promise.reject(new Error('deadline exceeded')) : next(input)),
+          },
+        ],
+      },
+    });
+    const released: number[] = [];
+
+    // Not thrown, so the relay does not back off as from a Temporal that is down.
+    expect(await startNotifiedEvents({ db, client, taskQueue, log }, events, (eventIds) => released.push(...eventIds))).toBe(1);
+    // Started the usual way (not eagerly): the pass's one statement marks it, and claims nothing.
+    const marked = await eventRow(db, accepted.id);
+    expect(marked.workflow_started_at).not.toBeNull();
+    expect(marked.relay_claimed_at).toBeNull();
+    const left = await eventRow(db, refused.id);
+    expect([left.workflow_started_at, left.relay_claimed_at]).toEqual([null, null]);
+    // Both are let go: the relay's claims need not leave either alone any longer.
+    expect(released.sort((a, b) => a - b)).toEqual([refused.id, accepted.id]);
+    // The next claim takes the refused one.
+    expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(1);
+    expect((await eventRow(db, refused.id)).workflow_started_at).not.toBeNull();
+  } finally {
+    await listener.end();
+  }
+  // No worker polls this queue.
+  for (const event of [refused, accepted]) await env.client.workflow.getHandle(event.workflowId).terminate('test done');
 });
 
 test('a pass in which every start failed still fails, for the relay to back off', async () => {
