@@ -338,6 +338,14 @@ function notifiedEvents(batchSize: number, claimMs: number) {
       times.delete(eventId);
     }
   };
+  /** Notes the events at the present time, moving each to the end so that the map stays in the order of its times. */
+  const note = (times: Map<number, number>, eventIds: number[]) => {
+    const now = performance.now();
+    for (const eventId of eventIds) {
+      times.delete(eventId);
+      times.set(eventId, now);
+    }
+  };
   return {
     add(payload: string | undefined) {
       const event = notifiedEvent(payload);
@@ -353,13 +361,9 @@ function notifiedEvents(batchSize: number, claimMs: number) {
     take(): EventToStart[] | undefined {
       if (claim) return undefined;
       prune(claimedAt, CLAIMED_KEPT_MS);
-      const now = performance.now();
       const events = waiting.filter((event) => !claimedAt.has(event.identity.eventId));
       waiting = [];
-      for (const { identity } of events) {
-        startedAt.delete(identity.eventId); // kept in the order of their times
-        startedAt.set(identity.eventId, now);
-      }
+      note(startedAt, events.map((event) => event.identity.eventId));
       return events;
     },
     /** Events its claims need no longer leave alone: marked started, held, or not started (the next claim takes them). */
@@ -372,11 +376,7 @@ function notifiedEvents(batchSize: number, claimMs: number) {
     /** What a claim took: a notification of one of them arriving after the claim names nothing to start. */
     claimed: (eventIds: number[]) => {
       prune(claimedAt, CLAIMED_KEPT_MS); // also where no notification comes (a relay polling without a session)
-      const now = performance.now();
-      for (const eventId of eventIds) {
-        claimedAt.delete(eventId); // kept in the order of their times
-        claimedAt.set(eventId, now);
-      }
+      note(claimedAt, eventIds);
       waiting = waiting.filter((event) => !claimedAt.has(event.identity.eventId));
     },
     /** The events started from their notification within the last `claimMs`, oldest first. */
