@@ -3,7 +3,6 @@ import net from 'node:net';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundle } from '@temporalio/worker';
-import pg from 'pg';
 import { createDb, type Db } from '../../src/db/knex';
 import { createLogger } from '../../src/logger';
 import { createMetrics, type Metrics } from '../../src/observability/metrics';
@@ -14,6 +13,7 @@ import { claimUnstartedEvents, endClaim } from '../../src/webhook-events/relay-c
 import { RELAY_LEAD_KEY } from '../../src/webhook-events/relay-session';
 import { createTestDatabase } from '../support/database';
 import { eventually } from '../support/eventually';
+import { listenForInserts } from '../support/insert-notifications';
 import { startSubscriber, type Subscriber } from '../../src/demo/subscriber-server';
 import { createTimeSkippingEnvironment } from '../support/temporal';
 import { eventRow, insertEndpoint, insertEvent, TEST_KEYRING } from '../support/webhook-rows';
@@ -102,12 +102,9 @@ test('a committed event wakes the relay through NOTIFY and is delivered (the pol
 });
 
 test('the insert notification names the event with the facts a claim reads; facts too long name none', async () => {
-  const listener = new pg.Client({ connectionString: databaseUrl });
-  await listener.connect();
-  const payloads: Array<string | undefined> = [];
-  listener.on('notification', ({ payload }) => payloads.push(payload));
+  const listener = await listenForInserts(databaseUrl);
+  const { payloads } = listener;
   try {
-    await listener.query('LISTEN webhook_event_inserted');
     const event = await insertEvent(db, endpointId);
     // The previous release writes no environment: migration 021's trigger gives it one before the facts are sent.
     const previous = await insertEvent(db, endpointId, { environment: 'stage', asPreviousRelease: true });
@@ -134,7 +131,7 @@ test('the insert notification names the event with the facts a claim reads; fact
     expect(notifiedEvent('[]')).toBeUndefined();
     expect(notifiedEvent(JSON.stringify({ ...JSON.parse(payloads[0]!), trace_context: 'x' }))).toBeUndefined();
   } finally {
-    await listener.end();
+    await listener.close();
   }
 });
 
@@ -255,6 +252,16 @@ function recordingClient(first?: <T>(start: () => Promise<T>) => Promise<T>) {
       startedIds.length = 0;
     },
   };
+}
+
+/** A client on the test server's connection whose starts of the workflows `refuses` names fail, as past their deadline. */
+function refusingClient(refuses: (workflowId: string) => boolean) {
+  return new Client({
+    connection: env.client.connection,
+    interceptors: {
+      workflow: [{ startWithDetails: (input, next) => (refuses(input.options.workflowId) ? Promise.reject(new Error('deadline exceeded')) : next(input)) }],
+    },
+  });
 }
 
 /** Whether the relay that reports to `metrics` says it leads. */
@@ -504,16 +511,7 @@ test('a pass in which some starts failed while others succeeded counts, and free
   const [refused, accepted] = [await insertEvent(db, endpointId), await insertEvent(db, endpointId)];
   const refusedWorkflowId = (await eventRow(db, refused.id)).workflow_id;
   // Temporal answering one start and not the other (a start past its deadline under a backlog).
-  const client = new Client({
-    connection: env.client.connection,
-    interceptors: {
-      workflow: [
-        {
-          startWithDetails: (input, next) => (input.options.workflowId === refusedWorkflowId ? Promise.reject(new Error('deadline exceeded')) : next(input)),
-        },
-      ],
-    },
-  });
+  const client = refusingClient((workflowId) => workflowId === refusedWorkflowId);
 
   // Not thrown, so the relay does not back off as from a Temporal that is down.
   expect(await relayPendingEvents({ db, client, taskQueue, log })).toBe(1);
@@ -527,27 +525,14 @@ test('a pass in which some starts failed while others succeeded counts, and free
 
 test('a notified pass in which some starts failed marks the others started and leaves the failed ones to the next claim', async () => {
   const taskQueue = newTaskQueue();
-  const listener = new pg.Client({ connectionString: databaseUrl });
-  await listener.connect();
-  const payloads: Array<string | undefined> = [];
-  listener.on('notification', ({ payload }) => payloads.push(payload));
+  const listener = await listenForInserts(databaseUrl);
   let refused!: Awaited<ReturnType<typeof insertEvent>>;
   let accepted!: Awaited<ReturnType<typeof insertEvent>>;
   try {
-    await listener.query('LISTEN webhook_event_inserted');
     [refused, accepted] = [await insertEvent(db, endpointId), await insertEvent(db, endpointId)];
-    await eventually(async () => payloads.length === 2, { what: 'two notifications' });
-    const events = payloads.map(notifiedEvent).filter((event) => event !== undefined);
-    const client = new Client({
-      connection: env.client.connection,
-      interceptors: {
-        workflow: [
-          {
-            startWithDetails: (input, next) => (input.options.workflowId === refused.workflowId ? Promise.reject(new Error('deadline exceeded')) : next(input)),
-          },
-        ],
-      },
-    });
+    await eventually(async () => listener.payloads.length === 2, { what: 'two notifications' });
+    const events = listener.payloads.map(notifiedEvent).filter((event) => event !== undefined);
+    const client = refusingClient((workflowId) => workflowId === refused.workflowId);
     const released: number[] = [];
 
     // Not thrown, so the relay does not back off as from a Temporal that is down.
@@ -564,7 +549,7 @@ test('a notified pass in which some starts failed marks the others started and l
     expect(await relayPendingEvents({ db, client: env.client, taskQueue, log })).toBe(1);
     expect((await eventRow(db, refused.id)).workflow_started_at).not.toBeNull();
   } finally {
-    await listener.end();
+    await listener.close();
   }
   // No worker polls this queue.
   for (const event of [refused, accepted]) await env.client.workflow.getHandle(event.workflowId).terminate('test done');
@@ -573,10 +558,7 @@ test('a notified pass in which some starts failed marks the others started and l
 test('a pass in which every start failed still fails, for the relay to back off', async () => {
   const taskQueue = newTaskQueue();
   const event = await insertEvent(db, endpointId);
-  const client = new Client({
-    connection: env.client.connection,
-    interceptors: { workflow: [{ startWithDetails: () => Promise.reject(new Error('deadline exceeded')) }] },
-  });
+  const client = refusingClient(() => true);
   await expect(relayPendingEvents({ db, client, taskQueue, log })).rejects.toThrow('deadline exceeded');
   expect((await eventRow(db, event.id)).relay_claimed_at).toBeNull();
 });

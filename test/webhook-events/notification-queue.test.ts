@@ -4,10 +4,11 @@ import path from 'node:path';
 import pg from 'pg';
 import { embeddedConnectionString, embeddedPasswordFile } from '../../src/db/embedded-credentials';
 import { createDb, type Db, migrateToLatest } from '../../src/db/knex';
-import { EVENT_INSERTED_CHANNEL, notifiedEvent } from '../../src/webhook-events/outbox';
+import { EVENT_INSERTED_CHANNEL } from '../../src/webhook-events/outbox';
 import { type EmbeddedCluster, startEmbeddedCluster } from '../support/embedded-cluster';
 import { eventually } from '../support/eventually';
 import { freePort } from '../support/free-port';
+import { listenForInserts } from '../support/insert-notifications';
 import { insertEndpoint, insertEvent } from '../support/webhook-rows';
 
 /*
@@ -47,22 +48,12 @@ afterAll(async () => {
   if (runDir) await rm(runDir, { recursive: true, force: true });
 });
 
-/** A session that LISTENs on the insert channel, with what it heard. */
-async function listen(): Promise<{ client: pg.Client; payloads: string[]; heard: (eventId: number) => boolean }> {
-  const client = new pg.Client({ connectionString: appUrl });
-  await client.connect();
-  const payloads: string[] = [];
-  client.on('notification', ({ payload }) => payloads.push(payload ?? ''));
-  await client.query(`LISTEN ${EVENT_INSERTED_CHANNEL}`);
-  return { client, payloads, heard: (eventId) => payloads.some((payload) => notifiedEvent(payload)?.identity.eventId === eventId) };
-}
-
 const queueUsage = async () => Number((await db.raw('SELECT pg_notification_queue_usage() AS usage')).rows[0].usage);
 
 test('while the notification queue is half full, an insert commits and notifies nothing; once it is read, inserts notify again', async () => {
-  const reader = await listen();
+  const reader = await listenForInserts(appUrl);
   // A listener inside a transaction reads nothing until it ends: the queue keeps every notification from here on.
-  const stalled = await listen();
+  const stalled = await listenForInserts(appUrl);
   await stalled.client.query('BEGIN');
   try {
     const before = await insertEvent(db, endpointId);
@@ -91,7 +82,7 @@ test('while the notification queue is half full, an insert commits and notifies 
     const after = await insertEvent(db, endpointId);
     await eventually(async () => reader.heard(after.id), { what: 'a notification again' });
   } finally {
-    await stalled.client.end();
-    await reader.client.end();
+    await stalled.close();
+    await reader.close();
   }
 });
